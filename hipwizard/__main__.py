@@ -1,0 +1,3 @@
+from hipwizard.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,2 @@
+"""Step 1: probes, parsers, compatibility matrix and checks for the environment."""
+

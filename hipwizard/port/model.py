@@ -1,0 +1,110 @@
+"""The port step's domain objects, shared by the engine (translate, hunks, risks, compile check) and
+the review (state, screen). Plain dataclasses; JSON-friendly through ``to_dict``/``from_dict``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Severity = Literal["high", "med", "low"]
+SEVERITY_ORDER: dict[str, int] = {"high": 0, "med": 1, "low": 2}
+
+
+@dataclass(frozen=True)
+class RiskFlag:
+    """Why a hunk needs a human: a rule from PORTING_RISKS (e.g. WARP32_LITERAL)."""
+
+    rule_id: str
+    severity: Severity
+    reason: str
+    hint: str
+    source: str = ""
+    line: int | None = None  # 1-based line in the translated file the flag points at
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RiskFlag":
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Something the translator reports about a file: unsupported / deprecated / newer-than-runtime names."""
+
+    kind: Literal["unsupported", "deprecated", "removed", "too_new", "warning", "error"]
+    name: str
+    line: int | None
+    message: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Diagnostic":
+        return cls(**d)
+
+
+@dataclass
+class Hunk:
+    """One contiguous change between the original and the translated file.
+
+    ``old_start``/``new_start`` are 1-based line numbers of the first changed line; the context lines
+    are the unchanged lines shown around it. ``hunk_id`` is stable for the same file and text, so a
+    decision survives a re-translation when the text did not change.
+    """
+
+    file: str
+    old_start: int
+    old_lines: list[str]
+    new_start: int
+    new_lines: list[str]
+    context_before: list[str] = field(default_factory=list)
+    context_after: list[str] = field(default_factory=list)
+    flags: list[RiskFlag] = field(default_factory=list)
+    hunk_id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.hunk_id:
+            self.hunk_id = self.content_key()
+
+    def content_key(self) -> str:
+        h = hashlib.sha1()
+        h.update(self.file.encode())
+        for line in ("\x00".join(self.context_before), "\x01".join(self.old_lines), "\x02".join(self.new_lines)):
+            h.update(line.encode("utf-8", "surrogatepass"))
+            h.update(b"\x1e")
+        return h.hexdigest()[:16]
+
+    @property
+    def max_severity(self) -> Severity | None:
+        if not self.flags:
+            return None
+        return min((f.severity for f in self.flags), key=SEVERITY_ORDER.__getitem__)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["flags"] = [f.to_dict() for f in self.flags]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Hunk":
+        d = dict(d)
+        d["flags"] = [RiskFlag.from_dict(f) for f in d.get("flags", [])]
+        return cls(**d)
+
+
+@dataclass
+class FileTranslation:
+    """A source file, what the backend made of it, and the hunks between the two."""
+
+    path: str  # relative to the source root
+    original: str
+    translated: str
+    backend: str
+    hunks: list[Hunk] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)

@@ -1,0 +1,2 @@
+"""The Textual face of hipwizard. Only this package imports textual."""
+

@@ -1,0 +1,96 @@
+"""The Textual app: a thin shell that routes between the home screen and the four step screens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from hipwizard import __version__
+from hipwizard.tui.help_screen import HelpScreen, bindings_of
+from hipwizard.tui.home_screen import HomeScreen
+from hipwizard.tui.keymap import load_keymap
+from hipwizard.tui.steps import STEPS, step_by_key
+from hipwizard.workspace import Workspace
+
+
+class HipwizardApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "hipwizard"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("h", "home", "Home", id="app.home"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, workspace: Workspace | None = None, *, resume: bool = True) -> None:
+        super().__init__()
+        self.workspace = workspace or Workspace(Path.cwd())
+        self._resume = resume
+        self.sub_title = f"{self.workspace.root}  ·  v{__version__}"
+
+    def on_mount(self) -> None:
+        keymap = load_keymap()
+        if keymap:
+            self.set_keymap(keymap)
+        self.push_screen(HomeScreen())
+        last = self.workspace.read_state("workspace").get("last_screen")
+        if self._resume and last and last != "home":
+            try:
+                if step_by_key(last).available:
+                    self.action_open_step(last)
+            except KeyError:
+                pass
+
+    # --- navigation -------------------------------------------------------------------------
+    def action_open_step(self, key: str) -> None:
+        spec = step_by_key(key)
+        if not spec.available:
+            self.notify(f"{spec.title} is not in this build of hipwizard.", severity="warning")
+            return
+        # One step screen at a time above home: going to another step replaces the current one.
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+        if isinstance(self.screen, Screen) and getattr(self.screen, "step_key", None) == key:
+            return
+        if len(self.screen_stack) == 2 and not isinstance(self.screen, HomeScreen):
+            self.pop_screen()
+        screen_cls = spec.load()
+        self.push_screen(screen_cls())
+        self._remember(key)
+
+    def action_home(self) -> None:
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+        if not isinstance(self.screen, HomeScreen):
+            self.pop_screen()
+        self._remember("home")
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        title = getattr(self.screen, "HELP_TITLE", None) or type(self.screen).__name__.removesuffix("Screen")
+        extra = getattr(self.screen, "HELP_TEXT", "")
+        self.push_screen(HelpScreen(title, bindings_of(self.screen), extra))
+
+    def _remember(self, key: str) -> None:
+        try:
+            self.workspace.touch(last_screen=key)
+        except OSError as exc:  # a read-only workspace must not break navigation
+            self.notify(f"cannot save workspace state: {exc}", severity="warning")
+
+    # --- command palette --------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Home", "Back to the list of steps", self.action_home)
+        for spec in STEPS:
+            if spec.available:
+                yield SystemCommand(
+                    f"Step {spec.number}: {spec.title}", spec.blurb,
+                    lambda key=spec.key: self.action_open_step(key),
+                )
+        yield SystemCommand("Help", "Show the keys of this screen", self.action_help)

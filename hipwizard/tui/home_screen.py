@@ -1,0 +1,99 @@
+"""The wizard's home: the four steps with their status, and the suggested next step."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from hipwizard.tui.steps import STEPS, StepSpec
+
+
+class StepCard(Static, can_focus=True):
+    """One step: number, title, state (symbol and word) and one-line summary. Click or Enter opens it."""
+
+    BINDINGS = [Binding("enter", "open", "Open step", show=False)]
+
+    class Chosen(Message):
+        def __init__(self, spec: StepSpec) -> None:
+            super().__init__()
+            self.spec = spec
+
+    def __init__(self, spec: StepSpec) -> None:
+        super().__init__(id=f"step-{spec.key}", classes="step-card")
+        self.spec = spec
+
+    def show(self, symbol: str, state: str, summary: str, suggested: bool) -> None:
+        spec = self.spec
+        if not spec.available:
+            self.set_class(True, "unavailable")
+            self.update(f"[b]{spec.number}  {spec.title}[/b]   — not in this build\n[dim]{spec.blurb}[/dim]")
+            return
+        self.set_class(suggested, "suggested")
+        self.set_class(state == "done", "done")
+        self.set_class(state == "attention", "attention")
+        hint = "   ➜ next" if suggested else ""
+        self.update(
+            f"[b]{spec.number}  {spec.title}[/b]   {symbol} {state}{hint}\n"
+            f"{summary}\n[dim]{spec.blurb}[/dim]"
+        )
+
+    def on_click(self) -> None:
+        self.post_message(self.Chosen(self.spec))
+
+    def action_open(self) -> None:
+        self.post_message(self.Chosen(self.spec))
+
+
+class HomeScreen(Screen):
+    BINDINGS = [
+        Binding("1", "app.open_step('doctor')", "Doctor", id="home.doctor"),
+        Binding("2", "app.open_step('port')", "Port", id="home.port"),
+        Binding("3", "app.open_step('parity')", "Parity", id="home.parity"),
+        Binding("4", "app.open_step('train')", "Train", id="home.train"),
+        Binding("n", "open_next", "Next step", id="home.next"),
+        Binding("down,j", "app.focus_next", "Down", show=False),
+        Binding("up,k", "app.focus_previous", "Up", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Vertical(id="home"):
+            yield Static(id="workspace-line")
+            for spec in STEPS:
+                yield StepCard(spec)
+            yield Static(id="next-line")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_status()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_status()
+
+    def refresh_status(self) -> None:
+        ws = self.app.workspace
+        demo = "  (embedded demo)" if ws.read_state("workspace").get("demo") else ""
+        self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]{demo}")
+        statuses = {s.key: ws.step_status(s.key) for s in STEPS}
+        nxt = next((s for s in STEPS if s.available and statuses[s.key].state != "done"), None)
+        for spec in STEPS:
+            st = statuses[spec.key]
+            self.query_one(f"#step-{spec.key}", StepCard).show(
+                st.symbol, st.state, st.summary, nxt is not None and spec.key == nxt.key
+            )
+        self.query_one("#next-line", Static).update(
+            f"Suggested next: [b]{nxt.number} {nxt.title}[/b] — press [b]n[/b] or [b]{nxt.number}[/b]"
+            if nxt else "Every step is done. ✔"
+        )
+        self._next = nxt
+
+    def action_open_next(self) -> None:
+        if self._next is not None:
+            self.app.action_open_step(self._next.key)
+
+    def on_step_card_chosen(self, message: StepCard.Chosen) -> None:
+        self.app.action_open_step(message.spec.key)

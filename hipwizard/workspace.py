@@ -1,0 +1,125 @@
+"""The migration workspace: a ``.hipwizard/`` folder that remembers each step's state.
+
+Layout (every file JSON, written atomically, each with a ``version`` field)::
+
+    DIR/.hipwizard/workspace.json   created, last screen, hipwizard version
+    DIR/.hipwizard/doctor.json      the doctor's last report
+    DIR/.hipwizard/port.json        source and output paths (the review state lives beside the output)
+    DIR/.hipwizard/parity.json      parity captures and comparisons
+    DIR/.hipwizard/train.json       run directories
+    DIR/.hipwizard/runs/            run directories created by the Train step
+
+Each step package may provide ``hipwizard.<step>.status.summarize(ws) -> StepStatus``; the app and
+``hipwizard status`` call it to show "not started / in progress / done" with a one-line summary.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from hipwizard import __version__
+from hipwizard.atomic import atomic_write_json
+from hipwizard.errors import UserError
+
+STATE_VERSION = 1
+STATE_DIRNAME = ".hipwizard"
+STEP_KEYS = ("doctor", "port", "parity", "train")
+
+StepState = Literal["not started", "in progress", "done", "attention"]
+
+
+@dataclass(frozen=True)
+class StepStatus:
+    state: StepState
+    summary: str
+
+    @property
+    def symbol(self) -> str:
+        return {"not started": "○", "in progress": "◐", "done": "✔", "attention": "✖"}[self.state]
+
+
+class Workspace:
+    """A folder under migration. Creating one does not touch the disk until something is saved."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root).expanduser().resolve()
+        self.state_dir = self.root / STATE_DIRNAME
+
+    @classmethod
+    def open(cls, root: str | Path) -> "Workspace":
+        path = Path(root).expanduser()
+        if path.exists() and not path.is_dir():
+            raise UserError(f"{path} is not a directory")
+        return cls(path)
+
+    def state_path(self, step: str) -> Path:
+        return self.state_dir / f"{step}.json"
+
+    def read_state(self, step: str) -> dict[str, Any]:
+        """The saved state of a step, or ``{}``. A damaged file is reported, not raised."""
+        path = self.state_path(step)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            return {"_error": f"{path} is unreadable: {exc}"}
+        if not isinstance(data, dict):
+            return {"_error": f"{path} does not hold a JSON object"}
+        if data.get("version", STATE_VERSION) > STATE_VERSION:
+            return {"_error": f"{path} was written by a newer hipwizard (version {data.get('version')})"}
+        return data
+
+    def write_state(self, step: str, data: dict[str, Any]) -> None:
+        payload = {"version": STATE_VERSION, "updated": _now(), **{k: v for k, v in data.items() if k not in ("version", "updated")}}
+        atomic_write_json(self.state_path(step), payload)
+
+    def update_state(self, step: str, **changes: Any) -> dict[str, Any]:
+        data = self.read_state(step)
+        data.pop("_error", None)
+        data.update(changes)
+        self.write_state(step, data)
+        return data
+
+    def touch(self, **changes: Any) -> None:
+        """Record workspace-level facts (for example the last screen, so reopening resumes there)."""
+        data = self.read_state("workspace")
+        data.pop("_error", None)
+        data.setdefault("created", _now())
+        data["hipwizard"] = __version__
+        data.update(changes)
+        self.write_state("workspace", data)
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.state_dir / "runs"
+
+    def step_status(self, step: str) -> StepStatus:
+        """Ask the step's own ``status.summarize`` (no heavy imports there)."""
+        state = self.read_state(step)
+        if "_error" in state:
+            return StepStatus("attention", state["_error"])
+        try:
+            module = importlib.import_module(f"hipwizard.{step}.status")
+        except ModuleNotFoundError:
+            return StepStatus("not started", "not started")
+        try:
+            return module.summarize(self)
+        except Exception as exc:  # a broken state file must not take the app down
+            return StepStatus("attention", f"state unreadable: {exc}")
+
+    def next_step(self) -> str | None:
+        """The first step that is not done: what the app suggests next."""
+        for step in STEP_KEYS:
+            if self.step_status(step).state != "done":
+                return step
+        return None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,57 @@
+"""Pilot tests of the app shell: steps reachable by key and mouse, help, palette, resume."""
+
+from __future__ import annotations
+
+from hipwizard.tui.app import HipwizardApp
+from hipwizard.tui.help_screen import HelpScreen
+from hipwizard.tui.home_screen import HomeScreen
+from hipwizard.tui.steps import STEPS
+from hipwizard.workspace import Workspace
+
+
+async def test_home_lists_four_steps_with_state_words(tmp_path):
+    app = HipwizardApp(Workspace(tmp_path))
+    async with app.run_test(size=(120, 45)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+        text = " ".join(str(c.render()) for c in app.screen.query(".step-card"))
+        for spec in STEPS:
+            assert spec.title in text
+        assert "not started" in text or "not in this build" in text
+
+
+async def test_help_screen_lists_keys_of_current_screen(tmp_path):
+    app = HipwizardApp(Workspace(tmp_path))
+    async with app.run_test(size=(120, 45)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        descs = [d for _k, d in app.screen._rows]
+        assert "Doctor" in descs and "Quit" in descs
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+
+
+async def test_open_step_by_key_and_mouse_and_resume(tmp_path):
+    available = [s for s in STEPS if s.available]
+    if not available:
+        return
+    spec = available[0]
+    ws = Workspace(tmp_path)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=(120, 45)) as pilot:
+        await pilot.press(str(spec.number))
+        await pilot.pause()
+        assert type(app.screen).__name__ == spec.screen.split(":")[1]
+        await pilot.press("h")
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.click(f"#step-{spec.key}")
+        await pilot.pause()
+        assert type(app.screen).__name__ == spec.screen.split(":")[1]
+    assert ws.read_state("workspace")["last_screen"] == spec.key
+    app2 = HipwizardApp(ws)
+    async with app2.run_test(size=(120, 45)) as pilot:
+        await pilot.pause()
+        assert type(app2.screen).__name__ == spec.screen.split(":")[1]
