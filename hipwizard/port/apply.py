@@ -1,0 +1,227 @@
+"""Write a review's decisions into the output directory, then compile-check what was written.
+
+Each reviewed file is rebuilt from its original text: accepted hunks take the translation, edited hunks
+the user's text, rejected and pending hunks keep the original. Files go into the output directory only,
+each written atomically; a path that would leave it (``..``, an absolute path, a symlink pointing out)
+is refused. Where each hunk landed in the written file is recorded, so a compiler error on line N maps
+back to the hunk that produced line N.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Literal
+
+from hipwizard.atomic import atomic_write_bytes
+from hipwizard.errors import UserError
+from hipwizard.port.model import Hunk
+from hipwizard.port.review_state import ReviewState, fingerprint
+
+FileStatus = Literal["written", "stale", "error"]
+# How far (in lines) from a hunk a compiler error may be and still be blamed on it.
+NEAR_LINES = 3
+
+
+@dataclass
+class CompileError:
+    line: int | None
+    message: str
+    hunk_id: str | None  # the hunk whose output lines hold (or are next to) the error
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: FileStatus
+    detail: str = ""
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # hunk id -> output lines [a, b)
+    check: str = ""  # "ok" / "failed" / "missing-header" / "not checked" / ... from the compile check
+    errors: list[CompileError] = field(default_factory=list)
+
+    @property
+    def symbol(self) -> str:
+        if self.status != "written":
+            return "✖"
+        if self.errors or self.check in ("failed", "error"):
+            return "✖"
+        if self.check in ("ok", "passed"):
+            return "✔"
+        return "⚠" if self.check and self.check != "not checked" else "○"
+
+
+@dataclass
+class ApplyReport:
+    out: Path
+    files: list[FileResult]
+    copied: int = 0
+    check_note: str = ""
+
+    @property
+    def written(self) -> int:
+        return sum(f.status == "written" for f in self.files)
+
+    @property
+    def compile_errors(self) -> int:
+        return sum(len(f.errors) for f in self.files)
+
+
+def safe_target(root: Path, rel: str) -> Path:
+    """``root/rel``, refusing absolute paths, ``..`` and symlinks that lead out of ``root``."""
+    if not rel or os.path.isabs(rel) or any(part == ".." for part in Path(rel).parts):
+        raise UserError(f"refusing path {rel!r}: it would leave {root}")
+    base = root.resolve()
+    target = base / rel
+    # resolve() follows every symlink on the way, including a final one that points out.
+    if not target.resolve().is_relative_to(base):
+        raise UserError(f"refusing path {rel!r}: a symlink leads out of {root}")
+    return target
+
+
+def rebuild(original: str, hunks: list[Hunk], choose: Callable[[Hunk], list[str]]
+            ) -> tuple[str, dict[str, tuple[int, int]]]:
+    """The file text with each hunk's chosen lines in place of its old lines.
+
+    ``hunks`` are the file's hunks (any order); ``choose(h)`` returns the lines to put there. Returns the
+    text and, per hunk id, the 1-based output line range [start, end) its lines occupy. Raises
+    ``ValueError`` when a hunk's old lines are not where it says (the source changed).
+    """
+    lines = original.splitlines(keepends=True)
+    eol = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    out: list[str] = []
+    spans: dict[str, tuple[int, int]] = {}
+    pos = 0
+    for h in sorted(hunks, key=lambda h: h.old_start):
+        start = h.old_start - 1 if h.old_lines or h.old_start > 0 else 0
+        end = start + len(h.old_lines)
+        if start < pos or end > len(lines) or [_bare(x) for x in lines[start:end]] != [_bare(x) for x in h.old_lines]:
+            raise ValueError(f"hunk at line {h.old_start} of {h.file} does not match the source")
+        out.extend(lines[pos:start])
+        first = len(out) + 1
+        chosen = choose(h)
+        at_eof_without_eol = end == len(lines) and lines and not lines[-1].endswith(("\n", "\r"))
+        for k, text in enumerate(chosen):
+            if text.endswith(("\n", "\r")):
+                out.append(text)
+            elif k == len(chosen) - 1 and at_eof_without_eol:
+                out.append(text)
+            else:
+                out.append(text + eol)
+        spans[h.hunk_id] = (first, len(out) + 1)
+        pos = end
+    out.extend(lines[pos:])
+    return "".join(out), spans
+
+
+def _bare(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def blame_line(spans: dict[str, tuple[int, int]], line: int | None) -> str | None:
+    """The hunk whose output lines hold ``line``, else the nearest one within ``NEAR_LINES``."""
+    if line is None:
+        return None
+    best, best_dist = None, NEAR_LINES + 1
+    for hid, (a, b) in spans.items():
+        last = max(b - 1, a)  # an empty span (a deletion) sits at line a
+        dist = 0 if a <= line <= last else min(abs(line - a), abs(line - last))
+        if dist < best_dist:
+            best, best_dist = hid, dist
+    return best
+
+
+def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = True, arch: str | None = None,
+          runner=None, jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> ApplyReport:
+    """Write every reviewed file into ``state.out`` and (``check``) compile-check the written files.
+
+    Raises ``UserError`` when the output directory cannot be created at all; per-file problems (a source
+    that changed since the review, a file that cannot be written) are results, not exceptions.
+    """
+    out = state.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create output directory {out}: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK):
+        raise UserError(f"output directory {out} is not writable")
+    results = [_write_file(state, rel, info) for rel, info in state.files.items()]
+    report = ApplyReport(out, results)
+    if copy_untouched:
+        report.copied = _copy_untouched(state)
+    if check:
+        _compile_check(report, arch=arch, runner=runner, jobs=jobs, progress=progress)
+    state.record_write(report.written, report.compile_errors)
+    return report
+
+
+def _write_file(state: ReviewState, rel: str, info: dict) -> FileResult:
+    try:
+        source = safe_target(state.src, rel)
+        target = safe_target(state.out, rel)
+        raw = source.read_bytes()
+    except UserError as exc:
+        return FileResult(rel, "error", str(exc))
+    except OSError as exc:
+        return FileResult(rel, "stale", f"source unreadable: {exc.strerror or exc}")
+    if fingerprint(raw) != info.get("sha256"):
+        return FileResult(rel, "stale", "source changed since the review; reopen the review to reconcile")
+    hunks = [state.hunks[i] for i in state.by_file.get(rel, [])]
+    try:
+        text, spans = rebuild(raw.decode("utf-8", "surrogateescape"), hunks, state.chosen_lines)
+    except ValueError as exc:
+        return FileResult(rel, "stale", str(exc))
+    try:
+        atomic_write_bytes(target, text.encode("utf-8", "surrogateescape"))
+    except OSError as exc:
+        return FileResult(rel, "error", f"cannot write {target}: {exc.strerror or exc}")
+    return FileResult(rel, "written", spans=spans)
+
+
+def _copy_untouched(state: ReviewState) -> int:
+    """Copy the source tree's other regular files (build scripts, data) unchanged; never follows links."""
+    copied = 0
+    src = state.src.resolve()
+    out = state.out.resolve()
+    for dirpath, dirnames, filenames in os.walk(src):
+        # Skip hidden folders, links, and the output folder itself when it sits inside the sources.
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and not os.path.islink(os.path.join(dirpath, d))
+                       and (Path(dirpath) / d).resolve() != out]
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(src).as_posix()
+            if rel in state.files or path.is_symlink() or not path.is_file():
+                continue
+            try:
+                target = safe_target(state.out, rel)
+                atomic_write_bytes(target, path.read_bytes())
+                shutil.copymode(path, target)
+                copied += 1
+            except (OSError, UserError):
+                continue
+    return copied
+
+
+def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None:
+    written = [f for f in report.files if f.status == "written"]
+    if not written:
+        return
+    from hipwizard.port.compile_check import check_files
+
+    checks = check_files(report.out, [f.path for f in written], arch=arch, runner=runner, jobs=jobs,
+                         progress=progress)
+    by_path = {f.path: f for f in written}
+    for c in checks:
+        result = by_path.get(_check_path(c))
+        if result is None:
+            continue
+        result.check = str(getattr(c, "status", "") or ("ok" if getattr(c, "ok", False) else "failed"))
+        for d in getattr(c, "diagnostics", None) or getattr(c, "errors", []):
+            if getattr(d, "severity", getattr(d, "kind", "error")) not in ("error", "fatal"):
+                continue
+            line = getattr(d, "line", None)
+            result.errors.append(CompileError(line, str(getattr(d, "message", d)), blame_line(result.spans, line)))
+        note = getattr(c, "note", "")
+        if note and not report.check_note:
+            report.check_note = str(note)

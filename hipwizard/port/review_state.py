@@ -1,0 +1,389 @@
+"""The review state: what the user decided about each hunk of a migration, saved after every change.
+
+The state lives in one JSON file beside the output directory (``<out>.review.json`` next to ``<out>``):
+readable, with a ``version`` field, one hunk and one decision per line so a team can commit it and review
+in turns. Every change (decision, edit, split, undo) rewrites it atomically (temp file, fsync, rename), so
+``kill -9`` loses at most the keystroke in flight.
+
+Decisions per hunk id: ``pending`` (keep the original), ``accepted`` (take the translation), ``rejected``
+(keep the original, on purpose), ``edited`` (take the user's edited translation). Source fingerprints
+(sha256 of each original file) tell when the sources changed; ``reconcile`` then keeps the decisions of
+hunks whose text still matches and brings the others back pending, marked ``changed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal
+
+from hipwizard.atomic import atomic_write_text
+from hipwizard.errors import UserError
+from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, Hunk
+from hipwizard.port.split import split_hunk
+
+REVIEW_VERSION = 1
+KIND = "hipwizard-review"
+HISTORY_LIMIT = 500
+DecisionState = Literal["pending", "accepted", "rejected", "edited"]
+DECIDED = ("accepted", "rejected", "edited")
+
+
+def state_path_for(out_dir: str | Path) -> Path:
+    """Where the review state of output directory ``out_dir`` lives: ``<out>.review.json`` beside it."""
+    out = Path(out_dir).expanduser().resolve()
+    return out.parent / f"{out.name}.review.json"
+
+
+def fingerprint(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Decision:
+    state: DecisionState = "pending"
+    lines: list[str] | None = None  # the edited translated side, for ``edited``
+    changed: bool = False  # came back pending because the sources changed
+
+    def to_dict(self) -> dict:
+        d: dict = {"state": self.state}
+        if self.lines is not None:
+            d["lines"] = self.lines
+        if self.changed:
+            d["changed"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Decision":
+        state = d.get("state", "pending")
+        if state not in ("pending",) + DECIDED:
+            raise ValueError(f"unknown decision {state!r}")
+        return cls(state, d.get("lines"), bool(d.get("changed", False)))
+
+
+@dataclass
+class ReconcileReport:
+    kept: int = 0
+    changed: int = 0
+    dropped: int = 0
+    changed_files: list[str] = field(default_factory=list)
+
+
+class ReviewState:
+    """Hunks of a migration in file order, a decision per hunk id, splits, and an undo history."""
+
+    def __init__(self, path: Path, src: Path, out: Path, *, backend: str = "", files: dict | None = None,
+                 hunks: Iterable[Hunk] = (), decisions: dict[str, Decision] | None = None,
+                 splits: dict | None = None, history: list | None = None, revision: int = 0,
+                 last_write: dict | None = None) -> None:
+        self.path = Path(path)
+        self.src = Path(src)
+        self.out = Path(out)
+        self.backend = backend
+        self.files: dict[str, dict] = files or {}
+        self.decisions: dict[str, Decision] = decisions or {}
+        self.splits: dict[str, dict] = splits or {}  # parent id -> {"hunk": parent dict, "children": [ids]}
+        self.history: list[list[dict]] = history or []
+        self.revision = revision
+        self.last_write = last_write
+        self._line_cache: dict[str, str] = {}  # hunk id -> its serialized JSON line (hunks rarely change)
+        self._set_hunks(list(hunks))
+
+    # --- construction -------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, src: str | Path, out: str | Path, translations: Iterable[FileTranslation], *,
+               path: str | Path | None = None) -> "ReviewState":
+        """A fresh review of ``translations`` (every hunk pending). Not saved until ``save()``."""
+        src_p, out_p = Path(src).expanduser().resolve(), Path(out).expanduser().resolve()
+        state = cls(Path(path) if path else state_path_for(out_p), src_p, out_p)
+        state._adopt(list(translations))
+        for h in state.hunks:
+            state.decisions.setdefault(h.hunk_id, Decision())
+        return state
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ReviewState":
+        """Read a state file. A damaged or newer file raises ``UserError`` and is left as it is."""
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UserError(f"no review state at {p} (run `hipwizard hipify SRC --out DIR` first)") from None
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise UserError(f"review state {p} is unreadable ({exc}); it was kept as it is") from None
+        if not isinstance(data, dict) or data.get("kind") != KIND:
+            raise UserError(f"{p} is not a hipwizard review state; it was kept as it is")
+        version = data.get("version")
+        if not isinstance(version, int) or version > REVIEW_VERSION:
+            raise UserError(f"review state {p} has version {version!r}, newer than this hipwizard understands "
+                            f"({REVIEW_VERSION}); upgrade hipwizard — the file was kept as it is")
+        try:
+            return cls(
+                p, Path(data["src"]), Path(data["out"]), backend=data.get("backend", ""),
+                files=data.get("files", {}), hunks=[Hunk.from_dict(h) for h in data.get("hunks", [])],
+                decisions={k: Decision.from_dict(v) for k, v in data.get("decisions", {}).items()},
+                splits=data.get("splits", {}), history=data.get("history", []),
+                revision=int(data.get("revision", 0)), last_write=data.get("last_write"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"review state {p} is damaged ({exc!r}); it was kept as it is") from None
+
+    def _set_hunks(self, hunks: list[Hunk]) -> None:
+        self.hunks = hunks
+        self.index_of = {h.hunk_id: i for i, h in enumerate(hunks)}
+        self.by_file: dict[str, list[int]] = {}
+        for i, h in enumerate(hunks):
+            self.by_file.setdefault(h.file, []).append(i)
+
+    def _adopt(self, translations: list[FileTranslation]) -> None:
+        """Take the files and hunks of a translation (fingerprints from the original text)."""
+        self.files = {}
+        hunks: list[Hunk] = []
+        for t in translations:
+            self.backend = self.backend or t.backend
+            raw = t.original.encode("utf-8", "surrogateescape")
+            self.files[t.path] = {"sha256": fingerprint(raw), "hunks": len(t.hunks)}
+            hunks.extend(sorted(t.hunks, key=lambda h: h.old_start))
+        self._set_hunks(hunks)
+
+    # --- saving ---------------------------------------------------------------------------------------
+    def save(self) -> None:
+        """Write the whole state atomically. Raises ``OSError`` when the folder is not writable."""
+        atomic_write_text(self.path, self.to_json())
+
+    def to_json(self) -> str:
+        head = {"version": REVIEW_VERSION, "kind": KIND, "src": str(self.src), "out": str(self.out),
+                "backend": self.backend, "revision": self.revision, "last_write": self.last_write}
+        parts = ["{\n"]
+        parts += [f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items()]
+        parts.append(_block("files", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in self.files.items()], "{}"))
+        parts.append(_block("decisions", [
+            f"{json.dumps(h.hunk_id)}: {json.dumps(self.decision(h.hunk_id).to_dict())}" for h in self.hunks
+        ], "{}"))
+        parts.append(_block("hunks", [self._hunk_line(h) for h in self.hunks], "[]"))
+        parts.append(_block("splits", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in self.splits.items()], "{}"))
+        parts.append(_block("history", [json.dumps(e) for e in self.history], "[]", last=True))
+        parts.append("}\n")
+        return "".join(parts)
+
+    def _hunk_line(self, h: Hunk) -> str:
+        line = self._line_cache.get(h.hunk_id)
+        if line is None:
+            line = json.dumps(h.to_dict(), ensure_ascii=False)
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:  # undecodable source bytes (surrogate escapes): keep them as \u escapes
+                    line = json.dumps(h.to_dict())
+            self._line_cache[h.hunk_id] = line
+        return line
+
+    # --- reading decisions ---------------------------------------------------------------------------
+    def decision(self, hunk_id: str) -> Decision:
+        return self.decisions.get(hunk_id) or Decision()
+
+    def hunk(self, hunk_id: str) -> Hunk:
+        return self.hunks[self.index_of[hunk_id]]
+
+    def chosen_lines(self, hunk: Hunk) -> list[str]:
+        """The lines this hunk contributes to the output: translation, edit, or original."""
+        d = self.decision(hunk.hunk_id)
+        if d.state == "accepted":
+            return hunk.new_lines
+        if d.state == "edited" and d.lines is not None:
+            return d.lines
+        return hunk.old_lines
+
+    def counts(self, hunk_indices: Iterable[int] | None = None) -> dict[str, int]:
+        """pending / accepted / rejected / edited / high_pending / changed, over all hunks or some."""
+        c = dict.fromkeys(("pending", "accepted", "rejected", "edited", "high_pending", "changed", "total"), 0)
+        indices = range(len(self.hunks)) if hunk_indices is None else hunk_indices
+        for i in indices:
+            h = self.hunks[i]
+            d = self.decision(h.hunk_id)
+            c[d.state] += 1
+            c["total"] += 1
+            c["changed"] += d.changed
+            if d.state == "pending" and h.max_severity == "high":
+                c["high_pending"] += 1
+        return c
+
+    def first_pending(self) -> int | None:
+        for i, h in enumerate(self.hunks):
+            if self.decision(h.hunk_id).state == "pending":
+                return i
+        return None
+
+    # --- changing decisions (each saves, each undoable) ----------------------------------------------
+    @contextmanager
+    def _change(self):
+        """Make a change, then save it. If saving fails (``OSError``), memory is put back as it was, so
+        what the screen shows is always what is on disk."""
+        snapshot = (self.hunks, dict(self.decisions), dict(self.splits), list(self.history), self.revision)
+        try:
+            yield
+            del self.history[:-HISTORY_LIMIT]
+            self.revision += 1
+            self.save()
+        except BaseException:
+            hunks, self.decisions, self.splits, self.history, self.revision = snapshot
+            self._set_hunks(hunks)
+            raise
+
+    def decide(self, hunk_ids: Iterable[str], state: DecisionState, *, only_pending: bool = False) -> list[str]:
+        """Set ``state`` on the hunks; returns the ids that changed. One undo step for the whole batch."""
+        entry = []
+        for hid in hunk_ids:
+            old = self.decision(hid)
+            if (only_pending and old.state != "pending") or (old.state == state and not old.changed):
+                continue
+            entry.append({"op": "decide", "id": hid, "before": old.to_dict()})
+        if not entry:
+            return []
+        with self._change():
+            for e in entry:
+                self.decisions[e["id"]] = Decision(state)
+            self.history.append(entry)
+        return [e["id"] for e in entry]
+
+    def edit(self, hunk_id: str, lines: list[str]) -> None:
+        """Keep the user's own translated side for this hunk (it is applied like an accepted hunk)."""
+        old = self.decision(hunk_id)
+        with self._change():
+            self.decisions[hunk_id] = Decision("edited", list(lines))
+            self.history.append([{"op": "decide", "id": hunk_id, "before": old.to_dict()}])
+
+    def split(self, hunk_id: str) -> list[Hunk]:
+        """Split a hunk in place; returns its children (``[]`` when it cannot be split). Children start
+        with the parent's decision (an edited parent's children start pending: the edit no longer fits)."""
+        parent = self.hunk(hunk_id)
+        children = split_hunk(parent)
+        if len(children) <= 1:
+            return []
+        before = self.decision(hunk_id)
+        start = "pending" if before.state == "edited" else before.state
+        i = self.index_of[hunk_id]
+        with self._change():
+            self._set_hunks(self.hunks[:i] + children + self.hunks[i + 1:])
+            self.splits[hunk_id] = {"hunk": parent.to_dict(), "children": [c.hunk_id for c in children]}
+            self.decisions.pop(hunk_id, None)
+            for c in children:
+                self.decisions[c.hunk_id] = Decision(start)
+            self.history.append([{"op": "split", "id": hunk_id, "before": before.to_dict()}])
+        return children
+
+    def undo(self) -> list[str] | None:
+        """Undo the last change; returns the hunk ids it touched, or None when there is nothing to undo."""
+        if not self.history:
+            return None
+        touched = []
+        with self._change():
+            entry = self.history.pop()
+            for step in reversed(entry):
+                hid = step["id"]
+                if step["op"] == "split":
+                    self._unsplit(hid)
+                self.decisions[hid] = Decision.from_dict(step["before"])
+                touched.append(hid)
+        return touched
+
+    def _unsplit(self, parent_id: str) -> None:
+        info = self.splits.pop(parent_id)
+        for c in info["children"]:
+            if c in self.splits:  # a child split again: undo that first
+                self._unsplit(c)
+        children = set(info["children"])
+        first = min(self.index_of[c] for c in children)
+        kept = [h for h in self.hunks if h.hunk_id not in children]
+        kept.insert(first, Hunk.from_dict(info["hunk"]))
+        for c in children:
+            self.decisions.pop(c, None)
+        self._set_hunks(kept)
+
+    def record_write(self, files: int, compile_errors: int) -> None:
+        """Remember that the decisions of this revision were written (the step is done when nothing pends)."""
+        previous = self.last_write
+        self.last_write = {"revision": self.revision, "files": files, "compile_errors": compile_errors}
+        try:
+            self.save()
+        except OSError:
+            self.last_write = previous
+            raise
+
+    # --- sources changed ------------------------------------------------------------------------------
+    def changed_sources(self) -> list[str]:
+        """Files of the review whose source bytes differ from the fingerprint (or vanished)."""
+        out = []
+        for rel, info in self.files.items():
+            try:
+                raw = (self.src / rel).read_bytes()
+            except OSError:
+                out.append(rel)
+                continue
+            if fingerprint(raw) != info.get("sha256"):
+                out.append(rel)
+        return out
+
+    def reconcile(self, translations: Iterable[FileTranslation]) -> ReconcileReport:
+        """Adopt a fresh translation of the sources, keeping what still matches.
+
+        A hunk whose id (its file, context and text) is known keeps its decision, and a known split is
+        made again; any other hunk comes back pending, marked ``changed``. The undo history is cleared
+        (it refers to hunks that may be gone). Saves.
+        """
+        old_decisions, old_splits = self.decisions, self.splits
+        old_ids = set(self.index_of)
+        old_files = dict(self.files)
+        self._adopt(list(translations))
+        report = ReconcileReport()
+        report.changed_files = sorted(
+            f for f, info in self.files.items() if old_files.get(f, {}).get("sha256") != info["sha256"]
+        )
+        self.decisions, self.splits, self.history = {}, {}, []
+        hunks: list[Hunk] = []
+        for h in self.hunks:
+            if h.hunk_id in old_splits:
+                children = split_hunk(h)
+                self.splits[h.hunk_id] = {"hunk": h.to_dict(), "children": [c.hunk_id for c in children]}
+                hunks.extend(children)
+            else:
+                hunks.append(h)
+        for h in hunks:
+            if h.hunk_id in old_decisions:
+                self.decisions[h.hunk_id] = old_decisions[h.hunk_id]
+                report.kept += 1
+            else:
+                self.decisions[h.hunk_id] = Decision(changed=True)
+                report.changed += 1
+        report.dropped = len(old_ids - {h.hunk_id for h in hunks})
+        self._line_cache.clear()
+        self._set_hunks(hunks)
+        self.revision += 1
+        self.save()
+        return report
+
+    # --- queries for the screen and the CLI ---------------------------------------------------------------
+    def rule_ids(self) -> list[str]:
+        return sorted({f.rule_id for h in self.hunks for f in h.flags})
+
+    def summary(self) -> dict:
+        c = self.counts()
+        sev = dict.fromkeys(SEVERITY_ORDER, 0)
+        for h in self.hunks:
+            if h.max_severity:
+                sev[h.max_severity] += 1
+        return {"files": len(self.files), "hunks": c["total"],
+                "decided": c["accepted"] + c["rejected"] + c["edited"], **c,
+                "flagged": sev, "revision": self.revision, "last_write": self.last_write,
+                "state_file": str(self.path), "src": str(self.src), "out": str(self.out)}
+
+
+def _block(name: str, rows: list[str], empty: str, *, last: bool = False) -> str:
+    tail = "" if last else ","
+    if not rows:
+        return f"  {json.dumps(name)}: {empty}{tail}\n"
+    open_, close = empty[0], empty[1]
+    return f"  {json.dumps(name)}: {open_}\n    " + ",\n    ".join(rows) + f"\n  {close}{tail}\n"

@@ -1,0 +1,81 @@
+"""Test data for the review: FileTranslations with difflib hunks, built without the engine.
+
+The engine builds its hunks the same way (difflib opcodes, 3 lines of context); these helpers let the
+review's tests construct any original/translated pair, flags included.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
+from hipwizard.port.review_state import ReviewState
+
+
+def make_hunks(path: str, original: str, translated: str, flags: dict[int, RiskFlag] | None = None) -> list[Hunk]:
+    """One hunk per difflib change; ``flags`` maps a hunk's index to a flag it carries."""
+    a, b = original.splitlines(), translated.splitlines()
+    hunks = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        h = Hunk(path, i1 + 1, a[i1:i2], j1 + 1, b[j1:j2], a[max(0, i1 - 3):i1], a[i2:i2 + 3])
+        if flags and len(hunks) in flags:
+            f = flags[len(hunks)]
+            h.flags.append(RiskFlag(f.rule_id, f.severity, f.reason, f.hint, f.source, j1 + 1))
+        hunks.append(h)
+    return hunks
+
+
+def translation(path: str, original: str, translated: str, flags=None) -> FileTranslation:
+    return FileTranslation(path, original, translated, "test", make_hunks(path, original, translated, flags))
+
+
+WARP = RiskFlag("WARP32_LITERAL", "high", "warp size hard-coded to 32", "use warpSize", "HIP porting guide")
+
+KERNEL = """#include <cuda_runtime.h>
+#include <cstdio>
+
+#define WARP_SIZE 32
+
+__global__ void scale(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+}
+
+int main() {
+  float* d;
+  cudaMalloc(&d, 1024 * sizeof(float));
+  scale<<<4, 256>>>(d, 1024);
+  cudaDeviceSynchronize();
+  cudaFree(d);
+  return 0;
+}
+"""
+
+
+def hipify_like(text: str) -> str:
+    """A tiny stand-in for a translation (the review does not care how the text was made)."""
+    out = text.replace("cuda_runtime.h", "hip/hip_runtime.h").replace("cudaMalloc", "hipMalloc")
+    out = out.replace("cudaDeviceSynchronize", "hipDeviceSynchronize").replace("cudaFree", "hipFree")
+    return out.replace("#define WARP_SIZE 32", "#define WARP_SIZE 32  // wave64 on gfx942")
+
+
+def write_project(src: Path, files: dict[str, str]) -> list[FileTranslation]:
+    """Write ``files`` under ``src`` and return their translations (hunk 0 of each flagged WARP32)."""
+    out = []
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+        out.append(translation(rel, text, hipify_like(text), {1: WARP}))
+    return out
+
+
+def new_review(tmp_path: Path, files: dict[str, str] | None = None) -> ReviewState:
+    files = files or {"kernels/scale.cu": KERNEL, "main.cu": KERNEL.replace("scale", "twice")}
+    src = tmp_path / "src"
+    src.mkdir(exist_ok=True)
+    state = ReviewState.create(src, tmp_path / "out", write_project(src, files))
+    state.save()
+    return state
