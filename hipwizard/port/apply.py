@@ -17,6 +17,7 @@ from typing import Callable, Literal
 
 from hipwizard.atomic import atomic_write_bytes
 from hipwizard.errors import UserError
+from hipwizard.port.hunks import split_lines
 from hipwizard.port.model import Hunk
 from hipwizard.port.review_state import ReviewState, fingerprint
 
@@ -88,7 +89,7 @@ def rebuild(original: str, hunks: list[Hunk], choose: Callable[[Hunk], list[str]
     text and, per hunk id, the 1-based output line range [start, end) its lines occupy. Raises
     ``ValueError`` when a hunk's old lines are not where it says (the source changed).
     """
-    lines = original.splitlines(keepends=True)
+    lines = split_lines(original)  # the engine's line model: only \n ends a line
     eol = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     out: list[str] = []
     spans: dict[str, tuple[int, int]] = {}

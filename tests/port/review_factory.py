@@ -1,30 +1,22 @@
-"""Test data for the review: FileTranslations with difflib hunks, built without the engine.
-
-The engine builds its hunks the same way (difflib opcodes, 3 lines of context); these helpers let the
-review's tests construct any original/translated pair, flags included.
+"""Test data for the review: FileTranslations of any original/translated pair, hunks made by the engine's
+``split_hunks`` (lines keep their endings), flags added by hand so each test controls them.
 """
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
+from hipwizard.port.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
 from hipwizard.port.review_state import ReviewState
 
 
 def make_hunks(path: str, original: str, translated: str, flags: dict[int, RiskFlag] | None = None) -> list[Hunk]:
-    """One hunk per difflib change; ``flags`` maps a hunk's index to a flag it carries."""
-    a, b = original.splitlines(), translated.splitlines()
-    hunks = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        h = Hunk(path, i1 + 1, a[i1:i2], j1 + 1, b[j1:j2], a[max(0, i1 - 3):i1], a[i2:i2 + 3])
-        if flags and len(hunks) in flags:
-            f = flags[len(hunks)]
-            h.flags.append(RiskFlag(f.rule_id, f.severity, f.reason, f.hint, f.source, j1 + 1))
-        hunks.append(h)
+    """The engine's hunks (``split_hunks``); ``flags`` maps a hunk's index to a flag it carries."""
+    hunks = split_hunks(path, original, translated)
+    for n, f in (flags or {}).items():
+        if n < len(hunks):
+            hunks[n].flags.append(RiskFlag(f.rule_id, f.severity, f.reason, f.hint, f.source, hunks[n].new_start))
     return hunks
 
 

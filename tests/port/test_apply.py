@@ -23,9 +23,13 @@ def _unified(hunks: list[Hunk], rel: str) -> str:
         new_n = len(before) + len(h.new_lines) + len(after)
         start = h.old_start - len(before)
         parts.append(f"@@ -{start if old_n else start - 1},{old_n} +{start},{new_n} @@\n")
-        parts += [f" {x}\n" for x in before] + [f"-{x}\n" for x in h.old_lines]
-        parts += [f"+{x}\n" for x in h.new_lines] + [f" {x}\n" for x in after]
+        parts += [f" {_nl(x)}" for x in before] + [f"-{_nl(x)}" for x in h.old_lines]
+        parts += [f"+{_nl(x)}" for x in h.new_lines] + [f" {_nl(x)}" for x in after]
     return "".join(parts)
+
+
+def _nl(line: str) -> str:
+    return line if line.endswith("\n") else line + "\n"
 
 
 def _patched(tmp_path, original: str, hunks: list[Hunk]) -> str:

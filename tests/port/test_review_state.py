@@ -75,8 +75,8 @@ def test_split_line_by_line_and_undo_split(tmp_path):
     children = state.split(parent.hunk_id)
     assert [c.hunk_id for c in children] == [f"{parent.hunk_id}.{n}" for n in (1, 2, 3)]
     assert [(c.old_start, c.old_lines, c.new_lines) for c in children] == [
-        (1, ["a"], ["A"]), (2, ["b"], ["B"]), (3, ["c"], ["C"])]
-    assert children[1].context_before == ["a"]
+        (1, ["a\n"], ["A\n"]), (2, ["b\n"], ["B\n"]), (3, ["c\n"], ["C\n"])]
+    assert children[1].context_before == ["a\n"]
     assert all(state.decision(c.hunk_id).state == "accepted" for c in children)
     state.decide([children[1].hunk_id], "rejected")
     reloaded = ReviewState.load(state.path)
