@@ -1,0 +1,26 @@
+"""The built-in backend: ``hipwizard.port.builtin`` in process."""
+
+from __future__ import annotations
+
+from hipwizard.port.backends.base import BackendResult, Progress
+from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
+from hipwizard.port.scan import SourceFile
+
+
+class BuiltinBackend:
+    name = "builtin"
+
+    def __init__(self, options: TranslateOptions | None = None):
+        self.translator = BuiltinTranslator(options)
+
+    def available(self) -> bool:
+        return True
+
+    def translate(self, files: list[SourceFile], progress: Progress | None = None) -> list[BackendResult]:
+        out = []
+        for i, src in enumerate(files):
+            t = self.translator.translate(src.text)
+            out.append(BackendResult(src, t.text, t.diagnostics, t.stats))
+            if progress:
+                progress(i + 1, len(files), src.path)
+        return out

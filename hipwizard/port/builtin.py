@@ -1,0 +1,311 @@
+"""The built-in CUDA -> HIP translator: HIPIFY's name tables, include rewriting, launch syntax, argument rules.
+
+Used when neither hipify-clang nor hipify-perl is installed (the demo, CI, a laptop). Works on text, in
+process (a few ms a file). Identifiers inside comments and string literals are left alone (hipify-perl
+rewrites them). Names HIP lacks are kept and reported as ``unsupported``; given a HIP version, a name whose
+HIP counterpart is newer than that runtime is reported as ``too_new``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hipwizard.port.lexer import TOKEN, line_of, line_starts, mask_non_code
+from hipwizard.port.model import Diagnostic
+from hipwizard.port.tables import HipifyTables, load_tables, parse_version
+
+
+@dataclass(frozen=True)
+class TranslateOptions:
+    """hipify-perl's options where they mean the same, plus the HIP runtime version to check against."""
+
+    hip_kernel_execution_syntax: bool = False  # rewrite <<<>>> to hipLaunchKernelGGL
+    roc: bool = False  # translate to rocBLAS/rocRAND/... instead of hipBLAS/hipRAND/...
+    experimental: bool = False  # also translate names whose HIP counterpart is experimental
+    hip_version: str | None = None  # e.g. "6.2": report HIP APIs newer than this runtime
+
+
+@dataclass
+class Translation:
+    text: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+INCLUDE = r"""(?P<include>^[ \t]*\#[ \t]*include[ \t]*(?P<open>[<"])(?P<header>[^>"\n]+)[>"](?P<rest>[^\n]*)(?:\n|\Z))"""
+SCAN = re.compile(INCLUDE + "|" + TOKEN.pattern, re.S | re.M)
+# Names that look like the CUDA API but are not in the tables: still reported, never silently kept.
+CUDA_LOOKING = re.compile(r"^(?:cuda[A-Z]\w*|cu[A-Z][a-z]\w*|CU_[A-Z]\w*|CUDA_[A-Z]\w*)$")
+NOT_API = {"CUDA_VERSION", "CUDART_VERSION", "CUDA_ARCH"}
+
+# Argument rules (the ones hipify applies after renaming): HIP wants symbols wrapped in HIP_SYMBOL and
+# kernel pointers passed as const void*.
+SYMBOL_ARG = {
+    "hipMemcpyToSymbol": 0, "hipMemcpyToSymbolAsync": 0,
+    "hipGetSymbolAddress": 1, "hipGetSymbolSize": 1, "hipMemcpyFromSymbol": 1, "hipMemcpyFromSymbolAsync": 1,
+    "hipGetTextureReference": 1, "hipGraphMemcpyNodeSetParamsToSymbol": 1,
+    "hipGraphExecMemcpyNodeSetParamsToSymbol": 2, "hipGraphMemcpyNodeSetParamsFromSymbol": 2,
+}
+FUNC_PTR_ARG = {
+    "hipFuncSetAttribute": 0, "hipFuncSetCacheConfig": 0, "hipFuncSetSharedMemConfig": 0,
+    "hipLaunchCooperativeKernel": 0, "hipLaunchKernel": 0, "hipFuncGetAttributes": 1,
+}
+RUNTIME_HEADER = "hip/hip_runtime.h"
+# Headers whose HIP counterpart appeared later than HIP itself (measured: HIP 5.2 has no hip_bf16.h).
+HEADER_MIN_HIP = {"hip/hip_bf16.h": "6.0", "hipblaslt.h": "5.5", "hip/hip_fp8.h": "6.0"}
+DEVICE_MARKERS = re.compile(r"__global__|__device__|<<<|\bthreadIdx\b|\bblockIdx\b|__shared__|__syncthreads")
+
+
+class BuiltinTranslator:
+    """Translate one file's text. Thread-safe; reuse one instance for a tree."""
+
+    name = "builtin"
+
+    def __init__(self, options: TranslateOptions | None = None, tables: HipifyTables | None = None):
+        self.options = options or TranslateOptions()
+        self.tables = tables or load_tables()
+        self.hip_version = parse_version(self.options.hip_version)
+
+    def translate(self, text: str) -> Translation:
+        diags: dict[tuple, Diagnostic] = {}
+        stats = {"converted": 0, "unsupported": 0, "headers": 0, "launches": 0, "arg_rules": 0}
+        starts = line_starts(text)
+        seen_groups: set[str] = set()
+        opts, tables = self.options, self.tables
+
+        def report(kind: str, name: str, offset: int, message: str) -> None:
+            line = line_of(starts, offset)
+            diags.setdefault((kind, name, line), Diagnostic(kind, name, line, message))
+
+        def rewrite(m: re.Match) -> str:
+            kind = m.lastgroup if m.group("include") is None else "include"
+            if kind == "ident":
+                return self._identifier(m, text, report, stats)
+            if kind == "include":
+                return self._include(m, seen_groups, report, stats)
+            return m.group(0)
+
+        out = SCAN.sub(rewrite, text)
+        if opts.hip_kernel_execution_syntax:
+            out, n = rewrite_launches(out)
+            stats["launches"] = n
+        out, n = apply_argument_rules(out)
+        stats["arg_rules"] = n
+        if stats["converted"] + stats["launches"] and DEVICE_MARKERS.search(mask_non_code(out)) \
+                and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out):
+            eol = "\r\n" if "\r\n" in out[:4096] else "\n"
+            out = f'#include "{RUNTIME_HEADER}"{eol}' + out
+            stats["headers"] += 1
+        return Translation(out, sorted(diags.values(), key=lambda d: (d.line or 0, d.name)), stats)
+
+    # -- pieces -------------------------------------------------------------------------------------
+
+    def _identifier(self, m: re.Match, text: str, report, stats) -> str:
+        name = m.group("ident")
+        if name == "cub" and text.startswith("::", m.end()):
+            stats["converted"] += 1
+            return "hipcub"
+        mapping = self.tables.get(name)
+        if mapping is None:
+            if CUDA_LOOKING.match(name) and name not in NOT_API:
+                stats["unsupported"] += 1
+                report("unsupported", name, m.start(), f"{name} is not in HIPIFY's tables: no known HIP counterpart")
+            return name
+        if mapping.cuda_removed:
+            report("removed", name, m.start(), f"{name} was removed in CUDA {mapping.cuda_removed}")
+        elif mapping.cuda_deprecated:
+            report("deprecated", name, m.start(), f"{name} is deprecated since CUDA {mapping.cuda_deprecated}")
+        target = mapping.roc if self.options.roc and mapping.roc else mapping.hip
+        if not target:
+            stats["unsupported"] += 1
+            report("unsupported", name, m.start(), f"{name} has no HIP counterpart (HIPIFY marks it unsupported)")
+            return name
+        if mapping.experimental and not self.options.experimental:
+            report("warning", name, m.start(),
+                   f"{name} -> {target} is experimental in HIP; kept as is (translate with --experimental)")
+            return name
+        self._check_version(name, target, mapping, m.start(), report)
+        if target != name:
+            stats["converted"] += 1
+        return target
+
+    def _check_version(self, name, target, mapping, offset, report) -> None:
+        if self.hip_version is None:
+            return
+        added = parse_version(mapping.hip_added)
+        removed = parse_version(mapping.hip_removed)
+        if added and added > self.hip_version:
+            report("too_new", name, offset,
+                   f"{target} needs HIP {mapping.hip_added}; this runtime is HIP {self.options.hip_version}")
+        elif removed and removed <= self.hip_version:
+            report("removed", name, offset, f"{target} was removed in HIP {mapping.hip_removed}")
+        elif mapping.hip_deprecated and (parse_version(mapping.hip_deprecated) or (99,)) <= self.hip_version:
+            report("deprecated", name, offset, f"{target} is deprecated since HIP {mapping.hip_deprecated}")
+
+    def _include(self, m: re.Match, seen_groups: set[str], report, stats) -> str:
+        header = m.group("header").strip()
+        mapping = self.tables.header(header)
+        whole = m.group(0)
+        if mapping is None:
+            if header.startswith(("cub/", "thrust/")) or header.startswith("cuda/"):
+                if header.startswith(("cub/", "cuda/")):
+                    report("unsupported", header, m.start(), f"<{header}> has no HIP header mapping")
+            return whole
+        target = mapping.roc if self.options.roc and mapping.roc not in ("", "-") else mapping.hip
+        if target == "-":
+            stats["unsupported"] += 1
+            report("unsupported", header, m.start(), f"<{header}> has no HIP counterpart")
+            return whole
+        group = mapping.group if mapping.group not in ("", "-") else ""
+        stats["headers"] += 1
+        need = HEADER_MIN_HIP.get(target)
+        if need and self.hip_version is not None and parse_version(need) > self.hip_version:
+            report("too_new", header, m.start(),
+                   f"<{target}> needs HIP {need}; this runtime is HIP {self.options.hip_version}")
+        if not target or (group and group in seen_groups):
+            return ""  # dropped: HIP needs no such include, or one of its group is already there
+        if group:
+            seen_groups.add(group)
+        close = ">" if m.group("open") == "<" else '"'
+        prefix = whole[: m.start("header") - m.start()]
+        return f"{prefix}{target}{close}{m.group('rest')}" + ("\n" if whole.endswith("\n") else "")
+
+
+# -- launches --------------------------------------------------------------------------------------
+
+_KERNEL_NAME = re.compile(r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*$")
+
+
+def _matching(masked: str, pos: int, open_ch: str, close_ch: str) -> int:
+    """Index of the bracket closing the one at ``pos`` (-1 when unbalanced)."""
+    depth = 0
+    for i in range(pos, len(masked)):
+        ch = masked[i]
+        if ch == open_ch:
+            depth += 1
+        elif ch == close_ch:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split on commas not nested in (), [], {} or <> of templates (angle nesting only after an identifier)."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _template_start(masked: str, end: int) -> int:
+    """If ``masked[:end]`` ends with ``<...>``, where that ``<`` is; else ``end``."""
+    j = end
+    while j > 0 and masked[j - 1].isspace():
+        j -= 1
+    if j == 0 or masked[j - 1] != ">":
+        return end
+    depth = 0
+    for i in range(j - 1, -1, -1):
+        if masked[i] == ">":
+            depth += 1
+        elif masked[i] == "<":
+            depth -= 1
+            if depth == 0:
+                return i
+    return end
+
+
+def rewrite_launches(text: str) -> tuple[str, int]:
+    """``k<<<g, b, s, st>>>(args)`` -> ``hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)``."""
+    masked = mask_non_code(text)
+    out, last, count = [], 0, 0
+    pos = masked.find("<<<")
+    while pos != -1:
+        close = masked.find(">>>", pos + 3)
+        tmpl = _template_start(masked, pos)
+        name_m = _KERNEL_NAME.search(masked, 0, tmpl)
+        paren = close + 3 if close != -1 else -1
+        while 0 <= paren < len(masked) and masked[paren].isspace():
+            paren += 1
+        if close == -1 or name_m is None or paren >= len(masked) or masked[paren] != "(" or name_m.start() < last:
+            pos = masked.find("<<<", pos + 3)
+            continue
+        end = _matching(masked, paren, "(", ")")
+        if end == -1:
+            break
+        name = text[name_m.start(1):pos].strip()
+        config = [c.strip() for c in split_top_level(text[pos + 3:close])]
+        while len(config) < 4:
+            config.append("0")
+        for i in (0, 1):
+            if not re.match(r"^dim3\s*\(", config[i]):
+                config[i] = f"dim3({config[i]})"
+        kernel = f"HIP_KERNEL_NAME({name})" if tmpl != pos else name
+        args = text[paren + 1:end].strip()
+        call = f"hipLaunchKernelGGL({kernel}, {', '.join(config[:4])}" + (f", {args})" if args else ")")
+        out.append(text[last:name_m.start(1)])
+        out.append(call)
+        last = end + 1
+        count += 1
+        pos = masked.find("<<<", last)
+    out.append(text[last:])
+    return "".join(out), count
+
+
+# -- argument rules ---------------------------------------------------------------------------------
+
+
+def apply_argument_rules(text: str) -> tuple[str, int]:
+    """Wrap symbol arguments in HIP_SYMBOL() and kernel pointers in reinterpret_cast<const void*>()."""
+    rules = {**{f: (i, "HIP_SYMBOL({})") for f, i in SYMBOL_ARG.items()},
+             **{f: (i, "reinterpret_cast<const void*>({})") for f, i in FUNC_PTR_ARG.items()}}
+    pattern = re.compile(r"\b(" + "|".join(sorted(rules, key=len, reverse=True)) + r")\s*\(")
+    masked = mask_non_code(text)
+    edits: list[tuple[int, int, str]] = []
+    for m in pattern.finditer(masked):
+        index, wrapper = rules[m.group(1)]
+        open_pos = m.end() - 1
+        close = _matching(masked, open_pos, "(", ")")
+        if close == -1:
+            continue
+        inner_start = open_pos + 1
+        offsets, depth = [inner_start], 0
+        for i in range(inner_start, close):
+            ch = masked[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                offsets.append(i + 1)
+        if index >= len(offsets):
+            continue
+        a_start = offsets[index]
+        a_end = offsets[index + 1] - 1 if index + 1 < len(offsets) else close
+        arg = text[a_start:a_end]
+        core = arg.strip()
+        head = wrapper.split("{")[0]
+        if not core or core.startswith(head):
+            continue
+        lead = arg[: len(arg) - len(arg.lstrip())]
+        trail = arg[len(arg.rstrip()):]
+        edits.append((a_start, a_end, lead + wrapper.format(core) + trail))
+    for start, end, new in reversed(edits):
+        text = text[:start] + new + text[end:]
+    return text, len(edits)
+
+
+def translate_text(text: str, options: TranslateOptions | None = None) -> Translation:
+    """Convenience: translate one text with the shipped tables."""
+    return BuiltinTranslator(options).translate(text)

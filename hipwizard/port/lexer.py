@@ -1,0 +1,51 @@
+"""Just enough C/C++ lexing for a translator and for risk rules: tell code from comments and strings.
+
+``mask_non_code(text)`` returns the text with every comment, string literal and character literal blanked
+out (spaces; newlines kept), so positions and line numbers stay the same and a rule that searches the
+masked text never fires on a comment or a string.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Order matters: a number is consumed whole so that "0xffffffff" never yields the identifier "xffffffff";
+# raw strings R"d(...)d" before plain strings.
+TOKEN = re.compile(
+    r"""(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))"""
+    r"""|(?P<string>(?:u8|u|U|L)?R"(?P<delim>[^(\s]{0,16})\(.*?\)(?P=delim)"|(?:u8|u|U|L)?"(?:\\.|[^"\\\n])*"?)"""
+    r"""|(?P<char>'(?:\\.|[^'\\\n])*')"""
+    r"""|(?P<number>\.?\d(?:[\w.']|[eEpP][+-])*)"""
+    r"""|(?P<ident>[A-Za-z_]\w*)""",
+    re.S,
+)
+_NON_NL = re.compile(r"[^\n]")
+
+
+def mask_non_code(text: str) -> str:
+    """Comments, strings and char literals replaced by spaces (same length, same line breaks)."""
+
+    def blank(m: re.Match) -> str:
+        kind = m.lastgroup
+        if kind in ("comment", "string", "char") or m.group("delim") is not None:
+            return _NON_NL.sub(" ", m.group(0))
+        return m.group(0)
+
+    return TOKEN.sub(blank, text)
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts (index i = line i+1)."""
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+def line_of(starts: list[int], offset: int) -> int:
+    """1-based line number of ``offset`` given ``line_starts``."""
+    import bisect
+
+    return bisect.bisect_right(starts, offset)

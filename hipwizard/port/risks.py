@@ -1,0 +1,94 @@
+"""Run the risk rules over a translated file and attach the flags to hunks or to untouched lines.
+
+Rules read the translated text (what will ship) and, for changed lines, the original text too (a rule
+keyed on a CUDA name still fires on the hunk that renamed it). A finding on a line a hunk produced
+flags that hunk; a finding anywhere else is a "flagged untouched line" (``FileTranslation.untouched_flags``)
+- a ``#define WARP_SIZE 32`` that hipify never touches is still a risk.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hipwizard.port.hunks import split_lines
+from hipwizard.port.lexer import mask_non_code
+from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
+from hipwizard.port.risk_rules import RULES, RiskRule
+
+_INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: RiskRule
+    line: int  # 1-based
+
+    def flag(self) -> RiskFlag:
+        r = self.rule
+        return RiskFlag(r.rule_id, r.severity, r.reason, r.hint, r.source, self.line)
+
+
+def code_lines(text: str) -> list[str]:
+    """The text's lines with comments and strings blanked; ``#include`` lines kept whole (rules read them)."""
+    masked = mask_non_code(text).split("\n")
+    original = text.split("\n")
+    return [original[i] if _INCLUDE_LINE.match(original[i]) else line for i, line in enumerate(masked)]
+
+
+def find_risks(text: str, rules: tuple[RiskRule, ...] = RULES) -> list[Finding]:
+    """Every rule's findings in ``text``, ordered by line then rule."""
+    lines = code_lines(text)
+    out = [Finding(rule, i + 1) for rule in rules for i in rule.detect(lines)]
+    return sorted(out, key=lambda f: (f.line, f.rule.rule_id))
+
+
+def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES) -> None:
+    """Fill ``ft.hunks[*].flags`` and ``ft.untouched_flags`` (replacing what was there)."""
+    owner: dict[int, Hunk] = {}  # translated line -> hunk that produced it
+    for hunk in ft.hunks:
+        hunk.flags = []
+        for k in range(len(hunk.new_lines)):
+            owner[hunk.new_start + k] = hunk
+    seen: set[tuple[str, str]] = set()
+    untouched: list[RiskFlag] = []
+    for f in find_risks(ft.translated, rules):
+        hunk = owner.get(f.line)
+        if hunk is None:
+            untouched.append(f.flag())
+        elif (hunk.hunk_id, f.rule.rule_id) not in seen:
+            seen.add((hunk.hunk_id, f.rule.rule_id))
+            hunk.flags.append(f.flag())
+    # CUDA names the hunk renamed away: look at the old side of each hunk as well
+    if ft.hunks:
+        old_lines = code_lines(ft.original)
+        for hunk in ft.hunks:
+            if not hunk.old_lines:
+                continue
+            window = old_lines[hunk.old_start - 1:hunk.old_start - 1 + len(hunk.old_lines)]
+            for rule in rules:
+                if (hunk.hunk_id, rule.rule_id) in seen:
+                    continue
+                hits = rule.detect(window)
+                if hits:
+                    seen.add((hunk.hunk_id, rule.rule_id))
+                    line = hunk.new_start + min(hits[0], max(len(hunk.new_lines) - 1, 0))
+                    hunk.flags.append(Finding(rule, line).flag())
+    ft.untouched_flags = untouched
+
+
+def summarize_flags(files: list[FileTranslation]) -> dict[str, dict[str, int]]:
+    """Counts for reports: {"hunks": {severity: n}, "untouched": {severity: n}, "rules": {rule_id: n}}."""
+    out: dict[str, dict[str, int]] = {"hunks": {}, "untouched": {}, "rules": {}}
+    for ft in files:
+        for hunk in ft.hunks:
+            for fl in hunk.flags:
+                out["hunks"][fl.severity] = out["hunks"].get(fl.severity, 0) + 1
+                out["rules"][fl.rule_id] = out["rules"].get(fl.rule_id, 0) + 1
+        for fl in getattr(ft, "untouched_flags", []):
+            out["untouched"][fl.severity] = out["untouched"].get(fl.severity, 0) + 1
+            out["rules"][fl.rule_id] = out["rules"].get(fl.rule_id, 0) + 1
+    return out
+
+
+__all__ = ["Finding", "code_lines", "find_risks", "flag_translation", "summarize_flags", "split_lines"]
