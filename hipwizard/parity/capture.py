@@ -1,0 +1,269 @@
+"""Capture a Hugging Face causal LM's module outputs on deterministic inputs into one safetensors file.
+
+torch and transformers are imported inside the functions (this module is importable without them).
+The file holds ``input/*`` (what was fed), ``output/<module>`` (what each hooked module returned, in the
+run's dtype) and a ``hipwizard`` metadata entry (JSON: devices, versions, dtype, modules in execution
+order with shapes, config and weights hashes). Progress goes to a ``progress(stage, done, total)``
+callback.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import platform
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from hipwizard.atomic import atomic_write_bytes
+from hipwizard.errors import UserError
+from hipwizard.parity.fingerprint import config_hash, weights_hash
+from hipwizard.parity.tensorfile import META_KEY
+from hipwizard.parity.tolerances import canonical_dtype
+
+FORMAT = "hipwizard-parity/1"
+Progress = Callable[[str, int | None, int | None], None]
+
+_LAYER_PART = re.compile(r"\.\d+\.(self_attn|attn|self_attention|attention|mlp|feed_forward)$")
+_FINAL_NORM = re.compile(r"^(model|transformer|gpt_neox|model\.decoder)\.(norm|ln_f|final_layer_norm|final_layernorm)$")
+
+
+def _quiet(stage: str, done: int | None = None, total: int | None = None) -> None:
+    pass
+
+
+@dataclass
+class CaptureResult:
+    """A finished capture: where it went, how big it is, where the time went."""
+
+    path: Path
+    bytes: int
+    modules: int
+    timings: dict[str, float] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return {"fp64": torch.float64, "fp32": torch.float32, "fp16": torch.float16,
+            "bf16": torch.bfloat16}[canonical_dtype(name)]
+
+
+def pick_device(name: str) -> str:
+    """'auto' -> 'cuda' when a GPU (CUDA or ROCm/HIP) is visible, else 'cpu'."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError("--device cuda asked for, but torch sees no GPU here (torch.cuda.is_available() is False)")
+    if name not in ("cpu",) and not name.startswith("cuda"):
+        raise UserError(f"unknown device {name!r} (choose cpu, cuda or auto)")
+    return name
+
+
+def environment(device: str) -> dict[str, Any]:
+    """Device name and torch / HIP / CUDA versions, for the capture metadata."""
+    import torch
+
+    if device.startswith("cuda"):
+        name = torch.cuda.get_device_name(torch.device(device))
+    else:
+        name = _cpu_name()
+    return {"device": device, "device_name": name, "torch": torch.__version__,
+            "hip": getattr(torch.version, "hip", None), "cuda": torch.version.cuda if not torch.version.hip else None}
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return "CPU " + line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return f"CPU {platform.machine()}"
+
+
+def default_modules(model) -> list[str]:
+    """Every decoder layer's attention and MLP, the final norm and the logits (output embeddings)."""
+    names = [n for n, _m in model.named_modules() if _LAYER_PART.search(n) or _FINAL_NORM.match(n)]
+    head = model.get_output_embeddings()
+    if head is not None:
+        names += [n for n, m in model.named_modules() if m is head]
+    return names
+
+
+def select_modules(model, patterns: list[str] | None) -> list[str]:
+    """Module names matching comma-free glob ``patterns`` (default: ``default_modules``)."""
+    if not patterns:
+        chosen = default_modules(model)
+        if not chosen:
+            raise UserError("found no decoder layers in this model: name the modules with --layers PATTERNS")
+        return chosen
+    all_names = [n for n, _m in model.named_modules() if n]
+    chosen: list[str] = []
+    for pattern in patterns:
+        hits = [n for n in all_names if fnmatch.fnmatchcase(n, pattern)]
+        if not hits:
+            sample = ", ".join(all_names[:6])
+            raise UserError(f"--layers pattern {pattern!r} matches no module (names look like: {sample}, ...)")
+        chosen += [h for h in hits if h not in chosen]
+    return chosen
+
+
+def make_inputs(vocab_size: int, seed: int, batch: int, seq: int) -> dict:
+    """Token ids drawn from a seeded CPU generator: identical on every machine and torch build."""
+    import torch
+
+    if batch < 1 or seq < 1:
+        raise UserError("--batch and --seq must be at least 1")
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    ids = torch.randint(0, vocab_size, (batch, seq), generator=gen, dtype=torch.int64)
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
+def load_model(model_dir: Path, dtype: str, device: str, attn: str | None = None):
+    """A causal LM from a local folder (never the network), in ``dtype`` on ``device``, in eval mode."""
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # progress is ours to report, on our channel
+    kwargs: dict[str, Any] = {"dtype": torch_dtype(dtype), "local_files_only": True}
+    if attn:
+        kwargs["attn_implementation"] = attn
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(model_dir), **kwargs)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot load a causal LM from {model_dir}: {str(exc).splitlines()[0]}") from None
+    return model.to(device).eval()
+
+
+def perturbation_hook(scale: float, seed: int = 1234):
+    """A forward hook adding Gaussian noise of relative size ``scale`` to a module's output.
+
+    Shows what a broken kernel looks like; tests use it to check the first divergent module.
+    """
+    import torch
+
+    def hook(_module, _args, output):
+        first = output[0] if isinstance(output, tuple) else output
+        gen = torch.Generator(device="cpu").manual_seed(seed)
+        noise = torch.randn(first.shape, generator=gen, dtype=torch.float32).to(first.device, first.dtype)
+        noisy = first + noise * (first.float().std() * scale).to(first.dtype)
+        return (noisy, *output[1:]) if isinstance(output, tuple) else noisy
+
+    return hook
+
+
+def capture_model(
+    model_dir: str | Path, *, dtype: str = "fp32", device: str = "auto", seed: int = 0, batch: int = 2,
+    seq: int = 32, layers: list[str] | None = None, inputs_from: dict | None = None,
+    perturb: dict[str, float] | None = None, attn: str | None = None, progress: Progress = _quiet,
+) -> tuple[dict, dict]:
+    """Run the model once with hooks. Returns (tensors for the file, metadata dict).
+
+    ``inputs_from`` (a dict of CPU tensors, e.g. a reference capture's inputs) replaces the seeded inputs.
+    """
+    import torch
+
+    model_dir = Path(model_dir)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    progress("fingerprint model", None, None)
+    fingerprint = {"name": model_dir.name, "config_hash": config_hash(model_dir), "weights_hash": weights_hash(model_dir)}
+    timings["hash_s"] = time.perf_counter() - t0
+    device = pick_device(device)
+    progress("load model", None, None)
+    t0 = time.perf_counter()
+    model = load_model(model_dir, dtype, device, attn)
+    timings["load_s"] = time.perf_counter() - t0
+    names = select_modules(model, layers)
+    if inputs_from is not None:
+        inputs = {k: v for k, v in inputs_from.items()}
+    else:
+        inputs = make_inputs(model.config.vocab_size, seed, batch, seq)
+    by_name = dict(model.named_modules())
+    for target in perturb or {}:
+        if target not in by_name:
+            raise UserError(f"--perturb names {target!r}, which is not a module of this model")
+    handles = []
+    captured: dict[str, Any] = {}
+    order: list[str] = []
+    for target, scale in (perturb or {}).items():
+        handles.append(by_name[target].register_forward_hook(perturbation_hook(scale)))
+
+    def keep(name: str):
+        def hook(_module, _args, output):
+            first = output[0] if isinstance(output, tuple) else output
+            if name not in captured:
+                order.append(name)
+            # Copy off the device right away: the activation may be freed or overwritten in place.
+            captured[name] = first.detach().to("cpu", copy=True).contiguous()
+            progress("forward", len(order), len(names))
+        return hook
+
+    for name in names:
+        handles.append(by_name[name].register_forward_hook(keep(name)))
+    try:
+        progress("forward", 0, len(names))
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            model(**{k: v.to(device) for k, v in inputs.items()}, use_cache=False)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        timings["forward_s"] = time.perf_counter() - t0
+    finally:
+        for h in handles:
+            h.remove()
+    tensors = {f"input/{k}": v.detach().cpu().contiguous() for k, v in inputs.items()}
+    tensors.update({f"output/{n}": captured[n] for n in order})
+    meta = {
+        "format": FORMAT, "kind": "model", **environment(device), "dtype": canonical_dtype(dtype),
+        "seed": seed if inputs_from is None else None, "batch": int(inputs["input_ids"].shape[0]),
+        "seq": int(inputs["input_ids"].shape[1]), "model": fingerprint,
+        "attn_implementation": getattr(model.config, "_attn_implementation", None),
+        "perturb": perturb or None,
+        "modules": [{"name": n, "order": i, "shape": list(captured[n].shape), "dtype": str(captured[n].dtype).removeprefix("torch.")}
+                    for i, n in enumerate(order)],
+        "timings": {k: round(v, 4) for k, v in timings.items()},
+    }
+    missing = [n for n in names if n not in captured]
+    if missing:
+        meta["not_called"] = missing
+    return tensors, meta
+
+
+def write_capture(path: str | Path, tensors: dict, meta: dict) -> CaptureResult:
+    """Serialise tensors + metadata to ``path`` atomically (never a half-written capture)."""
+    from safetensors.torch import save
+
+    t0 = time.perf_counter()
+    blob = save(tensors, metadata={META_KEY: json.dumps(meta)})
+    atomic_write_bytes(path, blob)
+    write_s = time.perf_counter() - t0
+    timings = dict(meta.get("timings", {}), write_s=round(write_s, 4))
+    n = sum(1 for k in tensors if k.startswith("output/"))
+    return CaptureResult(Path(path), len(blob), n, timings, meta)
+
+
+def read_inputs(path: str | Path) -> tuple[dict, dict]:
+    """A capture's inputs as CPU torch tensors (in the dtype they were fed) and its metadata."""
+    import torch
+
+    from hipwizard.parity.compare import capture_meta
+    from hipwizard.parity.tensorfile import read_tensor_file
+
+    tf = read_tensor_file(path)
+    meta = capture_meta(tf)
+    inputs = {}
+    for name, arr in tf.tensors.items():
+        if name.startswith("input/"):
+            t = torch.from_numpy(arr.copy())
+            if tf.stored_dtypes[name] == "BF16":
+                t = t.to(torch.bfloat16)  # widened exactly on read; narrowing back is exact too
+            inputs[name[len("input/"):]] = t
+    return inputs, meta

@@ -1,0 +1,244 @@
+"""``hipwizard parity capture|compare|curves``: the headless face of step 3.
+
+Exit codes: 0 every module (or curve) within tolerance, 1 numerical failure (tolerance exceeded, NaN,
+Inf, curves diverged), 2 bad input (UserError: wrong model, truncated file, missing modules, shape
+mismatch). ``python -m hipwizard.parity.worker`` runs the same commands with JSON-line progress.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hipwizard.errors import UserError
+
+TOLERANCE_CHOICES = ("fp64", "fp32", "fp16", "bf16")
+
+
+class Reporter:
+    """Progress and results: human lines on stderr/stdout, or JSON lines on stdout (the worker)."""
+
+    def __init__(self, json_lines: bool = False):
+        self.json_lines = json_lines
+        self._last = None
+
+    def progress(self, stage: str, done: int | None = None, total: int | None = None) -> None:
+        if self.json_lines:
+            self.event("progress", stage=stage, done=done, total=total)
+        elif stage != self._last:
+            print(f"· {stage}", file=sys.stderr, flush=True)
+        self._last = stage
+
+    def event(self, name: str, **data) -> None:
+        print(json.dumps({"event": name, **data}, default=str), flush=True)
+
+
+def add_commands(sub) -> None:
+    parity = sub.add_parser("parity", help="step 3: compare layer outputs across devices and dtypes; loss curves")
+    add_actions(parity.add_subparsers(dest="parity_command", metavar="ACTION", required=True))
+
+
+def add_actions(actions) -> None:
+    cap = actions.add_parser("capture", help="run a model (or harness) once and store inputs, outputs and metadata")
+    _subject_args(cap)
+    _run_args(cap)
+    cap.add_argument("--out", type=Path, required=True, help="the capture file to write (.safetensors)")
+    cap.add_argument("--json", action="store_true", help="print the result as JSON")
+    cap.set_defaults(func=cmd_capture)
+
+    cmp_ = actions.add_parser("compare", help="compare a reference capture with a candidate, module by module")
+    cmp_.add_argument("ref", nargs="?", type=Path, help="the reference capture (omit with --reference cpu)")
+    cmp_.add_argument("cand", nargs="?", type=Path, help="a candidate capture (or re-run with --model/--harness)")
+    _subject_args(cmp_)
+    _run_args(cmp_, dtype_default=None)
+    cmp_.add_argument("--reference", choices=("cpu",), help="same machine: float64 CPU reference vs --dtype on --device")
+    cmp_.add_argument("--tolerance", choices=TOLERANCE_CHOICES, help="tolerance profile (default: the less precise dtype)")
+    cmp_.add_argument("--tol", action="append", metavar="KEY=VALUE",
+                      help="override one tolerance field (cosine_min, rel_l2_max, rtol, atol, outside_max)")
+    cmp_.add_argument("--tolerance-file", type=Path, help="a YAML file of tolerance profiles to use instead of the defaults")
+    cmp_.add_argument("--jump", type=float, default=4.0, help="error ratio that marks where divergence starts (default 4)")
+    cmp_.add_argument("--keep", type=Path, metavar="DIR", help="keep the captures made by this run in DIR")
+    _workspace_args(cmp_)
+    cmp_.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    cmp_.set_defaults(func=cmd_compare)
+
+    cur = actions.add_parser("curves", help="overlay two LLaMA-Factory runs' loss curves and measure the gap")
+    cur.add_argument("run_a", type=Path, help="output folder (or trainer_log.jsonl) of run A")
+    cur.add_argument("run_b", type=Path, help="output folder (or trainer_log.jsonl) of run B")
+    cur.add_argument("--smoothing", type=float, default=0.3, help="EMA weight of the newest step (1 = raw)")
+    cur.add_argument("--threshold", type=float, default=0.05, help="smoothed loss gap that counts as divergence")
+    _workspace_args(cur)
+    cur.add_argument("--json", action="store_true")
+    cur.set_defaults(func=cmd_curves)
+
+
+def _subject_args(p) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--model", type=Path, help="a Hugging Face causal LM folder (local)")
+    g.add_argument("--demo", action="store_true", help="the embedded demo's tiny Llama (built offline)")
+    g.add_argument("--harness", type=Path, metavar="FILE.py", help="a harness file defining named kernel cases")
+
+
+def _run_args(p, dtype_default: str | None = "fp32") -> None:
+    p.add_argument("--layers", help="comma-separated module name globs (default: every decoder layer's "
+                   "attention and MLP, the final norm and the logits)")
+    p.add_argument("--dtype", default=dtype_default, choices=TOLERANCE_CHOICES,
+                   help="dtype of this run" + (" (default: the reference's; fp32 with --reference cpu)" if dtype_default is None else ""))
+    p.add_argument("--device", default="auto", help="cpu, cuda (also ROCm/HIP) or auto (default)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    p.add_argument("--batch", type=int, default=2, help="sequences per batch (default 2)")
+    p.add_argument("--seq", type=int, default=32, help="tokens per sequence (default 32)")
+    p.add_argument("--attn", help="attention implementation passed to transformers (eager, sdpa, ...)")
+    p.add_argument("--perturb", action="append", metavar="MODULE=SCALE",
+                   help="add noise of relative size SCALE to MODULE's output (see what a broken kernel looks like)")
+
+
+def _workspace_args(p) -> None:
+    p.add_argument("--workspace", type=Path, default=Path("."), help="record the result in this workspace (default .)")
+    p.add_argument("--no-save", action="store_true", help="do not record the result in the workspace")
+
+
+def _subject(args):
+    from hipwizard.parity.jobs import Subject
+
+    if args.harness is not None:
+        return Subject(harness=args.harness)
+    if args.model is not None:
+        return Subject(model=args.model)
+    if args.demo:
+        return Subject(demo=True)
+    return None
+
+
+def _options(args, dtype: str):
+    from hipwizard.parity.jobs import RunOptions
+
+    perturb = {}
+    for item in args.perturb or []:
+        name, sep, scale = item.rpartition("=")
+        try:
+            perturb[name] = float(scale)
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise UserError(f"bad --perturb {item!r}: use MODULE=SCALE, e.g. model.layers.0.mlp=0.1")
+    layers = [p.strip() for p in args.layers.split(",") if p.strip()] if args.layers else None
+    return RunOptions(dtype=dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
+                      layers=layers, perturb=perturb, attn=args.attn)
+
+
+def cmd_capture(args, reporter: Reporter | None = None) -> int:
+    from hipwizard.parity import jobs
+
+    reporter = reporter or Reporter()
+    subject = _subject(args)
+    if subject is None:
+        raise UserError("say what to capture: --model DIR, --demo or --harness FILE.py")
+    result = jobs.capture(subject, _options(args, args.dtype), args.out, progress=reporter.progress)
+    meta = result.meta
+    payload = {"path": str(result.path), "bytes": result.bytes, "modules": result.modules, "timings": result.timings,
+               "device_name": meta.get("device_name"), "dtype": meta.get("dtype"), "torch": meta.get("torch")}
+    if reporter.json_lines:
+        reporter.event("result", kind="capture", exit=0, **payload)
+    elif args.json:
+        print(json.dumps(payload, indent=2))
+    else:
+        t = result.timings
+        print(f"wrote {result.path} ({_size(result.bytes)}, {result.modules} modules) — {meta.get('dtype')} on "
+              f"{meta.get('device_name')}, torch {meta.get('torch')}")
+        print("time: " + ", ".join(f"{k.removesuffix('_s')} {v:.3f} s" for k, v in t.items()))
+    return 0
+
+
+def cmd_compare(args, reporter: Reporter | None = None) -> int:
+    from hipwizard.parity import jobs
+    from hipwizard.parity.compare import compare_files
+    from hipwizard.parity.tensorfile import read_meta
+    from hipwizard.parity.tolerances import parse_overrides
+
+    reporter = reporter or Reporter()
+    subject = _subject(args)
+    kwargs = {"tolerance": args.tolerance, "overrides": parse_overrides(args.tol),
+              "tolerance_file": args.tolerance_file, "jump": args.jump}
+    if args.reference == "cpu":
+        if args.ref is not None or subject is None:
+            raise UserError("--reference cpu takes no capture file: give --model DIR, --demo or --harness FILE.py")
+        opts = _options(args, args.dtype or "fp32")
+        comp = jobs.compare_same_machine(subject, opts, keep=args.keep, progress=reporter.progress, **kwargs)
+        label = "same machine"
+    elif args.ref is None:
+        raise UserError("give a reference capture (REF.safetensors), or --reference cpu with --model/--demo/--harness")
+    elif args.cand is not None:
+        if subject is not None:
+            raise UserError("give a candidate capture OR --model/--demo/--harness, not both")
+        reporter.progress("compare", None, None)
+        comp = compare_files(args.ref, args.cand, **kwargs)
+        label = "two captures"
+    elif subject is not None:
+        opts = _options(args, args.dtype or read_meta(args.ref).get("dtype", "fp32"))
+        comp = jobs.compare_rerun(args.ref, subject, opts, keep=args.keep, progress=reporter.progress, **kwargs)
+        label = "re-run of reference inputs"
+    else:
+        raise UserError("compare REF with what? Give CAND.safetensors, --model DIR, --demo or --harness FILE.py")
+    report = None
+    if not args.no_save:
+        from hipwizard.parity.status import record_comparison
+        from hipwizard.workspace import Workspace
+
+        report = record_comparison(Workspace.open(args.workspace), comp, label)
+    code = {"pass": 0, "fail": 1, "invalid": 2}[comp.verdict]
+    if reporter.json_lines:
+        reporter.event("result", kind="comparison", exit=code, report=str(report) if report else None,
+                       comparison=comp.to_dict())
+        return code
+    if args.json:
+        print(json.dumps(comp.to_dict(), indent=2, default=str))
+    else:
+        from hipwizard.parity.report import format_comparison
+
+        print(format_comparison(comp))
+        if comp.timings:
+            print("time/size: " + ", ".join(
+                f"{k} {_size(v)}" if k.endswith("bytes") else f"{k} {v:.3f} s" for k, v in comp.timings.items()))
+    if comp.verdict == "invalid":
+        print(f"hipwizard: error: {comp.problems[0]}", file=sys.stderr)
+    return code
+
+
+def cmd_curves(args, reporter: Reporter | None = None) -> int:
+    from hipwizard.parity.curves import compare_curves, read_curve
+
+    reporter = reporter or Reporter()
+    gap = compare_curves(read_curve(args.run_a), read_curve(args.run_b),
+                         smoothing=args.smoothing, threshold=args.threshold)
+    if not args.no_save:
+        from hipwizard.parity.status import record_curves
+        from hipwizard.workspace import Workspace
+
+        record_curves(Workspace.open(args.workspace), str(args.run_a.resolve()), str(args.run_b.resolve()),
+                      args.smoothing, args.threshold)
+    code = 1 if gap.diverged else 0
+    if reporter.json_lines:
+        reporter.event("result", kind="curves", exit=code, curves=gap.as_dict())
+    elif args.json:
+        print(json.dumps(gap.as_dict(), indent=2))
+    else:
+        print(f"A: {gap.a.name} ({len(gap.a.steps)} steps)   B: {gap.b.name} ({len(gap.b.steps)} steps)   "
+              f"smoothing {gap.smoothing:g}")
+        print(f"{'step':>6} {'A':>10} {'B':>10} {'gap':>10}")
+        for s, x, y in zip(gap.common_steps, gap.smooth_a, gap.smooth_b):
+            flag = "  ◀ exceeds" if s == gap.exceeds_at else ""
+            print(f"{s:>6} {x:>10.4f} {y:>10.4f} {abs(x - y):>10.4f}{flag}")
+        print(gap.headline())
+    return code
+
+
+def _size(n: float) -> str:
+    n = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"

@@ -1,0 +1,157 @@
+"""The parity jobs the CLI and the worker run: capture to a file, and the three ways to compare.
+
+- two files: ``compare REF CAND`` (numpy only);
+- re-run: ``compare REF --model DIR|--demo|--harness FILE`` feeds REF's stored inputs to this machine;
+- same machine: ``compare --reference cpu --model DIR|--demo|--harness FILE`` captures a float64 CPU
+  reference and the candidate dtype on the chosen device.
+Fingerprints are checked before anything heavy loads, so a wrong model is refused in milliseconds.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hipwizard.errors import UserError
+from hipwizard.parity.capture import CaptureResult, Progress, _quiet
+from hipwizard.parity.compare import compare_files
+from hipwizard.parity.fingerprint import config_hash, weights_hash
+from hipwizard.parity.report import Comparison
+from hipwizard.parity.tensorfile import read_meta
+
+
+@dataclass
+class Subject:
+    """What to run: a model folder (``demo`` = the embedded tiny Llama) or a harness file."""
+
+    model: Path | None = None
+    harness: Path | None = None
+    demo: bool = False
+
+    def resolve_model(self, progress: Progress = _quiet) -> Path:
+        if self.demo:
+            from hipwizard.demo_model import build
+
+            progress("build demo model", None, None)
+            return build().model_dir
+        assert self.model is not None
+        if not Path(self.model).is_dir():
+            raise UserError(f"model folder {self.model} does not exist")
+        return Path(self.model)
+
+
+@dataclass
+class RunOptions:
+    """How to run the subject: dtype, device, inputs and which modules to hook."""
+
+    dtype: str = "fp32"
+    device: str = "auto"
+    seed: int = 0
+    batch: int = 2
+    seq: int = 32
+    layers: list[str] | None = None
+    perturb: dict[str, float] = field(default_factory=dict)
+    attn: str | None = None
+
+
+def capture(subject: Subject, opts: RunOptions, out: Path, *, inputs_from: dict | None = None,
+            progress: Progress = _quiet) -> CaptureResult:
+    """Run ``subject`` once with hooks and write the capture to ``out``."""
+    from hipwizard.parity.capture import capture_model, write_capture
+
+    if subject.harness is not None:
+        from hipwizard.parity.harness import capture_harness
+
+        tensors, meta = capture_harness(subject.harness, dtype=opts.dtype, device=opts.device, seed=opts.seed,
+                                        inputs_from=inputs_from, progress=progress)
+    else:
+        tensors, meta = capture_model(
+            subject.resolve_model(progress), dtype=opts.dtype, device=opts.device, seed=opts.seed,
+            batch=opts.batch, seq=opts.seq, layers=opts.layers, inputs_from=inputs_from,
+            perturb=opts.perturb or None, attn=opts.attn, progress=progress,
+        )
+    progress("write capture", None, None)
+    return write_capture(out, tensors, meta)
+
+
+def check_fingerprint(ref_meta: dict, model_dir: Path) -> None:
+    """Refuse to re-run a reference captured from another model (cheap: hashes files, no torch)."""
+    want = ref_meta.get("model") or {}
+    for key, fn, what in (("config_hash", config_hash, "config"), ("weights_hash", weights_hash, "weights")):
+        have = fn(model_dir)
+        if want.get(key) and want[key] != have:
+            raise UserError(
+                f"{model_dir} is not the model the reference was captured from: {what} hash {have} here, "
+                f"{want[key]} in the reference; both sides need the very same model folder"
+            )
+
+
+def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path | None = None,
+                  progress: Progress = _quiet, **compare_kwargs) -> Comparison:
+    """Feed the reference's stored inputs to ``subject`` on this machine and compare per module."""
+    from hipwizard.parity.capture import read_inputs
+
+    ref_meta = read_meta(ref)
+    if subject.harness is None:
+        if ref_meta.get("kind") != "model":
+            raise UserError(f"{ref} is a harness capture: compare it with --harness FILE.py")
+        model_dir = subject.resolve_model(progress)
+        check_fingerprint(ref_meta, model_dir)
+        subject = Subject(model=model_dir)
+        opts.layers = [m["name"] for m in ref_meta.get("modules", [])] or None
+    elif ref_meta.get("kind") != "harness":
+        raise UserError(f"{ref} is a model capture: compare it with --model DIR")
+    inputs, _meta = read_inputs(ref)
+    if subject.harness is None and "input_ids" not in inputs:
+        raise UserError(f"{ref} holds no input_ids: it cannot be re-run")
+    with _capture_dir(keep) as folder:
+        t0 = time.perf_counter()
+        cand = capture(subject, opts, folder / "candidate.safetensors", inputs_from=inputs, progress=progress)
+        capture_s = time.perf_counter() - t0
+        progress("compare", None, None)
+        result = compare_files(ref, cand.path, **compare_kwargs)
+    result.timings.update(candidate_capture_s=round(capture_s, 4), candidate_bytes=cand.bytes)
+    return result
+
+
+def compare_same_machine(subject: Subject, opts: RunOptions, *, keep: Path | None = None,
+                         progress: Progress = _quiet, **compare_kwargs) -> Comparison:
+    """float64 reference on the CPU vs ``opts.dtype`` on ``opts.device``, same inputs, same modules."""
+    ref_opts = RunOptions(dtype="fp64", device="cpu", seed=opts.seed, batch=opts.batch, seq=opts.seq,
+                          layers=opts.layers, attn=opts.attn)
+    if subject.demo:
+        subject = Subject(model=subject.resolve_model(progress))
+    with _capture_dir(keep) as folder:
+        t0 = time.perf_counter()
+        progress("reference (fp64, cpu)", None, None)
+        ref = capture(subject, ref_opts, folder / "reference.safetensors", progress=progress)
+        t1 = time.perf_counter()
+        progress(f"candidate ({opts.dtype}, {opts.device})", None, None)
+        cand = capture(subject, opts, folder / "candidate.safetensors", progress=progress)
+        t2 = time.perf_counter()
+        progress("compare", None, None)
+        result = compare_files(ref.path, cand.path, **compare_kwargs)
+    result.timings.update(reference_capture_s=round(t1 - t0, 4), candidate_capture_s=round(t2 - t1, 4),
+                          reference_bytes=ref.bytes, candidate_bytes=cand.bytes)
+    return result
+
+
+class _capture_dir:
+    """``keep`` (created) when given, else a temporary folder removed afterwards."""
+
+    def __init__(self, keep: Path | None):
+        self.keep = Path(keep) if keep else None
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def __enter__(self) -> Path:
+        if self.keep is not None:
+            self.keep.mkdir(parents=True, exist_ok=True)
+            return self.keep
+        self._tmp = tempfile.TemporaryDirectory(prefix="hipwizard-parity-")
+        return Path(self._tmp.name)
+
+    def __exit__(self, *exc) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()

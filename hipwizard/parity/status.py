@@ -1,0 +1,78 @@
+"""The Parity step's workspace state: saved comparison reports, the last curves overlay, the summary.
+
+``.hipwizard/parity.json`` lists comparisons (newest last, with their verdict) and points at full
+reports in ``.hipwizard/parity/``; the dashboard reads those back. No numpy, no torch.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hipwizard.atomic import atomic_write_json
+from hipwizard.parity.report import Comparison
+from hipwizard.workspace import StepStatus, Workspace
+
+STEP = "parity"
+KEEP = 20  # comparisons remembered in the state file
+
+
+def reports_dir(ws: Workspace) -> Path:
+    return ws.state_dir / "parity"
+
+
+def record_comparison(ws: Workspace, comparison: Comparison, label: str = "") -> Path:
+    """Write the full report atomically and append its summary to the step state. Returns the report path."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
+    path = reports_dir(ws) / f"compare-{stamp}.json"
+    atomic_write_json(path, comparison.to_dict())
+    ok, total = comparison.counts
+    entry = {
+        "report": str(path.relative_to(ws.state_dir)), "verdict": comparison.verdict, "passed": ok,
+        "total": total, "first_divergent": comparison.first_divergent,
+        "tolerance": comparison.tolerance.get("name"), "label": label,
+        "reference": _side(comparison.reference), "candidate": _side(comparison.candidate),
+    }
+    history = list(ws.read_state(STEP).get("comparisons", []))[-(KEEP - 1):] + [entry]
+    ws.update_state(STEP, comparisons=history)
+    return path
+
+
+def record_curves(ws: Workspace, run_a: str, run_b: str, smoothing: float, threshold: float) -> None:
+    """Remember the two run folders so the dashboard overlays them."""
+    ws.update_state(STEP, curves={"a": run_a, "b": run_b, "smoothing": smoothing, "threshold": threshold})
+
+
+def latest_comparison(ws: Workspace) -> Comparison | None:
+    """The newest saved comparison, or None. A damaged report is skipped (the state says why)."""
+    for entry in reversed(ws.read_state(STEP).get("comparisons", [])):
+        try:
+            data = json.loads((ws.state_dir / entry["report"]).read_text(encoding="utf-8"))
+            return Comparison.from_dict(data)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
+def summarize(ws: Workspace) -> StepStatus:
+    """not started / done (last comparison passed) / attention (it failed or was invalid)."""
+    state: dict[str, Any] = ws.read_state(STEP)
+    history = state.get("comparisons", [])
+    if not history:
+        if state.get("demo"):
+            return StepStatus("not started", "demo: press r on the Parity screen to compare the tiny Llama")
+        return StepStatus("not started", "no comparison yet")
+    last = history[-1]
+    what = f"{last['candidate']} vs {last['reference']}"
+    if last["verdict"] == "pass":
+        return StepStatus("done", f"✔ {last['passed']}/{last['total']} modules within {last['tolerance']} tolerance ({what})")
+    if last["verdict"] == "invalid":
+        return StepStatus("attention", f"✖ last comparison was invalid ({what})")
+    start = f", divergence starts at {last['first_divergent']}" if last.get("first_divergent") else ""
+    return StepStatus("attention", f"✖ {last['passed']}/{last['total']} modules pass{start} ({what})")
+
+
+def _side(side: dict[str, Any]) -> str:
+    return f"{side.get('dtype', '?')} on {side.get('device', '?')}"

@@ -1,0 +1,107 @@
+"""Read capture files (safetensors) with numpy only, so comparing two captures needs no torch.
+
+safetensors' own numpy loader refuses bfloat16, and a truncated file from an interrupted copy should
+be one clear sentence, not a Rust panic. The format is simple (8-byte little-endian header length, a
+JSON header, then raw little-endian data), so we read it here: bf16 is widened to float32 exactly
+(a bf16 value is the top half of a float32).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hipwizard.errors import UserError
+
+META_KEY = "hipwizard"
+_MAX_HEADER = 100 * 1024 * 1024
+
+_NUMPY_DTYPES = {
+    "F64": np.float64, "F32": np.float32, "F16": np.float16,
+    "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
+}
+_ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+
+
+@dataclass
+class TensorFile:
+    """A safetensors file read into memory: tensors as numpy arrays and the string metadata."""
+
+    path: Path
+    tensors: dict[str, np.ndarray]
+    stored_dtypes: dict[str, str]  # safetensors dtype tag per tensor ("BF16", "F32", ...)
+    metadata: dict[str, str]
+
+
+def read_header(path: Path) -> tuple[dict, int, int]:
+    """(header, data_offset, file_size) of a safetensors file; UserError when it is not one."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                raise UserError(f"{path} is not a capture file (only {size} bytes: truncated or empty)")
+            (n,) = struct.unpack("<Q", head)
+            if n > _MAX_HEADER or 8 + n > size:
+                raise UserError(f"{path} is truncated or not a safetensors file (header says {n} bytes, file has {size})")
+            raw = fh.read(n)
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise UserError(f"{path} is a directory, not a capture file") from None
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise UserError(f"{path} is not a safetensors file (its header is not JSON)") from None
+    if not isinstance(header, dict):
+        raise UserError(f"{path} is not a safetensors file")
+    return header, 8 + n, size
+
+
+def read_tensor_file(path: str | Path) -> TensorFile:
+    """Load every tensor of ``path``. Raises UserError for truncated or malformed files."""
+    path = Path(path)
+    header, offset, size = read_header(path)
+    metadata = header.pop("__metadata__", None) or {}
+    data = path.read_bytes()[offset:]
+    tensors: dict[str, np.ndarray] = {}
+    dtypes: dict[str, str] = {}
+    for name, info in header.items():
+        try:
+            tag, shape, (start, end) = info["dtype"], list(info["shape"]), info["data_offsets"]
+        except (KeyError, TypeError, ValueError):
+            raise UserError(f"{path}: entry {name!r} of the header is malformed") from None
+        if tag not in _ITEMSIZE:
+            raise UserError(f"{path}: tensor {name!r} has dtype {tag}, which hipwizard cannot compare")
+        if end > len(data):
+            raise UserError(
+                f"{path} is truncated: tensor {name!r} needs bytes up to {offset + end}, the file has {size}"
+            )
+        count = int(np.prod(shape)) if shape else 1
+        if end - start != count * _ITEMSIZE[tag]:
+            raise UserError(f"{path}: tensor {name!r} has {end - start} bytes for shape {shape}")
+        buf = data[start:end]
+        if tag == "BF16":
+            arr = (np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            arr = np.frombuffer(buf, dtype=np.dtype(_NUMPY_DTYPES[tag]).newbyteorder("<"))
+        tensors[name] = arr.reshape(shape)
+        dtypes[name] = tag
+    return TensorFile(path, tensors, dtypes, {str(k): str(v) for k, v in metadata.items()})
+
+
+def read_meta(path: str | Path) -> dict:
+    """The hipwizard metadata of a capture (header only; cheap even for big files)."""
+    header, _offset, _size = read_header(Path(path))
+    meta = (header.get("__metadata__") or {}).get(META_KEY)
+    if meta is None:
+        raise UserError(f"{path} is a safetensors file but not a hipwizard capture (no '{META_KEY}' metadata)")
+    try:
+        return json.loads(meta)
+    except ValueError:
+        raise UserError(f"{path}: its hipwizard metadata is not valid JSON") from None
