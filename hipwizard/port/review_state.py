@@ -23,6 +23,7 @@ from typing import Iterable, Literal
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, Hunk
+from hipwizard.port.scan import encode_source
 from hipwizard.port.split import split_hunk
 
 REVIEW_VERSION = 1
@@ -144,7 +145,7 @@ class ReviewState:
         hunks: list[Hunk] = []
         for t in translations:
             self.backend = self.backend or t.backend
-            raw = t.original.encode("utf-8", "surrogateescape")
+            raw = encode_source(t.original)
             self.files[t.path] = {"sha256": fingerprint(raw), "hunks": len(t.hunks)}
             hunks.extend(sorted(t.hunks, key=lambda h: h.old_start))
         self._set_hunks(hunks)

@@ -1,0 +1,95 @@
+"""``hipwizard review DIR``: open the Port screen on a migration, or summarise / write it headless.
+
+``DIR`` is a workspace, an output folder (its ``<out>.review.json`` beside it) or the state file.
+``--summary [--json]`` prints the decisions; ``--write`` applies them into the output folder and runs the
+compile check (exit 1 when a file failed to compile or could not be written).
+"""
+
+from __future__ import annotations
+
+import json
+
+from hipwizard.errors import UserError
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("review", help="review hipify hunks (TUI), or summarise / write the decisions")
+    p.add_argument("dir", help="workspace, output folder, or *.review.json file")
+    p.add_argument("--summary", action="store_true", help="print the decisions so far and exit")
+    p.add_argument("--json", action="store_true", help="with --summary or --write: machine-readable output")
+    p.add_argument("--write", action="store_true", help="apply the decisions to the output folder and compile-check")
+    p.add_argument("--no-check", action="store_true", help="with --write: skip the hipcc compile check")
+    p.add_argument("--copy-untouched", action="store_true", help="with --write: copy non-CUDA files too")
+    p.add_argument("--arch", help="with --write: offload arch for the compile check (default: detected)")
+    p.set_defaults(func=_review)
+
+
+def _review(args) -> int:
+    from hipwizard.port.migration import locate
+    from hipwizard.port.review_state import ReviewState
+
+    path = locate(args.dir)
+    review = ReviewState.load(path)
+    if args.summary:
+        return _summary(review, args.json)
+    if args.write:
+        return _write(review, args)
+    if args.json:
+        raise UserError("--json goes with --summary or --write")
+    from hipwizard.tui.port_screen import run_review
+
+    run_review(path)
+    return 0
+
+
+def _summary(review, as_json: bool) -> int:
+    from hipwizard.port.status import status_of
+
+    data = review.summary()
+    data["changed_sources"] = review.changed_sources()
+    if as_json:
+        print(json.dumps(data, indent=2))
+        return 0
+    st = status_of(review)
+    print(f"{st.symbol} {st.summary}")
+    print(f"  {data['accepted']} accepted, {data['edited']} edited, {data['rejected']} rejected, "
+          f"{data['pending']} pending ({data['changed']} changed) in {data['files']} files")
+    sev = data["flagged"]
+    print(f"  flagged hunks: {sev['high']} high, {sev['med']} med, {sev['low']} low")
+    if data["changed_sources"]:
+        print(f"  ⚠ {len(data['changed_sources'])} source file(s) changed since the review; "
+              f"open it to reconcile")
+    print(f"  state: {review.path}")
+    return 0
+
+
+def _write(review, args) -> int:
+    from hipwizard.port.apply import apply
+
+    try:
+        report = apply(review, copy_untouched=args.copy_untouched, check=not args.no_check, arch=args.arch)
+    except OSError as exc:
+        raise UserError(f"cannot record the write in {review.path}: {exc.strerror or exc}") from None
+    failed = [f for f in report.files if f.status != "written" or f.errors]
+    if args.json:
+        print(json.dumps({
+            "out": str(report.out), "written": report.written, "copied": report.copied,
+            "compile_errors": report.compile_errors, "note": report.check_note,
+            "files": [{"path": f.path, "status": f.status, "detail": f.detail, "check": f.check,
+                       "errors": [e.__dict__ for e in f.errors]} for f in report.files],
+        }, indent=2))
+    else:
+        for f in report.files:
+            detail = f.detail or f.check or ""
+            print(f"  {f.symbol} {f.path}  {f.status}{': ' + detail if detail else ''}")
+            for e in f.errors:
+                where = f"hunk {e.hunk_id}" if e.hunk_id else "outside the reviewed hunks"
+                print(f"      line {e.line}: {e.message}  ({where})")
+        if report.check_note:
+            print(f"  note: {report.check_note}")
+        print(f"wrote {report.written} of {len(report.files)} files to {report.out}"
+              + (f", copied {report.copied} others" if report.copied else "")
+              + (f"; {report.compile_errors} compile error(s)" if report.compile_errors else ""))
+    if report.written == 0 and report.files:
+        return 2
+    return 1 if failed else 0
