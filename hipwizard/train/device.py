@@ -1,0 +1,105 @@
+"""The GPU a plan is for: its memory, its architecture, whether it computes in bfloat16.
+
+A ``DeviceTarget`` comes from (in order) what the user said (``--vram``, ``--device``, ``--arch``), the
+doctor's last report in the workspace, or the default: one MI300X, the machine hipwizard migrates to.
+``source`` always says which, so a plan never silently assumes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# Usable device memory in GiB as the vendor tools report it (MiB / 1024), and the ISA.
+KNOWN_DEVICES: dict[str, tuple[str, float, str]] = {
+    "mi300x": ("AMD Instinct MI300X", 192.0, "gfx942"),
+    "mi325x": ("AMD Instinct MI325X", 256.0, "gfx942"),
+    "mi250x": ("AMD Instinct MI250X (one GCD)", 64.0, "gfx90a"),
+    "mi210": ("AMD Instinct MI210", 64.0, "gfx90a"),
+    "h200": ("NVIDIA H200", 140.4, "sm_90"),
+    "h100": ("NVIDIA H100 80GB", 79.6, "sm_90"),
+    "a100": ("NVIDIA A100 80GB", 79.2, "sm_80"),
+    "v100": ("NVIDIA V100 32GB", 31.7, "sm_70"),
+}
+DEFAULT_DEVICE = "mi300x"
+
+# AMD ISAs with bfloat16 matrix instructions; everything else of AMD's is treated as without.
+_AMD_BF16 = re.compile(r"^gfx(908|90a|94\d|95\d|11\d\d|12\d\d)$")
+_AMD_NO_BF16 = re.compile(r"^gfx(80\d|90[0-6]|10\d\d)$")
+
+
+@dataclass(frozen=True)
+class DeviceTarget:
+    name: str
+    vram_gib: float | None
+    arch: str = ""  # gfx942, sm_90, ...
+    source: str = ""  # "--vram", "doctor report", "default (...)"
+
+    @property
+    def bf16(self) -> bool | None:
+        """True/False when the architecture is known, None when it cannot be told."""
+        return arch_has_bf16(self.arch)
+
+
+def arch_has_bf16(arch: str) -> bool | None:
+    arch = (arch or "").strip().lower().split(":")[0]
+    if not arch:
+        return None
+    if _AMD_BF16.match(arch):
+        return True
+    if _AMD_NO_BF16.match(arch):
+        return False
+    m = re.match(r"^(?:sm_?)?(\d)\.?(\d)$", arch)
+    if m:
+        return int(m.group(1)) >= 8
+    return None
+
+
+def resolve_device(
+    *, vram_gib: float | None = None, device: str | None = None, arch: str | None = None,
+    doctor_state: dict[str, Any] | None = None,
+) -> DeviceTarget:
+    """Pick the target from explicit values, then the doctor's report, then the default MI300X."""
+    if device is not None:
+        key = device.strip().lower()
+        if key not in KNOWN_DEVICES:
+            raise ValueError(f"unknown device {device!r}; known: {', '.join(KNOWN_DEVICES)}")
+        name, vram, isa = KNOWN_DEVICES[key]
+        return DeviceTarget(name, vram if vram_gib is None else vram_gib, arch or isa, f"--device {key}")
+    found = _from_doctor(doctor_state or {})
+    if vram_gib is not None:
+        base = found or DeviceTarget("GPU", None)
+        return DeviceTarget(base.name, vram_gib, arch or base.arch, "--vram")
+    if found is not None:
+        return DeviceTarget(found.name, found.vram_gib, arch or found.arch, found.source)
+    name, vram, isa = KNOWN_DEVICES[DEFAULT_DEVICE]
+    return DeviceTarget(name, vram, arch or isa, f"default ({name}; pass --vram or run the doctor)")
+
+
+def _from_doctor(state: dict[str, Any]) -> DeviceTarget | None:
+    gpus = _find_gpus(state)
+    for gpu in gpus:
+        vram = gpu.get("vram_bytes")
+        if not isinstance(vram, (int, float)) or vram <= 0:
+            continue
+        arch = str(gpu.get("gfx") or "")
+        cc = str(gpu.get("compute_capability") or "")
+        if not arch and cc:
+            arch = "sm_" + cc.replace(".", "")
+        return DeviceTarget(str(gpu.get("name") or "GPU"), round(vram / 2**30, 1), arch, "doctor report")
+    return None
+
+
+def _find_gpus(obj: Any, depth: int = 0) -> list[dict[str, Any]]:
+    """The doctor's list of GPUs, wherever the report keeps it (schema-tolerant)."""
+    if depth > 4 or not isinstance(obj, dict):
+        return []
+    gpus = obj.get("gpus")
+    if isinstance(gpus, list) and all(isinstance(g, dict) for g in gpus):
+        return gpus
+    for value in obj.values():
+        found = _find_gpus(value, depth + 1)
+        if found:
+            return found
+    return []

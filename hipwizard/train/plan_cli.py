@@ -1,0 +1,127 @@
+"""``hipwizard train plan`` and ``hipwizard train init``: the plan side of step 4, headless.
+
+- ``train plan CONFIG.yaml [--gpus N] [--vram GIB] [--device NAME] [--arch ISA] [--seq-len N] [--json]``:
+  validation, memory breakdown against the device, and the advisor's ranked suggestions.
+  Exit 0 when the config is valid, 1 when it has errors, 2 on unusable input (malformed YAML, ...).
+- ``train init [--preset NAME | --demo] --out DIR``: write a run directory from a preset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hipwizard.errors import UserError
+from hipwizard.train.device import KNOWN_DEVICES, resolve_device
+from hipwizard.train.plan import Plan, make_plan
+from hipwizard.train.presets import DEFAULT_PRESET, ensure_demo_built, load_presets, preset_config
+from hipwizard.train.rundir import save_run_dir
+from hipwizard.train.yaml_io import load_yaml
+from hipwizard.workspace import Workspace
+
+
+def add_train_commands(train_sub) -> None:
+    p = train_sub.add_parser("plan", help="validate a LLaMA-Factory config, estimate its memory, suggest faster settings")
+    p.add_argument("config", type=Path, metavar="CONFIG.yaml")
+    p.add_argument("--gpus", type=int, default=1, metavar="N", help="GPUs per run (data parallel; default 1)")
+    p.add_argument("--vram", type=float, default=None, metavar="GIB",
+                   help="memory of one GPU in GiB (default: the doctor's report, else an MI300X's 192)")
+    p.add_argument("--device", choices=sorted(KNOWN_DEVICES), default=None, help="plan for a known GPU")
+    p.add_argument("--arch", default=None, metavar="ISA", help="GPU architecture for the bf16 rule (gfx942, sm_90, ...)")
+    p.add_argument("--seq-len", type=int, default=None, metavar="N",
+                   help="padded tokens per sequence at the peak (default: cutoff_len, the worst case)")
+    p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR", help="workspace with the doctor's report")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.set_defaults(func=cmd_plan)
+
+    i = train_sub.add_parser("init", help="write a run directory (config.yaml + ds_config.json) from a preset")
+    i.add_argument("--preset", default=None, choices=sorted(load_presets()), help=f"default {DEFAULT_PRESET}")
+    i.add_argument("--demo", action="store_true", help="the CPU demo: tiny Llama and dataset built offline")
+    i.add_argument("--out", type=Path, required=True, metavar="DIR", help="run directory to create")
+    i.set_defaults(func=cmd_init)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    if args.gpus < 1 or args.gpus > 4096:
+        raise UserError(f"--gpus must be between 1 and 4096, not {args.gpus}")
+    if args.vram is not None and not (0 < args.vram <= 100_000):
+        raise UserError(f"--vram must be a positive size in GiB, not {args.vram:g}")
+    if args.seq_len is not None and args.seq_len < 1:
+        raise UserError(f"--seq-len must be positive, not {args.seq_len}")
+    loaded = load_yaml(args.config)
+    doctor = Workspace(args.workspace).read_state("doctor") if args.workspace.is_dir() else {}
+    try:
+        device = resolve_device(vram_gib=args.vram, device=args.device, arch=args.arch, doctor_state=doctor)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    plan = make_plan(loaded.config, base_dir=loaded.base_dir, device=device, world_size=args.gpus,
+                     seq_len=args.seq_len, field_errors=loaded.errors)
+    plan.notes.extend(loaded.notes)
+    if loaded.unknown_keys:
+        plan.notes.append(f"kept as written (not edited by hipwizard): {', '.join(loaded.unknown_keys)}")
+    if args.json:
+        print(json.dumps(plan.to_dict(), indent=2))
+    else:
+        sys.stdout.write(render_plan(plan))
+    return 0 if plan.valid else 1
+
+
+def render_plan(plan: Plan, top: int = 5) -> str:
+    """The plan as plain text: symbols and words, never colour alone."""
+    out: list[str] = []
+    dev = plan.device
+    vram = f"{dev.vram_gib:g} GiB" if dev.vram_gib is not None else "unknown memory"
+    out.append(f"Device: {dev.name}, {vram}{' (' + dev.arch + ')' if dev.arch else ''} x {plan.world_size} — {dev.source}")
+    out.append("")
+    out.append("Validation")
+    if not plan.issues:
+        out.append("  ✔ ok: no problems found")
+    for issue in plan.issues:
+        out.append(f"  {issue.line()}")
+    out.append("")
+    est = plan.estimate
+    out.append("Memory estimate (peak per GPU)")
+    if est is None or not est.available:
+        out.append(f"  ✖ {est.reason if est else 'no estimate'}")
+    else:
+        for part in est.parts:
+            out.append(f"  {part.name:<22} {part.gib:8.2f} GiB  {part.note}")
+        out.append(f"  {'total':<22} {est.total_gib:8.2f} GiB")
+        if est.fits is not None:
+            word = "✔ fits" if est.fits else "✖ does not fit"
+            out.append(f"  {word}: margin {est.margin_gib:.1f} GiB of {est.device_vram_gib:g} GiB")
+        for note in est.notes:
+            out.append(f"  ℹ {note}")
+    out.append("")
+    out.append("Advisor (same effective batch and sequence length, fastest first)")
+    advice = plan.advice
+    if advice is None or advice.reason:
+        out.append(f"  ⚠ {advice.reason if advice else 'no advice'}")
+    if advice is not None and advice.baseline is not None:
+        out.append(f"  your config: {advice.baseline.label}, ~{advice.baseline.throughput.tokens_per_s:,.0f} tokens/s (H200-calibrated)")
+    for n, cand in enumerate(advice.ranked[:top] if advice else [], 1):
+        changes = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in cand.changes.items()) or "no change"
+        out.append(f"  {n}. {cand.speedup:.2f}x  {cand.label}  [{changes}]")
+        if n == 1:
+            for reason in cand.reasons:
+                out.append(f"       - {reason}")
+    if advice is not None and advice.considered:
+        out.append(f"  ({advice.considered} variants considered, {len(advice.ranked)} fit)")
+    for note in plan.notes:
+        out.append(f"ℹ {note}")
+    return "\n".join(out) + "\n"
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    if args.demo and args.preset not in (None, "demo"):
+        raise UserError("--demo and --preset are exclusive (the demo is a preset of its own)")
+    name = "demo" if args.demo else (args.preset or DEFAULT_PRESET)
+    if name == "demo":
+        ensure_demo_built()
+    config = preset_config(name)
+    run = save_run_dir(args.out, config)
+    print(f"✔ wrote {run.config_path}" + (f" and {run.deepspeed_path.name}" if config.uses_deepspeed else ""))
+    print(f"  next: hipwizard train plan {run.config_path}   then: hipwizard train run {run.path}")
+    return 0

@@ -1,0 +1,175 @@
+"""Load and save LLaMA-Factory YAML with ruamel.yaml's round-trip mode.
+
+Keys ``TrainConfig`` does not know are kept in the document and written back unchanged, comments and key
+order survive, and values the user did not change keep their original spelling (``5.0e-5`` stays so).
+The ``deepspeed`` key is read to fill the ZeRO fields (from the JSON it names, else from its file name).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import YAMLError
+
+from hipwizard.atomic import atomic_write_text
+from hipwizard.errors import UserError
+from hipwizard.train.config import DERIVED_FIELDS, TrainConfig, build_config
+from hipwizard.train.deepspeed_config import ZeroSettings, read_zero_settings
+
+
+@dataclass
+class LoadedConfig:
+    """A config as read: the typed model, the round-trip document, and the fields that were invalid."""
+
+    config: TrainConfig
+    document: CommentedMap
+    path: Path | None = None
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (field, message)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path is not None else Path.cwd()
+
+    @property
+    def unknown_keys(self) -> list[str]:
+        return [str(k) for k in self.document if k not in TrainConfig.model_fields]
+
+
+def _yaml() -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 4096  # never fold long values (dataset lists, paths)
+    y.representer.add_representer(float, _represent_float)
+    return y
+
+
+def _represent_float(representer, value: float):
+    """Floats every YAML reader takes as floats: PyYAML reads ``5e-05`` as a string, ``5.0e-05`` as a float."""
+    text = repr(value)
+    if "e" in text and "." not in text.split("e")[0]:
+        mantissa, exp = text.split("e")
+        text = f"{mantissa}.0e{exp}"
+    elif text in ("inf", "-inf", "nan"):
+        text = {"inf": ".inf", "-inf": "-.inf", "nan": ".nan"}[text]
+    return representer.represent_scalar("tag:yaml.org,2002:float", text)
+
+
+def parse_yaml(text: str, path: Path | None = None) -> LoadedConfig:
+    """Parse YAML text; malformed YAML or a non-mapping document raises ``UserError``."""
+    where = str(path) if path else "config"
+    try:
+        doc = _yaml().load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UserError(f"{where} is not valid YAML{at}: {problem}") from None
+    if doc is None:
+        doc = CommentedMap()
+    if not isinstance(doc, CommentedMap):
+        raise UserError(f"{where} must be a YAML mapping of LLaMA-Factory arguments, not a {type(doc).__name__}")
+    values = {str(k): _plain(v) for k, v in doc.items()}
+    config, errors = build_config(values)
+    loaded = LoadedConfig(config, doc, path, errors)
+    _fill_zero(loaded, values.get("deepspeed"))
+    return loaded
+
+
+def load_yaml(path: str | Path) -> LoadedConfig:
+    path = Path(path).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise UserError(f"{path} is a folder; give the YAML file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {exc}") from None
+    return parse_yaml(text, path.resolve())
+
+
+def _fill_zero(loaded: LoadedConfig, ds_value: Any) -> None:
+    if not ds_value or not isinstance(ds_value, str):
+        return
+    ds_path = Path(ds_value).expanduser()
+    if not ds_path.is_absolute():
+        ds_path = loaded.base_dir / ds_path
+    settings: ZeroSettings | None = None
+    try:
+        settings = read_zero_settings(json.loads(ds_path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        settings = _zero_from_name(ds_value)
+        loaded.notes.append(f"deepspeed file {ds_value} could not be read ({type(exc).__name__}); "
+                            f"ZeRO settings guessed from its name: {settings.label if settings else 'unknown'}")
+    if settings is None:
+        return
+    cfg = loaded.config
+    cfg.zero_stage = settings.stage
+    cfg.offload_optimizer = settings.offload_optimizer
+    cfg.offload_param = settings.offload_param
+
+
+def _zero_from_name(name: str) -> ZeroSettings | None:
+    """LLaMA-Factory's examples are named ds_z{0,2,3}[_offload]_config.json."""
+    m = re.search(r"z(?:ero)?[_-]?([0123])", Path(name).name, re.IGNORECASE)
+    if not m:
+        return None
+    stage = int(m.group(1))
+    stage = 2 if stage == 1 else stage
+    offload = "offload" in name.lower()
+    return ZeroSettings(stage, offload and stage in (2, 3), offload and stage == 3)
+
+
+def _plain(value: Any) -> Any:
+    """ruamel's scalar subclasses -> plain Python values for validation."""
+    if isinstance(value, bool) or value is None:
+        return value
+    for kind in (int, float, str):
+        if isinstance(value, kind):
+            return kind(value)
+    return value
+
+
+def render_yaml(config: TrainConfig, document: CommentedMap | None = None, *, deepspeed_path: str | None = None) -> str:
+    """YAML text of ``config`` merged into ``document`` (unknown keys and comments kept)."""
+    doc = document if document is not None else CommentedMap()
+    doc = _copy(doc)
+    for name in TrainConfig.model_fields:
+        if name in DERIVED_FIELDS or name == "deepspeed":
+            continue
+        if name not in config.model_fields_set:
+            continue  # untouched (or invalid when loaded): the document's own text stays
+        value = getattr(config, name)
+        if value is None or (value == "" and name not in doc):
+            doc.pop(name, None)
+        elif name not in doc or _plain(doc[name]) != value or type(_plain(doc[name])) is not type(value):
+            doc[name] = value
+    ds = deepspeed_path if deepspeed_path is not None else config.deepspeed
+    if config.zero_stage is None:
+        doc.pop("deepspeed", None)
+    elif ds:
+        doc["deepspeed"] = ds
+    out = io.StringIO()
+    _yaml().dump(doc, out)
+    return out.getvalue()
+
+
+def save_yaml(path: str | Path, config: TrainConfig, document: CommentedMap | None = None,
+              *, deepspeed_path: str | None = None) -> None:
+    atomic_write_text(path, render_yaml(config, document, deepspeed_path=deepspeed_path))
+
+
+def _copy(doc: CommentedMap) -> CommentedMap:
+    # A round trip through text is the one copy ruamel guarantees keeps comments attached.
+    buf = io.StringIO()
+    _yaml().dump(doc, buf)
+    copied = _yaml().load(buf.getvalue())
+    return copied if isinstance(copied, CommentedMap) else CommentedMap()
