@@ -36,8 +36,9 @@ class Translation:
 INCLUDE = r"""(?P<include>^[ \t]*\#[ \t]*include[ \t]*(?P<open>[<"])(?P<header>[^>"\n]+)[>"](?P<rest>[^\n]*)(?:\n|\Z))"""
 SCAN = re.compile(INCLUDE + "|" + TOKEN.pattern, re.S | re.M)
 # Names that look like the CUDA API but are not in the tables: still reported, never silently kept.
-CUDA_LOOKING = re.compile(r"^(?:cuda[A-Z]\w*|cu[A-Z][a-z]\w*|CU_[A-Z]\w*|CUDA_[A-Z]\w*)$")
-NOT_API = {"CUDA_VERSION", "CUDART_VERSION", "CUDA_ARCH"}
+# (CUDA_* / CHECK_CUDA style names are left out: in real code they are the project's own macros.)
+CUDA_LOOKING = re.compile(r"^(?:cuda[A-Z]\w*|cu[A-Z][a-z]\w*|CU_[A-Z]\w*)$")
+DEFINED_NAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 
 # Argument rules (the ones hipify applies after renaming): HIP wants symbols wrapped in HIP_SYMBOL and
 # kernel pointers passed as const void*.
@@ -71,6 +72,7 @@ class BuiltinTranslator:
         diags: dict[tuple, Diagnostic] = {}
         stats = {"converted": 0, "unsupported": 0, "headers": 0, "launches": 0, "arg_rules": 0}
         starts = line_starts(text)
+        own_names = set(DEFINED_NAME.findall(text))  # the file's own macros are not CUDA APIs
         seen_groups: set[str] = set()
         opts, tables = self.options, self.tables
 
@@ -81,7 +83,7 @@ class BuiltinTranslator:
         def rewrite(m: re.Match) -> str:
             kind = m.lastgroup if m.group("include") is None else "include"
             if kind == "ident":
-                return self._identifier(m, text, report, stats)
+                return self._identifier(m, text, report, stats, own_names)
             if kind == "include":
                 return self._include(m, seen_groups, report, stats)
             return m.group(0)
@@ -101,14 +103,14 @@ class BuiltinTranslator:
 
     # -- pieces -------------------------------------------------------------------------------------
 
-    def _identifier(self, m: re.Match, text: str, report, stats) -> str:
+    def _identifier(self, m: re.Match, text: str, report, stats, own_names: set[str]) -> str:
         name = m.group("ident")
         if name == "cub" and text.startswith("::", m.end()):
             stats["converted"] += 1
             return "hipcub"
         mapping = self.tables.get(name)
         if mapping is None:
-            if CUDA_LOOKING.match(name) and name not in NOT_API:
+            if CUDA_LOOKING.match(name) and name not in own_names:
                 stats["unsupported"] += 1
                 report("unsupported", name, m.start(), f"{name} is not in HIPIFY's tables: no known HIP counterpart")
             return name

@@ -9,7 +9,7 @@ from typing import Protocol
 from hipwizard.port.model import Diagnostic
 from hipwizard.port.scan import SourceFile
 
-Progress = Callable[[int, int, str], None]  # (done, total, current path)
+Progress = Callable[[int, int], None]  # (done, total)
 
 
 @dataclass

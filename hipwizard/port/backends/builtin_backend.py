@@ -22,5 +22,5 @@ class BuiltinBackend:
             t = self.translator.translate(src.text)
             out.append(BackendResult(src, t.text, t.diagnostics, t.stats))
             if progress:
-                progress(i + 1, len(files), src.path)
+                progress(i + 1, len(files))
         return out

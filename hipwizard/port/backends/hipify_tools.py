@@ -62,7 +62,7 @@ class HipifyPerlBackend:
             batch = files[start:start + BATCH]
             out.extend(self._run_batch(batch))
             if progress:
-                progress(min(start + BATCH, len(files)), len(files), batch[-1].path)
+                progress(min(start + BATCH, len(files)), len(files))
         return out
 
     def _run_batch(self, batch: list[SourceFile]) -> list[BackendResult]:
@@ -118,6 +118,6 @@ class HipifyClangBackend:
                 else:
                     results.append(BackendResult(src, src.text, warnings, stats, res.explain()))
                 if progress:
-                    progress(i + 1, len(files), src.path)
+                    progress(i + 1, len(files))
         shutil.rmtree(tmp, ignore_errors=True)
         return results
