@@ -1,0 +1,209 @@
+"""Launch ``llamafactory-cli train config.yaml`` from a run directory, detached from the caller.
+
+The run gets its own session (so closing the TUI or dropping SSH never signals it), writes stdout and
+stderr to ``train.log`` in the run directory (a file, never a pipe that can fill), and is recorded in
+``run.json`` (see ``manifest``) before ``launch`` returns. ``build_environment`` is separate and pure so
+the exact variables a run gets are testable without starting anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from hipwizard import __version__
+from hipwizard.errors import UserError
+from hipwizard.train.manifest import (
+    CONFIG_NAME,
+    EXIT_NAME,
+    LOG_NAME,
+    RunManifest,
+    load_manifest,
+)
+
+VERSIONED = ("llamafactory", "torch", "transformers", "peft", "accelerate", "deepspeed", "datasets")
+
+
+@dataclass
+class LaunchOptions:
+    """How to start a run. ``gpus`` None = every visible device; ``platform`` None = detect."""
+
+    gpus: list[int] | None = None
+    nproc_per_node: int | None = None
+    nnodes: int = 1
+    node_rank: int = 0
+    master_addr: str | None = None
+    master_port: int | None = None
+    platform: str | None = None  # "rocm", "cuda" or "cpu"
+    extra_env: dict[str, str] = field(default_factory=dict)
+    llamafactory_cli: str | None = None
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    """The run's config.yaml as a dict; UserError when it is missing or not a mapping."""
+    path = run_dir / CONFIG_NAME
+    if not run_dir.is_dir():
+        raise UserError(f"{run_dir} is not a run directory (it does not exist)")
+    if not path.is_file():
+        raise UserError(f"{run_dir} has no {CONFIG_NAME}: write one with `hipwizard train init` first")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path} is not readable YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path} does not hold a mapping of LLaMA-Factory options")
+    return data
+
+
+def output_dir_of(run_dir: Path, config: Mapping[str, Any]) -> Path:
+    """Where the trainer writes trainer_log.jsonl: ``output_dir``, relative to the run dir (its cwd)."""
+    out = config.get("output_dir")
+    if not out:
+        raise UserError(f"{run_dir / CONFIG_NAME} has no output_dir: LLaMA-Factory needs one")
+    path = Path(str(out)).expanduser()
+    return path if path.is_absolute() else (run_dir / path)
+
+
+def build_environment(config: Mapping[str, Any], options: LaunchOptions, platform: str,
+                      base: Mapping[str, str], output_dir: Path) -> tuple[dict[str, str], list[str]]:
+    """(variables to set, inherited variables to remove) for a run. Pure: no process is started."""
+    delta: dict[str, str] = {
+        "RECORD_VRAM": "1",  # trainer_log.jsonl then carries vram_allocated / vram_reserved
+        "PYTHONUNBUFFERED": "1",  # the log file gets lines as they happen
+        # LlamaBoard mode makes LLaMA-Factory treat SIGABRT as "stop and save" (see stop.py).
+        "LLAMABOARD_ENABLED": "1",
+        "LLAMABOARD_WORKDIR": str(output_dir),
+    }
+    removed: list[str] = []
+    uses_deepspeed = bool(config.get("deepspeed"))
+    if uses_deepspeed or options.nnodes > 1:
+        # llamafactory-cli only goes through torchrun (which DeepSpeed needs) when forced or multi-GPU.
+        delta["FORCE_TORCHRUN"] = "1"
+    nproc = options.nproc_per_node or (len(options.gpus) if options.gpus else None)
+    if nproc is None and platform == "cpu":
+        nproc = 1  # llamafactory would count 0 accelerators
+    if nproc is not None:
+        if nproc < 1:
+            raise UserError("NPROC_PER_NODE must be at least 1")
+        delta["NPROC_PER_NODE"] = str(nproc)
+    if options.nnodes > 1:
+        if not options.master_addr or not options.master_port:
+            raise UserError("a multi-node run needs --master-addr and --master-port")
+        if not 0 <= options.node_rank < options.nnodes:
+            raise UserError(f"node rank {options.node_rank} is outside 0..{options.nnodes - 1}")
+        delta.update(NNODES=str(options.nnodes), NODE_RANK=str(options.node_rank),
+                     MASTER_ADDR=options.master_addr, MASTER_PORT=str(options.master_port))
+    elif options.master_port:
+        delta["MASTER_PORT"] = str(options.master_port)
+    if options.gpus is not None:
+        ids = ",".join(str(g) for g in options.gpus)
+        if platform == "rocm":
+            # HIP honours HIP_VISIBLE_DEVICES; ROCR_VISIBLE_DEVICES filters one level below and an
+            # inherited CUDA_VISIBLE_DEVICES is applied again by torch on ROCm, so filtering twice
+            # would renumber devices: set exactly one selector.
+            delta["HIP_VISIBLE_DEVICES"] = ids
+            removed += [v for v in ("ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if v in base]
+        else:
+            delta["CUDA_VISIBLE_DEVICES"] = ids
+    if platform == "cpu":
+        delta.setdefault("CUDA_VISIBLE_DEVICES", "")  # never wander onto a GPU the user did not choose
+    delta.update(options.extra_env)
+    return delta, removed
+
+
+def find_llamafactory_cli(explicit: str | None = None) -> str:
+    if explicit:
+        return explicit
+    sibling = Path(sys.executable).parent / "llamafactory-cli"
+    if sibling.is_file() and os.access(sibling, os.X_OK):
+        return str(sibling)
+    found = shutil.which("llamafactory-cli")
+    if not found:
+        raise UserError("llamafactory-cli is not installed: pip install 'hipwizard[train]'")
+    return found
+
+
+def library_versions() -> dict[str, str]:
+    """Installed versions from package metadata (nothing is imported)."""
+    out = {"hipwizard": __version__, "python": sys.version.split()[0]}
+    for name in VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunManifest:
+    """Start the run in RUN_DIR and return its manifest (already saved). Raises UserError on bad input."""
+    from hipwizard.gpu import detect_platform
+    from hipwizard.train.runs import is_running
+
+    options = options or LaunchOptions()
+    run_dir = Path(run_dir).expanduser().resolve()
+    config = read_config(run_dir)
+    output_dir = output_dir_of(run_dir, config)
+    previous = load_manifest(run_dir)
+    if previous is not None and is_running(previous):
+        raise UserError(f"a run is already going in {run_dir} (pid {previous.pid}); stop it first")
+    platform = options.platform or detect_platform()
+    delta, removed = build_environment(config, options, platform, os.environ, output_dir)
+    env = {k: v for k, v in os.environ.items() if k not in removed}
+    env.update(delta)
+    command = [find_llamafactory_cli(options.llamafactory_cli), "train", CONFIG_NAME]
+    argv = [sys.executable, "-m", "hipwizard.train.supervise", str(run_dir), "--", *command]
+    log_path = run_dir / LOG_NAME
+    try:
+        (run_dir / EXIT_NAME).unlink(missing_ok=True)
+        log = open(log_path, "wb")
+    except OSError as exc:
+        raise UserError(f"cannot write in {run_dir}: {exc.strerror or exc}") from None
+    with log:
+        try:
+            proc = subprocess.Popen(argv, cwd=run_dir, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            raise UserError(f"cannot start {argv[0]}: {exc}") from None
+    _reap_in_background(proc)
+    started = time.time()
+    manifest = RunManifest(
+        run_dir=str(run_dir), name=str(config.get("run_name") or run_dir.name), command=command, argv=argv,
+        cwd=str(run_dir), env_delta=delta, env_removed=removed, pid=proc.pid, pgid=proc.pid,
+        pid_create_time=_create_time(proc.pid), started=datetime.fromtimestamp(started, timezone.utc)
+        .isoformat(timespec="seconds"), started_epoch=started, log=LOG_NAME, output_dir=str(output_dir),
+        platform=platform, versions=library_versions(),
+    )
+    try:
+        manifest.save()
+    except OSError as exc:
+        # A run nobody can find again must not keep going: take it down before reporting.
+        from hipwizard.train.stop import kill_group
+
+        kill_group(proc.pid)
+        raise UserError(f"cannot record the run in {run_dir}: {exc.strerror or exc}") from None
+    return manifest
+
+
+def _create_time(pid: int) -> float:
+    import psutil
+
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return 0.0
+
+
+def _reap_in_background(proc: subprocess.Popen) -> None:
+    """Collect the exit status when the supervisor ends, so a long-lived TUI leaves no zombie."""
+    threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()

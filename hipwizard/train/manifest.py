@@ -1,0 +1,77 @@
+"""The run manifest: what was launched, how, and how it ended — one JSON file in the run directory.
+
+``run.json`` is written atomically at launch (command, env delta, pid, pgid, start time, versions);
+``exit.json`` is written atomically when the run ends (by the supervisor with the exit code, or by
+``stop`` when it had to kill the group). Both survive the TUI, the SSH session and a reboot.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hipwizard.atomic import atomic_write_json
+
+MANIFEST_NAME = "run.json"
+EXIT_NAME = "exit.json"
+LOG_NAME = "train.log"
+CONFIG_NAME = "config.yaml"
+
+
+@dataclass
+class RunManifest:
+    """Everything needed to find, watch and stop a launched run later (from any process)."""
+
+    run_dir: str
+    name: str
+    command: list[str]  # what the user's run is: llamafactory-cli train config.yaml
+    argv: list[str]  # what was actually exec'd: the supervisor wrapping ``command``
+    cwd: str
+    env_delta: dict[str, str]
+    env_removed: list[str]
+    pid: int
+    pgid: int
+    pid_create_time: float  # psutil's create_time: tells our pid from a recycled one
+    started: str
+    started_epoch: float
+    log: str
+    output_dir: str
+    platform: str
+    versions: dict[str, str] = field(default_factory=dict)
+    version: int = 1
+
+    def save(self) -> None:
+        atomic_write_json(Path(self.run_dir) / MANIFEST_NAME, asdict(self))
+
+    @property
+    def log_path(self) -> Path:
+        return Path(self.run_dir) / self.log
+
+    @property
+    def trainer_log_path(self) -> Path:
+        return Path(self.output_dir) / "trainer_log.jsonl"
+
+
+def load_manifest(run_dir: str | Path) -> RunManifest | None:
+    """The manifest of a run directory, or None when it was never launched or the file is damaged."""
+    try:
+        data = json.loads((Path(run_dir) / MANIFEST_NAME).read_text(encoding="utf-8"))
+        fields = RunManifest.__dataclass_fields__
+        return RunManifest(**{k: v for k, v in data.items() if k in fields})
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def read_exit(run_dir: str | Path) -> dict[str, Any] | None:
+    """``exit.json``: {"returncode": int | None, "ended": iso, "stopped": bool, ...} or None while running."""
+    try:
+        data = json.loads((Path(run_dir) / EXIT_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_exit(run_dir: str | Path, **info: Any) -> None:
+    atomic_write_json(Path(run_dir) / EXIT_NAME, info)

@@ -1,0 +1,229 @@
+"""Headless run commands: ``hipwizard train run``, ``hipwizard runs``, ``hipwizard attach``, ``hipwizard stop``.
+
+``train run`` launches detached (its own session) and then, unless ``--detach``, streams progress
+lines; Ctrl-C there only stops watching — the run goes on (``hipwizard stop`` stops it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from hipwizard.errors import UserError
+from hipwizard.train.manifest import CONFIG_NAME
+
+POLL_S = 1.0
+
+
+def add_train_commands(train_sub) -> None:
+    p = train_sub.add_parser("run", help="launch llamafactory-cli train from a run dir or config (detached)")
+    p.add_argument("target", nargs="?", help="a run directory (with config.yaml) or a LLaMA-Factory config.yaml")
+    p.add_argument("--demo", action="store_true", help="a short LoRA run on the tiny demo model, on CPU")
+    p.add_argument("--detach", action="store_true", help="launch and return at once (see `hipwizard runs`)")
+    p.add_argument("--gpus", help="device ids to use, e.g. 0,1 (HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES)")
+    p.add_argument("--nproc", type=int, help="processes per node (NPROC_PER_NODE)")
+    p.add_argument("--nnodes", type=int, default=1)
+    p.add_argument("--node-rank", type=int, default=0)
+    p.add_argument("--master-addr")
+    p.add_argument("--master-port", type=int)
+    p.add_argument("--platform", choices=("rocm", "cuda", "cpu"), help="default: detected from /dev")
+    p.add_argument("--workspace", default=".", help="workspace that remembers the run (default: .)")
+    p.set_defaults(func=cmd_train_run)
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("runs", help="list training runs (running, finished, failed, stopped)")
+    p.add_argument("dirs", nargs="*", help="extra folders to search for run directories")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--workspace", default=".")
+    p.set_defaults(func=cmd_runs)
+    p = sub.add_parser("attach", help="show a run's whole history, then follow it")
+    p.add_argument("run_dir")
+    p.add_argument("--no-follow", action="store_true", help="print the history and state, then exit")
+    p.set_defaults(func=cmd_attach)
+    p = sub.add_parser("stop", help="stop a run: graceful first, then its whole process group")
+    p.add_argument("run_dir")
+    p.add_argument("--grace", type=float, default=60.0, help="seconds to let the Trainer save (default 60)")
+    p.set_defaults(func=cmd_stop)
+
+
+# --- train run ------------------------------------------------------------------------------------
+def _options(args):
+    from hipwizard.train.launcher import LaunchOptions
+
+    gpus = None
+    if args.gpus:
+        try:
+            gpus = [int(g) for g in args.gpus.split(",") if g.strip()]
+        except ValueError:
+            raise UserError(f"--gpus takes device numbers like 0,1 (got {args.gpus!r})") from None
+    return LaunchOptions(gpus=gpus, nproc_per_node=args.nproc, nnodes=args.nnodes, node_rank=args.node_rank,
+                         master_addr=args.master_addr, master_port=args.master_port, platform=args.platform)
+
+
+def resolve_target(target: str, runs_dir: Path) -> Path:
+    """A run directory for TARGET: the folder itself, the folder of its config.yaml, or a new run dir
+    under ``runs_dir`` holding a copy of a config that lives elsewhere."""
+    path = Path(target).expanduser()
+    if path.is_dir():
+        return path
+    if not path.exists():
+        raise UserError(f"{path} does not exist")
+    if path.suffix not in (".yaml", ".yml"):
+        raise UserError(f"{path} is neither a run directory nor a .yaml config")
+    if path.name == CONFIG_NAME:
+        return path.parent
+    run_dir = runs_dir / f"{path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    try:
+        run_dir.mkdir(parents=True)
+        shutil.copyfile(path, run_dir / CONFIG_NAME)
+    except OSError as exc:
+        raise UserError(f"cannot create run directory {run_dir}: {exc.strerror or exc}") from None
+    return run_dir
+
+
+def cmd_train_run(args) -> int:
+    from hipwizard.train.launcher import launch
+    from hipwizard.workspace import Workspace
+
+    ws = Workspace.open(args.workspace)
+    if args.demo == bool(args.target):
+        raise UserError("give a run directory or config.yaml, or --demo (one of them)")
+    options = _options(args)
+    if args.demo:
+        from hipwizard.train.demo_run import build_demo_assets, write_demo_run_dir
+
+        print("building the tiny demo model (offline, once) ...", flush=True)
+        run_dir = write_demo_run_dir(ws.runs_dir, build_demo_assets())
+        options.extra_env.update(DISABLE_VERSION_CHECK="1", HF_HUB_OFFLINE="1")
+        options.platform = options.platform or "cpu"
+    else:
+        run_dir = resolve_target(args.target, ws.runs_dir)
+    manifest = launch(run_dir, options)
+    remember_run(ws, manifest.run_dir)
+    print(f"launched {manifest.name}: pid {manifest.pid}, log {manifest.log_path}", flush=True)
+    if args.detach:
+        print(f"follow it with `hipwizard attach {manifest.run_dir}`; stop it with `hipwizard stop {manifest.run_dir}`")
+        return 0
+    return follow(manifest.run_dir)
+
+
+def remember_run(ws, run_dir: str) -> None:
+    """Record the run in the workspace (``train.json``: launched_runs) so ``runs`` finds it anywhere."""
+    try:
+        runs = [r for r in ws.read_state("train").get("launched_runs", []) if r != run_dir]
+        ws.update_state("train", launched_runs=[run_dir, *runs][:200], last_run=run_dir)
+    except OSError as exc:
+        print(f"hipwizard: warning: cannot record the run in the workspace: {exc}", file=sys.stderr)
+
+
+# --- following --------------------------------------------------------------------------------------
+def _print_new(watch, shown_points: int, shown_errors: list[str]) -> int:
+    from hipwizard.train.history import fmt_duration
+
+    for p in watch.history.points[shown_points:]:
+        parts = [f"step {p.step}/{p.total_steps}" if p.total_steps else f"step {p.step}", f"loss {p.loss:.4f}"]
+        if p.lr is not None:
+            parts.append(f"lr {p.lr:.2e}")
+        if p.elapsed_s is not None:
+            parts.append(f"elapsed {fmt_duration(p.elapsed_s)}")
+        print("  " + " · ".join(parts), flush=True)
+    for line in watch.scan.lines:
+        if line.level == "error" and line.text not in shown_errors:
+            shown_errors.append(line.text)
+            print(f"  ✖ {line.text}", flush=True)
+    return len(watch.history.points)
+
+
+def follow(run_dir: str, *, poll_s: float = POLL_S, follow_live: bool = True) -> int:
+    """Print the history so far, then new points, until the run ends. Exit code: 0 finished, 1 otherwise."""
+    from hipwizard.train.watch import RunWatch
+
+    watch = RunWatch(run_dir)
+    watch.attach()
+    shown_errors: list[str] = []
+    shown = _print_new(watch, 0, shown_errors)
+    try:
+        while follow_live and watch.state() == "running":
+            time.sleep(poll_s)
+            if watch.poll().reset:
+                print("  (the run started over: history cleared)")
+                shown = 0
+            shown = _print_new(watch, shown, shown_errors)
+    except KeyboardInterrupt:
+        print(f"\nstopped watching; the run goes on. `hipwizard stop {run_dir}` stops it.")
+        return 130
+    watch.poll()
+    _print_new(watch, shown, shown_errors)
+    return report_end(watch)
+
+
+def report_end(watch) -> int:
+    state = watch.state()
+    if watch.history.invalid_lines:
+        print(f"  ⚠ {watch.history.invalid_lines} line(s) of trainer_log.jsonl were not valid records (skipped)")
+    if state == "running":
+        print(f"◐ running · {watch.history.summary()}")
+        return 0
+    if state == "finished":
+        print(f"✔ finished · {watch.history.summary()}")
+        return 0
+    failure = watch.failure() if state in ("failed", "lost") else None
+    print(f"{'■' if state == 'stopped' else '✖'} {state} · {watch.history.summary()}")
+    if failure:
+        print(f"  cause: {failure.line}")
+        if failure.field:
+            print(f"  look at: {failure.field} in {Path(watch.run_dir) / CONFIG_NAME}")
+    return 1
+
+
+# --- runs / attach / stop -----------------------------------------------------------------------------
+def cmd_runs(args) -> int:
+    from hipwizard.train.runs import list_runs
+    from hipwizard.workspace import Workspace
+
+    ws = Workspace.open(args.workspace)
+    roots = [ws.runs_dir, *(Path(d) for d in args.dirs)]
+    roots += [Path(r) for r in ws.read_state("train").get("launched_runs", []) if Path(r).is_dir()]
+    infos = list_runs(roots)
+    if args.json:
+        print(json.dumps([i.to_json() for i in infos], indent=2))
+        return 0
+    if not infos:
+        print(f"no runs under {ws.runs_dir} (launch one with `hipwizard train run`)")
+        return 0
+    for i in infos:
+        progress = f"step {i.step}/{i.total_steps}" if i.step is not None else "no step yet"
+        loss = f" · loss {i.loss:.4g}" if isinstance(i.loss, (int, float)) else ""
+        print(f"{i.symbol} {i.state:<9} {i.name:<28} {progress}{loss} · {i.run_dir}")
+        if i.cause:
+            print(f"    cause: {i.cause}")
+    return 0
+
+
+def cmd_attach(args) -> int:
+    return follow(args.run_dir, follow_live=not args.no_follow)
+
+
+def cmd_stop(args) -> int:
+    from hipwizard.train.manifest import load_manifest
+    from hipwizard.train.stop import stop_run
+
+    manifest = load_manifest(Path(args.run_dir).expanduser().resolve())
+    if manifest is None:
+        raise UserError(f"{args.run_dir} has no run.json: nothing was launched there")
+    print(f"stopping {manifest.name} (graceful for up to {args.grace:g} s) ...", flush=True)
+    result = stop_run(manifest, grace_s=args.grace)
+    if not result.was_running:
+        print("the run was not running")
+        return 0
+    for step in result.steps:
+        print(f"  {step}")
+    if result.survivors:
+        print(f"✖ still alive: pids {', '.join(map(str, result.survivors))}", file=sys.stderr)
+        return 1
+    print(f"■ stopped in {result.elapsed_s:.1f} s; no process of the run is left")
+    return 0

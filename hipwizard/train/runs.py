@@ -1,0 +1,102 @@
+"""Find runs and say what each is doing: running, finished, failed, stopped or lost.
+
+State comes from the manifest and ``exit.json`` plus liveness of the run's processes (psutil), so it
+is right from any process — the TUI that launched the run, another terminal, or after a reboot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+from hipwizard.train.manifest import MANIFEST_NAME, RunManifest, load_manifest, read_exit
+from hipwizard.train.stop import STOP_MARK, run_processes
+
+RunState = Literal["running", "finished", "failed", "stopped", "lost", "not launched"]
+STATE_SYMBOL = {"running": "◐", "finished": "✔", "failed": "✖", "stopped": "■", "lost": "?", "not launched": "○"}
+
+
+@dataclass
+class RunInfo:
+    """One run as ``hipwizard runs`` lists it."""
+
+    run_dir: str
+    name: str
+    state: RunState
+    pid: int | None = None
+    started: str | None = None
+    ended: str | None = None
+    returncode: int | None = None
+    step: int | None = None
+    total_steps: int | None = None
+    loss: float | None = None
+    cause: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @property
+    def symbol(self) -> str:
+        return STATE_SYMBOL[self.state]
+
+
+def is_running(manifest: RunManifest) -> bool:
+    """True while any process of the run is alive."""
+    return bool(run_processes(manifest))
+
+
+def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, dict | None]:
+    if manifest is None:
+        return "not launched", None
+    if is_running(manifest):
+        return "running", None
+    end = read_exit(run_dir)
+    if end is None:
+        return "lost", None  # no process and no record of the end: killed with the machine, or kill -9
+    if end.get("stopped") or (run_dir / STOP_MARK).exists():
+        return "stopped", end
+    return ("finished" if end.get("returncode") == 0 else "failed"), end
+
+
+def run_info(run_dir: str | Path, *, with_progress: bool = True) -> RunInfo:
+    """The state of one run directory, with last step/loss and, for a failure, its cause in one line."""
+    from hipwizard.train.failure import diagnose_run
+    from hipwizard.train.tail import last_record
+
+    run_dir = Path(run_dir).resolve()
+    manifest = load_manifest(run_dir)
+    state, end = run_state(manifest, run_dir)
+    info = RunInfo(str(run_dir), manifest.name if manifest else run_dir.name, state)
+    if manifest is None:
+        return info
+    info.pid, info.started = manifest.pid, manifest.started
+    if end:
+        info.ended, info.returncode = end.get("ended"), end.get("returncode")
+    if with_progress:
+        rec = last_record(manifest.trainer_log_path)
+        if rec:
+            info.step, info.total_steps = rec.get("current_steps"), rec.get("total_steps")
+            with_loss = rec if "loss" in rec else last_record(manifest.trainer_log_path, key="loss")
+            info.loss = with_loss.get("loss") if with_loss else None
+    if state in ("failed", "lost"):
+        failure = diagnose_run(manifest)
+        info.cause = failure.line if failure else None
+    return info
+
+
+def find_run_dirs(roots: list[Path]) -> list[Path]:
+    """Run directories (holding run.json) at, or one or two levels below, each root."""
+    found: dict[Path, None] = {}
+    for root in roots:
+        root = Path(root).expanduser()
+        for pattern in (MANIFEST_NAME, f"*/{MANIFEST_NAME}", f"*/*/{MANIFEST_NAME}"):
+            for m in sorted(root.glob(pattern)):
+                found[m.parent.resolve()] = None
+    return list(found)
+
+
+def list_runs(roots: list[Path]) -> list[RunInfo]:
+    """Every run under the roots, newest first."""
+    infos = [run_info(d) for d in find_run_dirs(roots)]
+    return sorted(infos, key=lambda i: i.started or "", reverse=True)

@@ -1,0 +1,188 @@
+"""Stop a run: graceful first (the Trainer finishes its step and saves), then the whole group.
+
+1. SIGABRT to the trainer processes. The launcher sets ``LLAMABOARD_ENABLED=1``, under which
+   LLaMA-Factory's LogCallback turns SIGABRT into "stop training" — the Trainer then ends the loop
+   and saves, exactly as LlamaBoard's Abort button does. Only trainer processes get it: torchrun's
+   agent would die of SIGABRT and orphan its workers.
+2. After ``grace_s``: SIGTERM to the process group, then after ``term_s`` SIGKILL to the group and
+   to every descendant seen (a grandchild that left the group is still ours).
+3. Verify no process of the run survives; ``StopResult.survivors`` lists any that did.
+
+Blocking (it waits); the UI calls it from a thread worker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import psutil
+
+from hipwizard.train.manifest import RunManifest, read_exit, write_exit
+
+STOP_MARK = "stop_requested"
+
+
+@dataclass
+class StopResult:
+    """What ``stop_run`` did: signals sent in order, and any process still alive at the end."""
+
+    steps: list[str] = field(default_factory=list)
+    survivors: list[int] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    was_running: bool = True
+
+    @property
+    def clean(self) -> bool:
+        return not self.survivors
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def group_members(pgid: int) -> list[psutil.Process]:
+    """Live processes whose process group is ``pgid``."""
+    out = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and _alive(p):
+                out.append(p)
+        except (ProcessLookupError, PermissionError, psutil.Error, OSError):
+            continue
+    return out
+
+
+def leader(manifest: RunManifest) -> psutil.Process | None:
+    """The run's supervisor, if it is alive and is really ours (not a recycled pid)."""
+    try:
+        p = psutil.Process(manifest.pid)
+        if manifest.pid_create_time and abs(p.create_time() - manifest.pid_create_time) > 1.0:
+            return None
+        return p if _alive(p) else None
+    except psutil.Error:
+        return None
+
+
+def run_processes(manifest: RunManifest, seen: dict[int, psutil.Process] | None = None) -> dict[int, psutil.Process]:
+    """Every live process of the run: the group, the leader's descendants, and those seen before."""
+    procs: dict[int, psutil.Process] = {}
+    lead = leader(manifest)
+    candidates = list(seen.values()) if seen else []
+    if lead is not None:
+        candidates.append(lead)
+        try:
+            candidates += lead.children(recursive=True)
+        except psutil.Error:
+            pass
+    if lead is not None or seen:
+        candidates += group_members(manifest.pgid)
+    for p in candidates:
+        if _alive(p):
+            procs[p.pid] = p
+    return procs
+
+
+def _cmdline(p: psutil.Process) -> str:
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def trainer_processes(procs: dict[int, psutil.Process]) -> list[psutil.Process]:
+    """The processes running LLaMA-Factory's training loop: llamafactory in the command line and no
+    llamafactory descendant (so torchrun and the CLI wrapper above the workers are skipped)."""
+    lf = {pid: p for pid, p in procs.items() if "llamafactory" in _cmdline(p) and "hipwizard.train.supervise" not in _cmdline(p)}
+    out = []
+    for pid, p in lf.items():
+        try:
+            kids = {c.pid for c in p.children(recursive=True)}
+        except psutil.Error:
+            kids = set()
+        if not kids & set(lf):
+            out.append(p)
+    return out
+
+
+def _signal_all(procs, sig) -> None:
+    for p in procs:
+        try:
+            p.send_signal(sig)
+        except psutil.Error:
+            pass
+
+
+def _wait_gone(manifest: RunManifest, seen: dict[int, psutil.Process], timeout: float, poll: float) -> dict[int, psutil.Process]:
+    deadline = time.monotonic() + timeout
+    while True:
+        seen.update(run_processes(manifest, seen))
+        live = {pid: p for pid, p in seen.items() if _alive(p)}
+        if not live or time.monotonic() >= deadline:
+            return live
+        time.sleep(poll)
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_run(manifest: RunManifest, *, grace_s: float = 60.0, term_s: float = 15.0, poll: float = 0.2) -> StopResult:
+    """Stop the run of ``manifest`` and verify nothing of it survives. Safe on a finished run."""
+    start = time.monotonic()
+    result = StopResult()
+    seen = run_processes(manifest)
+    if not seen:
+        result.was_running = False
+        return result
+    try:
+        (Path(manifest.run_dir) / STOP_MARK).write_text(_now() + "\n")
+    except OSError:
+        pass  # a read-only run dir must not prevent stopping
+    trainers = trainer_processes(seen)
+    if trainers and grace_s > 0:
+        _signal_all(trainers, signal.SIGABRT)
+        result.steps.append(f"SIGABRT to trainer pid {', '.join(str(p.pid) for p in trainers)} (graceful: save and stop)")
+        live = _wait_gone(manifest, seen, grace_s, poll)
+    else:
+        live = {pid: p for pid, p in seen.items() if _alive(p)}
+    if live:
+        _killpg(manifest.pgid, signal.SIGTERM)
+        _signal_all(live.values(), signal.SIGTERM)
+        result.steps.append("SIGTERM to the process group")
+        live = _wait_gone(manifest, seen, term_s, poll)
+    if live:
+        kill_group(manifest.pgid)
+        _signal_all(live.values(), signal.SIGKILL)
+        result.steps.append("SIGKILL to the process group and every descendant")
+        live = _wait_gone(manifest, seen, 5.0, poll)
+    result.survivors = sorted(live)
+    result.elapsed_s = time.monotonic() - start
+    if read_exit(manifest.run_dir) is None:
+        # The supervisor was killed before it could record the end: record it here.
+        try:
+            write_exit(manifest.run_dir, returncode=None, ended=_now(), stopped=True, steps=result.steps)
+        except OSError:
+            pass
+    return result
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

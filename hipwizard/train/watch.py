@@ -1,0 +1,89 @@
+"""Watch one run: its trainer log, its stdout log, its state — the core behind ``attach`` and the Run tab.
+
+``RunWatch.attach()`` loads the history so far (fast even for huge logs, see ``tail``); ``poll()``
+reads only what is new and says how much came in, so a caller can redraw only when something changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hipwizard.errors import UserError
+from hipwizard.train.failure import Failure, diagnose_run
+from hipwizard.train.history import RunHistory
+from hipwizard.train.logscan import StdoutScan
+from hipwizard.train.manifest import RunManifest, load_manifest
+from hipwizard.train.runs import RunState, run_state
+from hipwizard.train.tail import FileTail, TrainerLogTail
+
+STDOUT_ATTACH_BYTES = 256 * 1024  # the log view shows recent lines; older ones stay in the file
+
+
+@dataclass
+class WatchUpdate:
+    points: int = 0  # new trainer records
+    lines: int = 0  # new stdout lines
+    reset: bool = False  # the run started over (overwrite): history was cleared
+    invalid: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.points or self.lines or self.reset)
+
+
+class RunWatch:
+    """Follows the run in ``run_dir`` (which must have been launched: it needs ``run.json``)."""
+
+    def __init__(self, run_dir: str | Path):
+        run_dir = Path(run_dir).expanduser().resolve()
+        manifest = load_manifest(run_dir)
+        if manifest is None:
+            if not run_dir.is_dir():
+                raise UserError(f"{run_dir} does not exist")
+            raise UserError(f"{run_dir} has no run.json: it was never launched (`hipwizard train run {run_dir}`)")
+        self.run_dir = run_dir
+        self.manifest: RunManifest = manifest
+        self.trainer = TrainerLogTail(manifest.trainer_log_path)
+        self.stdout = FileTail(manifest.log_path)
+        self.history = RunHistory()
+        self.scan = StdoutScan()
+
+    def attach(self) -> WatchUpdate:
+        batch = self.trainer.attach()
+        self.history.add(batch.records, batch.invalid)
+        self.history.sampled = batch.sampled
+        try:
+            size = self.manifest.log_path.stat().st_size
+        except OSError:
+            size = 0
+        if size > STDOUT_ATTACH_BYTES:
+            from hipwizard.train.tail import _line_start_after
+
+            self.stdout.poll(max_bytes=0)
+            self.stdout.skip_to(_line_start_after(self.manifest.log_path, size - STDOUT_ATTACH_BYTES))
+        lines = 0
+        while True:
+            chunk = self.stdout.poll()
+            self.scan.feed(chunk.lines)
+            lines += len(chunk.lines)
+            if not chunk.more:
+                break
+        return WatchUpdate(len(batch.records), lines, False, batch.invalid)
+
+    def poll(self) -> WatchUpdate:
+        batch = self.trainer.poll()
+        if batch.reset:
+            self.history.reset()
+        self.history.add(batch.records, batch.invalid)
+        chunk = self.stdout.poll()
+        if chunk.reset:
+            self.scan.reset()
+        self.scan.feed(chunk.lines)
+        return WatchUpdate(len(batch.records), len(chunk.lines), batch.reset or chunk.reset, batch.invalid)
+
+    def state(self) -> RunState:
+        return run_state(self.manifest, self.run_dir)[0]
+
+    def failure(self) -> Failure | None:
+        return diagnose_run(self.manifest)
