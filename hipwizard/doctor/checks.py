@@ -1,0 +1,35 @@
+"""All checks, in checklist order: EnvReport + CompatMatrix -> [Check].
+
+Each check says its status (ok / warn / fail / n/a), what was found, why it matters and the fix. On an
+NVIDIA machine AMD-only checks are n/a ("source side"); on a machine with no GPU every GPU check says so
+and why it is skipped.
+"""
+
+from __future__ import annotations
+
+from hipwizard.doctor import checks_gpu as gpu
+from hipwizard.doctor import checks_stack as stack
+from hipwizard.doctor.context import CheckContext
+from hipwizard.doctor.matrix import CompatMatrix
+from hipwizard.doctor.models import Check, EnvReport
+
+CHECKS = (
+    gpu.check_gpu, gpu.check_driver, gpu.check_rocm, gpu.check_arch, gpu.check_partitions, gpu.check_bf16,
+    stack.check_torch_build, stack.check_torch_rocm_match, stack.check_torch_devices,
+    stack.check_deepspeed, stack.check_flash_attn, stack.check_bitsandbytes, stack.check_llamafactory,
+    gpu.check_toolchain, stack.check_probes,
+)
+
+
+def run_checks(env: EnvReport, matrix: CompatMatrix) -> list[Check]:
+    """Every check on ``env``. A check that crashes becomes a warn line naming the bug, not a traceback."""
+    ctx = CheckContext(env, matrix)
+    out: list[Check] = []
+    for fn in CHECKS:
+        try:
+            out.append(fn(ctx))
+        except Exception as exc:  # a bug in one check must not hide the others
+            name = fn.__name__.removeprefix("check_")
+            out.append(Check(name, name, "warn", f"this check failed internally: {type(exc).__name__}: {exc}",
+                             "hipwizard bug", "please report it with `hipwizard doctor --record DIR`"))
+    return out

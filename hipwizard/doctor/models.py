@@ -1,0 +1,223 @@
+"""What the doctor knows: parse results, GPUs, the Python stack, the environment and the checks.
+
+Plain dataclasses (stdlib only) so that importing them costs nothing on the path to the first frame.
+Every model turns into JSON-ready dicts with ``to_dict`` and back with ``from_dict`` (the saved report
+in the workspace, ``hipwizard doctor --json``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Generic, Literal, TypeVar
+
+T = TypeVar("T")
+
+CheckStatus = Literal["ok", "warn", "fail", "n/a"]
+
+# State is never colour-only: every status has a symbol and a word.
+STATUS_SYMBOL: dict[str, str] = {"ok": "✔", "warn": "⚠", "fail": "✖", "n/a": "–"}
+STATUS_WORD: dict[str, str] = {"ok": "ok", "warn": "warn", "fail": "fail", "n/a": "n/a"}
+
+
+@dataclass
+class Parsed(Generic[T]):
+    """A parser's answer: the value it could read, and what it could not read (errors are values)."""
+
+    value: T
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class GpuInfo:
+    """One GPU as a tool reported it. For a partitioned MI300X each logical GPU is one entry."""
+
+    index: int
+    vendor: Literal["amd", "nvidia"]
+    name: str = ""
+    gfx: str = ""  # base target, e.g. "gfx942" (no feature suffixes)
+    gfx_full: str = ""  # e.g. "gfx942:sramecc+:xnack-"
+    vram_bytes: int | None = None
+    compute_partition: str = ""  # SPX, DPX, QPX, CPX (MI300)
+    memory_partition: str = ""  # NPS1, NPS4
+    bdf: str = ""
+    uuid: str = ""
+    compute_capability: str = ""  # NVIDIA only, e.g. "9.0"
+    driver_version: str = ""
+    source: str = ""  # which tool said so
+
+    @property
+    def is_partition(self) -> bool:
+        """True when this logical GPU is one partition of a physical device (never sum their VRAM)."""
+        return self.compute_partition.upper() in {"DPX", "TPX", "QPX", "CPX"}
+
+    @property
+    def vram_gib(self) -> float | None:
+        return None if self.vram_bytes is None else self.vram_bytes / 2**30
+
+
+@dataclass
+class ToolView:
+    """What one tool said: the GPUs it listed, whether the amdgpu driver is usable, versions it printed."""
+
+    tool: str
+    gpus: list[GpuInfo] = field(default_factory=list)
+    driver_loaded: bool | None = None  # None: the output said nothing either way
+    driver_note: str = ""  # the tool's own words when the driver is not usable
+    versions: dict[str, str] = field(default_factory=dict)  # "rocm", "amdgpu", "tool", "kfd"
+
+
+@dataclass
+class TorchInfo:
+    """The Python side as the subprocess probe (or a pasted collect_env) saw it."""
+
+    python: str = ""
+    torch: str = ""
+    hip: str = ""  # torch.version.hip
+    cuda: str = ""  # torch.version.cuda
+    device_count: int = 0
+    devices: list[dict[str, Any]] = field(default_factory=list)  # name, gcnArchName, capability, total_memory
+    torch_error: str = ""  # why torch could not be imported or queried
+    packages: dict[str, str] = field(default_factory=dict)  # distribution -> version ("" = not installed)
+    llamafactory_requires: list[str] = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def packages_reported(self) -> bool:
+        """True when library versions are known (the probe reports them; a pasted collect_env does not)."""
+        return self.source != "collect_env" and bool(self.packages)
+
+
+@dataclass
+class DeepSpeedOps:
+    """The op table of ``ds_report``: op -> (installed, compatible)."""
+
+    ops: dict[str, tuple[bool, bool]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    torch_hip: str = ""
+    torch_cuda: str = ""
+    deepspeed: str = ""
+
+
+@dataclass
+class ProbeRecord:
+    """One probe run: what ran and how it went (the parsed value lives in the EnvReport)."""
+
+    name: str
+    argv: list[str]
+    status: str
+    explanation: str
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EnvReport:
+    """Everything the probes found, merged: the input of the checks."""
+
+    gpus: list[GpuInfo] = field(default_factory=list)
+    gpu_source: str = ""  # the tool whose GPU list was used
+    rocm_version: str = ""
+    rocm_version_source: str = ""
+    hip_version: str = ""  # hipconfig --version
+    amdgpu_driver: str = ""  # kernel driver version, "" if unknown
+    amd_driver_loaded: bool | None = None  # None: nothing said either way
+    amd_driver_note: str = ""  # the tool's own words when it is not loaded
+    rocm_tools_present: bool = False
+    hipcc_present: bool = False
+    nvidia_driver: str = ""
+    torch: TorchInfo = field(default_factory=TorchInfo)
+    deepspeed_ops: DeepSpeedOps | None = None
+    probes: list[ProbeRecord] = field(default_factory=list)
+
+    @property
+    def amd_gpus(self) -> list[GpuInfo]:
+        return [g for g in self.gpus if g.vendor == "amd"]
+
+    @property
+    def nvidia_gpus(self) -> list[GpuInfo]:
+        return [g for g in self.gpus if g.vendor == "nvidia"]
+
+    def probe(self, name: str) -> ProbeRecord | None:
+        return next((p for p in self.probes if p.name == name), None)
+
+
+@dataclass
+class Check:
+    """One line of the checklist: status, what was found, why it matters, how to fix it."""
+
+    id: str
+    title: str
+    status: CheckStatus
+    found: str
+    why: str
+    fix: str = ""
+
+    @property
+    def symbol(self) -> str:
+        return STATUS_SYMBOL[self.status]
+
+    @property
+    def label(self) -> str:
+        """Symbol and word: the status readable without colour."""
+        return f"{STATUS_SYMBOL[self.status]} {STATUS_WORD[self.status]}"
+
+
+@dataclass
+class DoctorReport:
+    """The doctor's answer: the environment, the checks, and where the outputs came from."""
+
+    env: EnvReport
+    checks: list[Check]
+    origin: str = "live"  # "live" or "replay of DIR"
+    hipwizard_version: str = ""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {"ok": 0, "warn": 0, "fail": 0, "n/a": 0}
+        for c in self.checks:
+            out[c.status] += 1
+        return out
+
+    @property
+    def failed(self) -> bool:
+        return any(c.status == "fail" for c in self.checks)
+
+    def summary(self) -> str:
+        """One line, e.g. '7 ok, 2 warn, 1 fail, 3 n/a'."""
+        c = self.counts
+        return f"{c['ok']} ok, {c['warn']} warn, {c['fail']} fail, {c['n/a']} n/a"
+
+    def to_dict(self) -> dict[str, Any]:
+        env = asdict(self.env)
+        env["gpus"] = [dict(asdict(g), is_partition=g.is_partition) for g in self.env.gpus]
+        return {
+            "hipwizard": self.hipwizard_version,
+            "origin": self.origin,
+            "summary": self.summary(),
+            "counts": self.counts,
+            "checks": [asdict(c) for c in self.checks],
+            "env": env,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "DoctorReport":
+        """Rebuild a saved report; unknown keys (from newer versions) are ignored."""
+        env_d = dict(data.get("env") or {})
+        env = EnvReport(**_known(EnvReport, env_d, skip={"gpus", "torch", "deepspeed_ops", "probes"}))
+        env.gpus = [GpuInfo(**_known(GpuInfo, g)) for g in env_d.get("gpus") or []]
+        env.torch = TorchInfo(**_known(TorchInfo, env_d.get("torch") or {}))
+        if env_d.get("deepspeed_ops"):
+            ds = env_d["deepspeed_ops"]
+            env.deepspeed_ops = DeepSpeedOps(**_known(DeepSpeedOps, ds))
+            env.deepspeed_ops.ops = {k: (bool(v[0]), bool(v[1])) for k, v in (ds.get("ops") or {}).items()}
+        env.probes = [ProbeRecord(**_known(ProbeRecord, p)) for p in env_d.get("probes") or []]
+        checks = [Check(**_known(Check, c)) for c in data.get("checks") or []]
+        return cls(env, checks, data.get("origin", "live"), data.get("hipwizard", ""))
+
+
+def _known(cls, data: dict[str, Any], skip: set[str] = frozenset()) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)} - set(skip)
+    return {k: v for k, v in data.items() if k in names}

@@ -1,0 +1,212 @@
+"""Parsers for ``amd-smi``: ``static``/``list`` as JSON (a list of GPUs, or ``{"gpu_data": [...]}`` in newer
+versions) or as indented text, the ``version`` line, the no-argument banner and ROCm 7's default table view.
+
+JSON and text are both turned into one nested dict with lower-case keys, so a single extractor reads them;
+keys are looked up by name wherever they sit, so new sections in unseen versions do not break it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hipwizard.doctor.models import GpuInfo, Parsed, ToolView
+from hipwizard.doctor.parse_rocm import driver_down_note
+from hipwizard.doctor.rawtext import find_gfx, size_to_bytes, strip_ansi
+
+_NA = {"", "n/a", "na", "none", "unknown"}
+_LIB_MISSING = re.compile(r"KeyError: 'libamd_smi\.so'|Unable to find libamd_smi\.so|libamd_smi\.so: cannot open")
+_VERSION_FIELDS = {
+    "rocm": re.compile(r"ROCm version:\s*([^|\s]+)", re.IGNORECASE),
+    "amdgpu": re.compile(r"amdgpu version:\s*([^|\s]+)", re.IGNORECASE),
+    "tool": re.compile(r"(?:AMDSMI Tool:|AMD-SMI|Version:)\s*([0-9][^|\s]*)", re.IGNORECASE),
+}
+
+
+def parse_versions(text: str) -> dict[str, str]:
+    """ROCm / amdgpu / amd-smi versions from a version line, banner or table header ("N/A" dropped)."""
+    text = strip_ansi(text or "")
+    out: dict[str, str] = {}
+    for key, rx in _VERSION_FIELDS.items():
+        m = rx.search(text)
+        if m and m.group(1).strip().lower() not in _NA:
+            value = m.group(1).strip()
+            # amdgpu "version" of in-kernel drivers is a whole uname string: keep the kernel release only
+            if key == "amdgpu" and value.lower().startswith("linuxversion"):
+                value = value[len("linuxversion"):].split("(")[0]
+            out[key] = value
+    return out
+
+
+def _common(view: ToolView, text: str) -> list[str]:
+    problems: list[str] = []
+    note = driver_down_note(text)
+    if note:
+        view.driver_loaded, view.driver_note = False, note
+    if _LIB_MISSING.search(text):
+        problems.append("amd-smi cannot load libamd_smi.so: ROCm's amd-smi-lib is not installed on this machine")
+    view.versions.update(parse_versions(text))
+    return problems
+
+
+def parse_amdsmi(stdout: str, stderr: str = "", what: str = "amd-smi") -> Parsed[ToolView]:
+    """Any of ``amd-smi static|list [--json]``, ``amd-smi version``, plain ``amd-smi`` -> ToolView."""
+    stdout, stderr = strip_ansi(stdout or ""), strip_ansi(stderr or "")
+    view = ToolView(what)
+    problems = _common(view, stdout + "\n" + stderr)
+    body = stdout.strip()
+    if not body:
+        if not problems and view.driver_loaded is None and not view.versions:
+            problems.append(f"{what}: empty output")
+        return Parsed(view, problems)
+    if body.lstrip().startswith(("[", "{")) or "\n[" in body or "\n{" in body:
+        tree, err = _json_tree(body)
+        if err:
+            problems.append(f"{what}: {err}")
+        gpus = _gpu_dicts_from_json(tree)
+    elif "+---" in body and "|" in body:
+        view.gpus = _default_view_gpus(body)
+        gpus = []
+    else:
+        gpus = [(i, d) for i, d in _text_tree_gpus(body)]
+    for index, data in gpus:
+        view.gpus.append(_gpu_from_tree(index, data, what))
+    if view.gpus:
+        view.driver_loaded = True
+    elif not problems and not view.versions and view.driver_loaded is None:
+        problems.append(f"{what}: found no GPU entries")
+    return Parsed(view, problems)
+
+
+def _json_tree(text: str) -> tuple[Any, str]:
+    start = min([i for i in (text.find("["), text.find("{")) if i >= 0], default=-1)
+    try:
+        return json.loads(text[start:]), ""
+    except ValueError as exc:
+        return None, f"output is not complete JSON ({exc.msg} at char {exc.pos})"
+
+
+def _lower_keys(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k).strip().lower().replace(" ", "_"): _lower_keys(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_lower_keys(v) for v in obj]
+    return obj
+
+
+def _gpu_dicts_from_json(tree: Any) -> list[tuple[int, dict]]:
+    tree = _lower_keys(tree)
+    if isinstance(tree, dict):
+        if isinstance(tree.get("gpu_data"), list):
+            tree = tree["gpu_data"]
+        elif "gpu" in tree:
+            tree = [tree]
+        else:  # {"gpu_0": {...}} or {"GPU: 0": {...}}
+            tree = [dict(v, gpu=_int(k)) for k, v in tree.items() if isinstance(v, dict) and re.search(r"\d", k)]
+    if not isinstance(tree, list):
+        return []
+    out = []
+    for pos, item in enumerate(tree):
+        if isinstance(item, dict) and "cpu" not in item:
+            out.append((_int(item.get("gpu"), pos), item))
+    return out
+
+
+def _int(value: Any, default: int = 0) -> int:
+    m = re.search(r"\d+", str(value)) if value is not None else None
+    return int(m.group(0)) if m else default
+
+
+def _find(tree: Any, *keys: str) -> Any:
+    """The first value under any of ``keys``, searching the nested dict depth-first."""
+    if isinstance(tree, dict):
+        for key in keys:
+            if key in tree and not isinstance(tree[key], (dict, list)) and str(tree[key]).strip().lower() not in _NA:
+                return tree[key]
+            if key in tree and isinstance(tree[key], dict) and {"value", "unit"} <= set(tree[key]):
+                return tree[key]
+        for value in tree.values():
+            found = _find(value, *keys)
+            if found is not None:
+                return found
+    elif isinstance(tree, list):
+        for value in tree:
+            found = _find(value, *keys)
+            if found is not None:
+                return found
+    return None
+
+
+def _gpu_from_tree(index: int, data: dict, what: str) -> GpuInfo:
+    name = _find({k: v for k, v in data.items() if k != "process_list"}, "market_name", "product_name") or ""
+    gfx_src = _find(data, "target_graphics_version", "gfx_version", "target_gfx_version") or ""
+    base, full = find_gfx(str(gfx_src))
+    vram = data.get("vram", {}) if isinstance(data.get("vram"), dict) else {}
+    size = vram.get("size") if vram else None
+    driver = data.get("driver", {}) if isinstance(data.get("driver"), dict) else {}
+    return GpuInfo(
+        index=index, vendor="amd", name=str(name), gfx=base, gfx_full=full or base,
+        vram_bytes=size_to_bytes(size, default_unit="MB") if size not in (None, "N/A") else None,
+        compute_partition=str(_find(data, "compute_partition", "current_compute_partition") or "").upper(),
+        memory_partition=str(_find(data, "memory_partition", "current_memory_partition") or "").upper(),
+        bdf=str(_find(data, "bdf") or ""), uuid=str(_find(data, "uuid") or ""),
+        driver_version=str(driver.get("version", "") or ""), source=what,
+    )
+
+
+_TREE_LINE = re.compile(r"^(\s*)([^:]+?):\s*(.*?)\s*$")
+
+
+def _text_tree_gpus(text: str) -> list[tuple[int, dict]]:
+    """Indented ``KEY: value`` text -> [(gpu index, nested dict)] for every top-level ``GPU: N`` block."""
+    roots: list[tuple[str, str, dict]] = []  # (top key, its value, children)
+    stack: list[tuple[int, dict]] = []
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        m = _TREE_LINE.match(raw.replace("\t", "    "))
+        if not m:
+            continue
+        indent, key, value = len(m.group(1)), m.group(2).strip().lower().replace(" ", "_"), m.group(3)
+        if indent == 0 or not stack:
+            node: dict = {}
+            roots.append((key, value, node))
+            stack = [(indent, node)]
+            continue
+        while len(stack) > 1 and stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1]
+        if value == "":
+            child: dict = {}
+            parent.setdefault(key, child)
+            stack.append((indent, parent[key] if isinstance(parent[key], dict) else child))
+        else:
+            parent.setdefault(key, value)
+    return [(_int(v), node) for k, v, node in roots if k == "gpu"]
+
+
+_VIEW_NAME = re.compile(r"^\|\s*([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])\s+(.+?)\s*\|", re.IGNORECASE)
+_VIEW_IDS = re.compile(r"^\|\s*(\d+)\s+\S+\s+\S+\s+([A-Z]PX)?/?(NPS\d)?\s*\|(.*)\|", re.IGNORECASE)
+_VIEW_MEM = re.compile(r"(\d+)\s*/\s*(\d+)\s*MB")
+
+
+def _default_view_gpus(text: str) -> list[GpuInfo]:
+    """ROCm 7's ``amd-smi`` table: a BDF + name row, then a GPU / partition / memory row."""
+    gpus: list[GpuInfo] = []
+    pending: tuple[str, str] | None = None
+    for line in text.splitlines():
+        m = _VIEW_NAME.match(line.strip())
+        if m:
+            pending = (m.group(1), m.group(2))
+            continue
+        ids = _VIEW_IDS.match(line.strip())
+        if ids and pending:
+            mem = _VIEW_MEM.search(ids.group(4))
+            gpus.append(GpuInfo(
+                index=int(ids.group(1)), vendor="amd", name=pending[1], bdf=pending[0],
+                compute_partition=(ids.group(2) or "").upper(), memory_partition=(ids.group(3) or "").upper(),
+                vram_bytes=int(mem.group(2)) * 2**20 if mem else None, source="amd-smi",
+            ))
+            pending = None
+    return gpus

@@ -1,0 +1,102 @@
+"""The probes: which programs the doctor runs, each through the runner seam, all at once.
+
+A probe only runs a program and keeps its RunResult; turning text into models is the parsers' job.
+Files (``/opt/rocm/.info/version``, ``/sys/module/amdgpu/version``) are read with ``cat`` through the same
+seam, so a recording holds them too and ``--replay`` sees exactly what the user's machine said.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable
+
+from hipwizard.runner import RunResult, Runner
+
+DEFAULT_TIMEOUT_S = 30.0
+# The Python probe imports torch, transformers and deepspeed in a fresh interpreter: give it longer.
+SLOW_PROBE_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A named command. ``slow`` probes get ``SLOW_PROBE_FACTOR`` times the timeout."""
+
+    name: str
+    argv: tuple[str, ...]
+    slow: bool = False
+
+
+def _venv_tool(name: str) -> str:
+    """A console script of this interpreter's environment (e.g. ``ds_report`` in an unactivated venv)."""
+    candidate = os.path.join(os.path.dirname(sys.executable), name)
+    return candidate if os.access(candidate, os.X_OK) else name
+
+
+def default_probes() -> tuple[Probe, ...]:
+    """Every probe of a doctor run, in report order."""
+    return (
+        Probe("rocminfo", ("rocminfo",)),
+        Probe("amd-smi", ("amd-smi",)),  # ROCm 7: the summary table; older: the banner with versions
+        Probe("amd-smi version", ("amd-smi", "version")),
+        Probe("amd-smi list", ("amd-smi", "list", "--json")),
+        Probe("amd-smi static", ("amd-smi", "static", "--json")),
+        Probe("rocm-smi", ("rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json")),
+        Probe("rocm-smi concise", ("rocm-smi",)),  # the only rocm-smi view with the partition column
+        Probe("hipconfig", ("hipconfig", "--version")),
+        Probe("rocm version file", ("cat", "/opt/rocm/.info/version")),
+        Probe("amdgpu version", ("cat", "/sys/module/amdgpu/version")),
+        Probe("amdgpu modinfo", ("modinfo", "-F", "version", "amdgpu")),
+        Probe(
+            "nvidia-smi",
+            ("nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,compute_cap,pci.bus_id,uuid",
+             "--format=csv,nounits"),
+        ),
+        Probe("python", (sys.executable, "-m", "hipwizard.doctor.pyprobe"), slow=True),
+        Probe("ds_report", (_venv_tool("ds_report"),), slow=True),
+    )
+
+
+# When a JSON form is refused (older amd-smi), the plain-text form answers instead.
+TEXT_FALLBACKS: dict[str, tuple[str, ...]] = {
+    "amd-smi list": ("amd-smi", "list"),
+    "amd-smi static": ("amd-smi", "static"),
+}
+
+
+def run_probes(
+    runner: Runner,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    probes: tuple[Probe, ...] | None = None,
+    on_done: Callable[[str, RunResult], None] | None = None,
+) -> dict[str, RunResult]:
+    """Run every probe concurrently (each waits on its own program) and return name -> RunResult.
+
+    ``on_done(name, result)`` is called from worker threads as each probe finishes (for progress).
+    Never raises for a tool's behaviour: missing, hanging and failing tools are RunResult statuses.
+    """
+    probes = probes or default_probes()
+
+    def one(probe: Probe) -> tuple[str, RunResult]:
+        limit = timeout * (SLOW_PROBE_FACTOR if probe.slow else 1.0)
+        try:
+            res = runner.run(probe.argv, timeout=limit)
+            fallback = TEXT_FALLBACKS.get(probe.name)
+            if fallback and res.status == "failed" and _refused_json(res):
+                res = runner.run(fallback, timeout=limit)
+        except Exception as exc:  # a broken runner must not take the whole report down
+            res = RunResult(probe.argv, "error", note=f"{type(exc).__name__}: {exc}")
+        if on_done is not None:
+            on_done(probe.name, res)
+        return probe.name, res
+
+    with ThreadPoolExecutor(max_workers=len(probes)) as pool:
+        results = dict(pool.map(one, probes))
+    return {p.name: results[p.name] for p in probes}
+
+
+def _refused_json(res: RunResult) -> bool:
+    text = res.output.lower()
+    return "unrecognized arguments" in text or "invalid choice" in text or "no json" in text
