@@ -157,9 +157,13 @@ def parse_field(name: str, text: str) -> Any:
             raw = False
         else:
             raise ValueError(f"{name}: expected true or false, got {text!r}")
-    candidate = {name: raw}
+    if isinstance(raw, str) and raw.lstrip("-").isdigit():
+        try:  # Literal[0, 2, 3] and friends do not coerce text: offer the number first
+            return getattr(TrainConfig.model_validate({name: int(raw)}), name)
+        except ValidationError:
+            pass
     try:
-        return TrainConfig.model_validate(candidate).__getattribute__(name)
+        return getattr(TrainConfig.model_validate({name: raw}), name)
     except ValidationError as exc:
         raise ValueError(describe_errors(exc)[0][1]) from None
 

@@ -80,6 +80,8 @@ def check_config(config: TrainConfig, ctx: RuleContext) -> list[ConfigIssue]:
     _check_template(config, ctx, add)
     _check_model(config, ctx, add)
 
+    if not config.do_train:
+        add("do_train", "warning", "do_train is off: llamafactory-cli train would load everything and not train")
     if not config.output_dir:
         add("output_dir", "error", "output_dir is empty: LLaMA-Factory needs a folder for checkpoints")
     if config.max_steps == -1 and config.num_train_epochs <= 0:
