@@ -1,0 +1,81 @@
+"""Every risk rule: one snippet it must flag, one it must not (and never inside comments or strings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hipwizard.port.risk_rules import RULES, RULES_BY_ID
+from hipwizard.port.risks import find_risks
+
+# rule id -> (code that must be flagged, similar code that must not be)
+CASES: dict[str, tuple[str, str]] = {
+    "WARP32_LITERAL": ("#define WARP_SIZE 32", "#define BLOCK_SIZE 32"),
+    "LANE_MASK_31": ("int lane = threadIdx.x & 31;", "int lane = threadIdx.x % warpSize;"),
+    "SHFL_LOOP_16": ("for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down(v, offset);",
+                     "for (int offset = warpSize / 2; offset > 0; offset /= 2) v += __shfl_down(v, offset);"),
+    "FULL_MASK_32": ("v = __shfl_xor_sync(0xffffffff, v, 1);", "v = __shfl_xor_sync(0xffffffffffffffffull, v, 1);"),
+    "SYNC_WARP_BUILTINS": ("v += __shfl_down_sync(mask, v, 4);", "v += __shfl_down(v, 4);"),
+    "BALLOT_32BIT": ("unsigned int m = __ballot_sync(mask, pred);", "unsigned long long m = __ballot(pred);"),
+    "POPC_FFS_MASK": ("int n = __popc(mask);", "int n = __popcll(mask);"),
+    "LANE_SHIFT_1U": ("unsigned bit = 1u << lane_id;", "unsigned long long bit = 1ull << lane_id;"),
+    "WARPSIZE_CONSTEXPR": ("__shared__ float buf[warpSize];", "__shared__ float buf[64];"),
+    "SYNCWARP_ITS": ("__syncwarp();", "__syncthreads();"),
+    "TEMPLATE_SPECIALIZATION": ("template <>\n__device__ float cvt<__half>(__half v) { return __half2float(v); }",
+                                "template <typename T>\n__device__ float cvt(T v) { return float(v); }"),
+    "INLINE_PTX": ('asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));', "lane = __lane_id();"),
+    "HOPPER_ASYNC": ("__pipeline_memcpy_async(dst, src, 16);", "memcpy(dst, src, 16);"),
+    "WMMA_MMA": ("#include <mma.h>\nwmma::fragment<wmma::matrix_a, 16, 16, 16, half> a;", "#include <math.h>"),
+    "CUTLASS_CUTE": ('#include "cutlass/gemm/device/gemm.h"', '#include "gemm.h"'),
+    "CUDA_ARCH_GATE": ("#if __CUDA_ARCH__ >= 800", "#if __HIP_DEVICE_COMPILE__"),
+    "BF16_TYPES": ("__nv_bfloat16 x = __float2bfloat16(1.f);", "float x = 1.f;"),
+    "FP8_TYPES": ("__nv_fp8_e4m3 q = __nv_fp8_e4m3(x);", "int8_t q = (int8_t)x;"),
+    "HALF2_XY": ("__half2 h;\nfloat a = __half2float(h.x);", "float2 f;\nfloat a = f.x;"),
+    "DYN_SMEM_GT_64K": ("cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304);",
+                        "__shared__ float tile[64][64];"),
+    "LAUNCH_BOUNDS_2ARG": ("__global__ void __launch_bounds__(256, 2) k() {}", "__global__ void __launch_bounds__(256) k() {}"),
+    "EXTERN_SHARED": ("extern __shared__ float smem[];", "__shared__ float smem[256];"),
+    "CACHE_HINT_INTRINSICS": ("float v = __ldcs(ptr);", "float v = ptr[0];"),
+    "TEXTURE_REF": ("texture<float, 1, cudaReadModeElementType> tex;", "cudaTextureObject_t tex;"),
+    "TRAP_PRINTF": ("if (bad) __trap();", "if (bad) return;"),
+    "COOP_GROUPS_ADV": ("float s = cg::reduce(tile, v, cg::plus<float>());", "cg::thread_block b = cg::this_thread_block();"),
+    "CUB_THRUST": ("#include <cub/block/block_reduce.cuh>", "#include <cub/cub.cuh>"),
+    "CUBLASLT": ("cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);", "cublasSgemm(h, a, b);"),
+    "NVTX": ('nvtxRangePushA("fwd");', 'printf("fwd");'),
+    "GRAPH_CAPTURE": ("cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);", "cudaStreamSynchronize(s);"),
+    "DRIVER_JIT": ("nvrtcCreateProgram(&prog, src, \"k.cu\", 0, nullptr, nullptr);", "compile(&prog, src);"),
+}
+
+
+def _ids(text: str) -> set[str]:
+    return {f.rule.rule_id for f in find_risks(text)}
+
+
+def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
+    assert len(RULES) == 31 and set(CASES) == set(RULES_BY_ID)
+    for rule in RULES:
+        assert rule.severity in ("high", "med", "low")
+        assert rule.reason and rule.hint and rule.source
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_flags_its_pattern(rule_id):
+    positive, negative = CASES[rule_id]
+    assert rule_id in _ids(positive)
+    assert rule_id not in _ids(negative)
+
+
+@pytest.mark.parametrize("rule_id", sorted(CASES))
+def test_rule_ignores_comments_and_strings(rule_id):
+    positive, _ = CASES[rule_id]
+    if positive.lstrip().startswith("#include"):
+        pytest.skip("include lines are code even when written with quotes")
+    commented = "\n".join(f"// {line}" for line in positive.splitlines())
+    block = "/* " + positive.replace("*/", "") + " */"
+    quoted = "const char* s = " + " ".join(f'"{line.replace(chr(34), "")}"' for line in positive.splitlines()) + ";"
+    for text in (commented, block, quoted):
+        assert rule_id not in _ids(text), text
+
+
+def test_finding_points_at_the_line():
+    text = "int a;\n\nint lane = threadIdx.x & 31;\n"
+    assert [(f.rule.rule_id, f.line) for f in find_risks(text)] == [("LANE_MASK_31", 3)]
