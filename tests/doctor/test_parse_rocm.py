@@ -1,0 +1,91 @@
+"""rocminfo / rocm-smi parsers on the real outputs in tests/fixtures/rocm."""
+
+from __future__ import annotations
+
+from conftest import fixture_result, fixture_section
+
+from hipwizard.doctor.parse_rocm import (
+    driver_down_note, parse_rocm_smi_json, parse_rocm_smi_text, parse_rocminfo, parse_version_line,
+)
+
+
+def test_rocminfo_8x_mi300x_lists_eight_gfx942_gpus_and_skips_cpus():
+    parsed = parse_rocminfo(fixture_result("rocminfo-8xMI300X-ROCm-ROCm-4021.txt").output)
+    view = parsed.value
+    assert parsed.problems == []
+    assert len(view.gpus) == 8
+    assert {g.gfx for g in view.gpus} == {"gfx942"}
+    assert view.gpus[0].gfx_full == "gfx942:sramecc+:xnack-"
+    assert view.gpus[0].name == "AMD Instinct MI300X"
+    assert view.gpus[0].vram_bytes == 201310208 * 1024  # the coarse-grained pool, in KB
+    assert len({g.uuid for g in view.gpus}) == 8
+    assert view.driver_loaded is True and view.versions["kfd"] == "6.8.5"
+
+
+def test_rocminfo_without_driver_says_so_and_lists_nothing():
+    res = fixture_result("rocminfo-debian523-nogpu.txt")
+    assert res.status == "failed" and res.returncode == 1
+    parsed = parse_rocminfo(res.output)
+    assert parsed.value.gpus == []
+    assert parsed.value.driver_loaded is False
+    assert "ROCk module is NOT loaded" in parsed.value.driver_note
+    assert "\x1b" not in parsed.value.driver_note  # ANSI colour stripped
+
+
+def test_newer_not_live_wording_and_rocm_smi_driver_errors_are_recognised():
+    text = fixture_section("rocminfo-rocm-smi-driver-errors-ROCm-issues.txt", "## (a) /opt/rocm/bin/rocminfo --support", "##")
+    assert "NOT live" in driver_down_note(text)
+    assert "Driver not initialized" in driver_down_note(fixture_section(
+        "rocminfo-rocm-smi-driver-errors-ROCm-issues.txt", "## (b) rocm-smi", "##"))
+
+
+def test_truncated_rocminfo_keeps_what_it_read_and_says_what_it_could_not():
+    text = fixture_result("rocminfo-8xMI300X-ROCm-ROCm-4021.txt").output
+    cut = text[: text.index("Agent 4") + 200]  # agent 4 cut before its Device Type
+    parsed = parse_rocminfo(cut)
+    assert len(parsed.value.gpus) == 2
+    assert any("agent 4" in p for p in parsed.problems)
+
+
+def test_rocm_smi_exit_0_with_empty_stdout_is_no_gpu_not_an_error():
+    res = fixture_result("rocm-smi-json-productname-meminfo-debian523-nogpu.txt")
+    assert res.status == "ok" and res.stdout.strip() == ""
+    parsed = parse_rocm_smi_json(res.stdout, res.stderr)
+    assert parsed.value.gpus == [] and parsed.problems == []
+    assert parsed.value.driver_loaded is False
+
+
+def test_rocm_smi_json_reads_cards_by_key_names():
+    text = fixture_section("rocm-smi-json-csv-productname-use-vram-RX7900XT-marimo-9237.txt", "## same with --json")
+    gpu = parse_rocm_smi_json(text).value.gpus[0]
+    assert (gpu.name, gpu.gfx, gpu.vram_bytes) == ("Radeon RX 7900 XT", "gfx1100", 21458059264)
+
+
+def test_rocm_smi_no_json_data_warning_is_a_problem_not_a_crash():
+    text = fixture_section("rocminfo-rocm-smi-driver-errors-ROCm-issues.txt", "## (c)")
+    parsed = parse_rocm_smi_json(text)
+    assert parsed.value.gpus == [] and parsed.problems
+
+
+def test_partitioned_mi300x_qpx_reports_full_vram_per_partition_never_summed():
+    qpx = fixture_section("rocm-smi-partitioned-MI300X-MI300A-ROCm-ROCm-4750.txt", "## MI300X QPX mode")
+    gpus = parse_rocm_smi_text(qpx).value.gpus
+    assert len(gpus) == 4
+    assert all(g.compute_partition == "QPX" and g.memory_partition == "NPS1" and g.is_partition for g in gpus)
+    assert {g.vram_bytes for g in gpus} == {206141652992}
+    spx = fixture_section("rocm-smi-partitioned-MI300X-MI300A-ROCm-ROCm-4750.txt", "## MI300X SPX mode", "## MI300X QPX")
+    one = parse_rocm_smi_text(spx).value.gpus
+    assert len(one) == 1 and one[0].name == "AMD Instinct MI300X OAM" and not one[0].is_partition
+
+
+def test_rocm_smi_concise_8x_table_gives_partition_modes():
+    gpus = parse_rocm_smi_text(fixture_result("rocm-smi-concise-8xMI300X-ROCm-ROCm-4021.txt").output).value.gpus
+    assert [g.index for g in gpus] == list(range(8))
+    assert {(g.memory_partition, g.compute_partition) for g in gpus} == {("NPS1", "SPX")}
+
+
+def test_version_lines():
+    assert parse_version_line("5.2.21153-0\n", "hipconfig").value == "5.2.21153-0"
+    assert parse_version_line("6.2.3-3", "file").value == "6.2.3-3"
+    bad = parse_version_line("\x00\x01garbage", "file")
+    assert bad.value == "" and bad.problems
