@@ -81,36 +81,50 @@ def _records(n: int, seed: int = 0) -> list[dict[str, str]]:
     return out
 
 
+def write_dataset(folder: Path, records: list[dict[str, str]], name: str = DATASET_NAME) -> None:
+    """An alpaca-format dataset and the ``dataset_info.json`` LLaMA-Factory reads it through."""
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(folder / f"{name}.json", json.dumps(records, indent=1))
+    atomic_write_json(folder / "dataset_info.json", {name: {"file_name": f"{name}.json"}})
+
+
+def build_tokenizer(corpus: list[str], vocab_size: int = 512):
+    """A byte-level BPE tokenizer trained on ``corpus`` with the llama3 template's special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=LLAMA3_SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False,
+    )
+    tok.train_from_iterator(corpus, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>", pad_token="<|pad|>",
+    )
+
+
+def corpus_of(records: list[dict[str, str]]) -> list[str]:
+    return [r["instruction"] + " " + r["input"] + " " + r["output"] for r in records]
+
+
 def build(root: Path | None = None, *, n_records: int = 256, force: bool = False) -> DemoAssets:
     """Build (or reuse) the demo model, tokenizer and dataset. Returns where they are."""
     assets = demo_assets(root)
     if assets.ready and not force:
         return assets
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import LlamaConfig, LlamaForCausalLM
 
     tmp = assets.root.with_name(assets.root.name + ".building")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "model").mkdir(parents=True)
-    (tmp / "data").mkdir(parents=True)
 
     records = _records(n_records)
-    atomic_write_text(tmp / "data" / f"{DATASET_NAME}.json", json.dumps(records, indent=1))
-    atomic_write_json(tmp / "data" / "dataset_info.json", {DATASET_NAME: {"file_name": f"{DATASET_NAME}.json"}})
-
-    corpus = [r["instruction"] + " " + r["input"] + " " + r["output"] for r in records]
-    tok = Tokenizer(models.BPE(unk_token=None))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=512, special_tokens=LLAMA3_SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(corpus, trainer=trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>", pad_token="<|pad|>",
-    )
+    write_dataset(tmp / "data", records)
+    fast = build_tokenizer(corpus_of(records))
     fast.save_pretrained(tmp / "model")
 
     torch.manual_seed(0)
