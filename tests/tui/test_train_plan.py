@@ -1,0 +1,170 @@
+"""Pilot tests and snapshots of the Plan tab (TrainPlanPane mounted in a tiny app)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from textual.app import App, ComposeResult
+from textual.widgets import Input, Select, Static, Switch
+
+from hipwizard.train.yaml_io import load_yaml
+from hipwizard.tui.train_plan import TrainPlanPane
+from hipwizard.workspace import Workspace
+from tests.train.plan_fixtures import recipe_dir
+
+SIZE = (160, 50)
+
+
+class PlanApp(App):
+    def __init__(self, workspace: Workspace, model: str | None = None) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.model = model
+        self.saved: list[Path] = []
+
+    def compose(self) -> ComposeResult:
+        yield TrainPlanPane()
+
+    def on_mount(self) -> None:
+        loaded = load_yaml(self.workspace.root / "recipe.yaml")
+        if self.model:
+            loaded.config.model_name_or_path = self.model
+        pane = self.query_one(TrainPlanPane)
+        pane.load(loaded.config, loaded.document, base_dir=self.workspace.root)
+        pane.query_one("#plan-name", Input).value = "recipe"  # deterministic (the default has a timestamp)
+
+    def on_train_plan_pane_saved(self, message: TrainPlanPane.Saved) -> None:
+        self.saved.append(message.run_dir)
+
+
+def make_app(tmp_path, model=None) -> PlanApp:
+    return PlanApp(Workspace(recipe_dir(tmp_path)), model)
+
+
+async def settle(pilot) -> None:
+    await pilot.pause(0.3)
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def panel(app, name: str) -> str:
+    return str(app.query_one(f"#plan-{name}", Static).render())
+
+
+async def test_form_groups_help_and_clean_plan(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = [str(s.render()) for s in app.query(".plan-group-title")]
+        assert titles == ["Model", "Method", "Data", "Training", "Distributed (DeepSpeed)", "Output"]
+        assert "LoRA rank r" in str(app.query_one("#field-lora_rank .plan-help", Static).render())
+        assert app.query_one("#in-per_device_train_batch_size", Input).value == "4"
+        assert app.query_one("#in-zero_stage", Select).value == "3"
+        assert "✔ ok: no problems found" in panel(app, "issues")
+        assert "✔ fits" in panel(app, "memory") and "MI300X" in panel(app, "memory")
+        assert "▶" in panel(app, "advice")
+
+
+async def test_inline_validation_as_you_type_and_save_refused(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lr = app.query_one("#in-learning_rate", Input)
+        lr.value = "fast"
+        await settle(pilot)
+        assert "✖ learning_rate" in str(app.query_one("#err-learning_rate", Static).render())
+        assert "✖ error: learning_rate" in panel(app, "issues")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.saved == [] and not app.workspace.runs_dir.exists()
+        lr.value = "1e-4"
+        await settle(pilot)
+        assert str(app.query_one("#err-learning_rate", Static).render()) == ""
+        assert app.query_one(TrainPlanPane).config.learning_rate == 1e-4
+
+
+async def test_rules_show_while_editing(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#in-fp16", Switch).value = True
+        app.query_one("#in-lora_target", Input).value = "q_proj,qkv"
+        await settle(pilot)
+        issues = panel(app, "issues")
+        assert "bf16 and fp16 are both on" in issues and "qkv not a module" in issues
+
+
+async def test_memory_estimate_updates_live(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = app.query_one(TrainPlanPane).plan.estimate.total_gib
+        app.query_one("#in-per_device_train_batch_size", Input).value = "8"
+        await settle(pilot)
+        after = app.query_one(TrainPlanPane).plan.estimate.total_gib
+        assert after > before
+        assert f"{after:7.1f} GiB" in panel(app, "memory")
+
+
+async def test_apply_suggestion_then_save_run_dir(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n", "ctrl+n")  # walk the list, then back to the top
+        assert "▶ " in panel(app, "advice")
+        app.query_one(TrainPlanPane).selected = 0
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        cfg = app.query_one(TrainPlanPane).config
+        assert cfg.zero_stage is None and cfg.disable_gradient_checkpointing
+        assert cfg.effective_batch() == 16
+        assert app.query_one("#in-zero_stage", Select).value == Select.NULL
+        assert app.query_one("#in-disable_gradient_checkpointing", Switch).value is True
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    run_dir = app.workspace.runs_dir / "recipe"
+    assert app.saved == [run_dir]
+    data = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert "deepspeed" not in data and data["disable_gradient_checkpointing"] is True
+    assert data["model_name_or_path"] == str(app.workspace.root / "m8b")  # anchored for the launcher
+    assert data["ddp_timeout"] == 180000000  # unknown keys of the loaded YAML kept
+    assert not (run_dir / "ds_config.json").exists()
+
+
+async def test_unknown_architecture_estimate_says_why_editor_still_works(tmp_path):
+    app = make_app(tmp_path, model="unknown_arch")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "✖ cannot estimate memory" in panel(app, "memory") and "MambaForCausalLM" in panel(app, "memory")
+        app.query_one("#in-cutoff_len", Input).value = "512"
+        await settle(pilot)
+        assert app.query_one(TrainPlanPane).config.cutoff_len == 512
+
+
+# --- snapshots --------------------------------------------------------------------------------
+
+def test_snapshot_recipe(tmp_path, snap_compare):
+    assert snap_compare(make_app(tmp_path), terminal_size=SIZE, run_before=settle)
+
+
+def test_snapshot_inline_error(tmp_path, snap_compare):
+    async def before(pilot):
+        await settle(pilot)
+        pilot.app.query_one("#in-learning_rate", Input).value = "-1"
+        pilot.app.query_one("#in-template", Input).value = "llama-3"
+        await settle(pilot)
+        pilot.app.query_one("#plan-form").scroll_to_widget(pilot.app.query_one("#field-template"), animate=False)
+        await pilot.pause()
+
+    assert snap_compare(make_app(tmp_path), terminal_size=SIZE, run_before=before)
+
+
+def test_snapshot_after_applying_advice(tmp_path, snap_compare):
+    async def before(pilot):
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+
+    assert snap_compare(make_app(tmp_path), terminal_size=SIZE, run_before=before)
