@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -92,8 +92,18 @@ def run_probes(
             on_done(probe.name, res)
         return probe.name, res
 
-    with ThreadPoolExecutor(max_workers=len(probes)) as pool:
-        results = dict(pool.map(one, probes))
+    # Daemon threads, not a pool: a UI that quits mid-probe must not wait for a slow tool at exit.
+    results: dict[str, RunResult] = {}
+
+    def store(probe: Probe) -> None:
+        name, res = one(probe)
+        results[name] = res
+
+    threads = [threading.Thread(target=store, args=(p,), daemon=True, name=f"probe {p.name}") for p in probes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     return {p.name: results[p.name] for p in probes}
 
 
