@@ -39,18 +39,18 @@ class FileResult:
     status: FileStatus
     detail: str = ""
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # hunk id -> output lines [a, b)
-    check: str = ""  # "ok" / "failed" / "missing-header" / "not checked" / ... from the compile check
+    check: str = ""  # the compile check's status ("ok", "failed", "missing-header", "skipped", ...); "" = none
     errors: list[CompileError] = field(default_factory=list)
 
     @property
     def symbol(self) -> str:
-        if self.status != "written":
+        """✔ written and compiles, ✖ not written or does not compile, ⚠ missing ROCm header / no hipcc,
+        ○ written, not compiled (a header, or no check asked)."""
+        if self.status != "written" or self.errors or self.check in ("failed", "error"):
             return "✖"
-        if self.errors or self.check in ("failed", "error"):
-            return "✖"
-        if self.check in ("ok", "passed"):
+        if self.check == "ok":
             return "✔"
-        return "⚠" if self.check and self.check != "not checked" else "○"
+        return "⚠" if self.check in ("missing-header", "not available") else "○"
 
 
 @dataclass
@@ -205,6 +205,9 @@ def _copy_untouched(state: ReviewState) -> int:
 
 
 def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None:
+    """Run the engine's hipcc check on the written files; blame each error on the hunk that wrote its line
+    (an error inside an included header goes to that header's hunks). A missing ROCm library header is a
+    note on the file, not an error of the user's code."""
     written = [f for f in report.files if f.status == "written"]
     if not written:
         return
@@ -213,16 +216,23 @@ def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None
     checks = check_files(report.out, [f.path for f in written], arch=arch, runner=runner, jobs=jobs,
                          progress=progress)
     by_path = {f.path: f for f in written}
+    seen: set[tuple[str, int, str]] = set()
     for c in checks:
-        result = by_path.get(_check_path(c))
+        result = by_path.get(c.path)
         if result is None:
             continue
-        result.check = str(getattr(c, "status", "") or ("ok" if getattr(c, "ok", False) else "failed"))
-        for d in getattr(c, "diagnostics", None) or getattr(c, "errors", []):
-            if getattr(d, "severity", getattr(d, "kind", "error")) not in ("error", "fatal"):
+        result.check = c.status
+        if c.note:
+            result.detail = c.note
+            report.check_note = report.check_note or (c.note if c.status == "not available" else "")
+        for d in c.errors:
+            if d.severity == "warning" or d.missing_header:
                 continue
-            line = getattr(d, "line", None)
-            result.errors.append(CompileError(line, str(getattr(d, "message", d)), blame_line(result.spans, line)))
-        note = getattr(c, "note", "")
-        if note and not report.check_note:
-            report.check_note = str(note)
+            owner = by_path.get(d.file, result)
+            key = (owner.path, d.line, d.message)
+            if key in seen:  # a header's error repeats for every file that includes it
+                continue
+            seen.add(key)
+            owner.errors.append(CompileError(d.line, d.message, blame_line(owner.spans, d.line)))
+            if owner is not result and owner.check in ("", "skipped"):
+                owner.check = "failed"

@@ -15,7 +15,7 @@ from hipwizard.errors import UserError
 from hipwizard.port.review_state import ReconcileReport, ReviewState, state_path_for
 from hipwizard.workspace import STATE_DIRNAME, Workspace
 
-Progress = Callable[[int, int, str], None]  # (done, total, current path), as the engine reports it
+Progress = Callable[..., None]  # (done, total[, current path]): the engine's backends call it with two
 
 
 def locate(target: str | Path) -> Path:

@@ -10,8 +10,8 @@ def result_options(report) -> list[Option]:
     """Rows for an ``ApplyReport``; an error row's id is ``"err|<hunk id>"`` when it maps to a hunk."""
     rows: list[Option] = []
     for n, f in enumerate(report.files):
-        detail = f.detail or (f"compile: {f.check}" if f.check else "written")
-        rows.append(Option(Text(f"{f.symbol} {f.path} — {f.status}: {detail}"), id=f"file{n}|"))
+        line = f"{f.symbol} {f.path} — {f.status}" + (f", compile {f.check}" if f.check else "")
+        rows.append(Option(Text(line + (f": {f.detail}" if f.detail else "")), id=f"file{n}|"))
         for k, e in enumerate(f.errors):
             where = "→ open its hunk (Enter)" if e.hunk_id else "(outside the reviewed hunks)"
             text = Text(f"    ✖ L{e.line}: {e.message}  {where}")

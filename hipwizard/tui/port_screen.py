@@ -77,9 +77,9 @@ class PortScreen(Screen):
                     with VerticalScroll(id="port-hunk", can_focus=True):
                         yield Static(id="port-hunk-body")
                     with Horizontal(id="port-actions"):
-                        for label, action in (("✔ Accept y", "accept"), ("✖ Reject n", "reject"),
-                                              ("↶ Undo u", "undo"), ("Split s", "split"), ("✎ Edit e", "edit"),
-                                              ("Write w", "write")):
+                        for label, action in (("✔ Accept", "accept"), ("✖ Reject", "reject"),
+                                              ("↶ Undo", "undo"), ("Split", "split"), ("✎ Edit", "edit"),
+                                              ("Write", "write")):
                             yield Button(label, id=f"btn-{action}", compact=True, action=f"screen.{action}")
                     yield OptionList(id="port-results")
         yield Input(placeholder="search hunks: text, file or rule id — Enter finds next, Esc closes",
@@ -144,7 +144,7 @@ class PortScreen(Screen):
         form = self.query_one(MigrationForm)
         try:
             review = start(self.app.workspace, src, out,
-                           progress=lambda d, t, _path: self.app.call_from_thread(form.progress, d, t))
+                           progress=lambda d, t, *_path: self.app.call_from_thread(form.progress, d, t))
         except (UserError, OSError) as exc:
             self.app.call_from_thread(form.status, f"✖ {exc}")
             return
@@ -440,7 +440,7 @@ def run_review(state_path: Path) -> None:
 
     class ReviewApp(HipwizardApp):
         def on_mount(self) -> None:
-            super().on_mount()
-            self.push_screen(PortScreen(state_path))
+            # Textual also runs HipwizardApp.on_mount (it pushes Home): open the review on top of it.
+            self.call_later(self.push_screen, PortScreen(state_path))
 
     ReviewApp(ws, resume=False).run()

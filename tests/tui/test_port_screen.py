@@ -1,0 +1,386 @@
+"""Pilot tests of the Port screen: every key, the mouse paths, edit, write, setup, bad state; snapshots."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "port"))
+from review_factory import KERNEL, new_review  # noqa: E402
+
+from hipwizard.port.review_state import ReviewState  # noqa: E402
+from hipwizard.tui.app import HipwizardApp  # noqa: E402
+from hipwizard.tui.port_dialogs import ConfirmWrite  # noqa: E402
+from hipwizard.tui.port_screen import PortScreen  # noqa: E402
+from hipwizard.workspace import Workspace  # noqa: E402
+
+SIZE = (110, 32)
+
+
+def _workspace(tmp_path, files=None) -> tuple[Workspace, ReviewState]:
+    review = new_review(tmp_path, files)
+    ws = Workspace(tmp_path)
+    ws.update_state("port", src=str(review.src), out=str(review.out))
+    return ws, review
+
+
+async def _open(app, pilot) -> PortScreen:
+    await pilot.press("2")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    assert isinstance(app.screen, PortScreen) and app.screen.review is not None
+    return app.screen
+
+
+def _body(screen) -> str:
+    """The hunk view as plain text."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=120, file=io.StringIO(), color_system=None)
+    console.print(screen.query_one("#port-hunk-body").content)
+    return console.file.getvalue()
+
+
+def _disk(review) -> ReviewState:
+    return ReviewState.load(review.path)
+
+
+async def test_opens_at_first_pending_and_y_n_advance_and_save(tmp_path):
+    ws, review = _workspace(tmp_path)
+    review.decide([h.hunk_id for h in review.hunks[:2]], "accepted")
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        ids = [h.hunk_id for h in screen.review.hunks]
+        assert screen.nav.current.hunk_id == ids[2]
+        await pilot.press("y")
+        assert _disk(review).decision(ids[2]).state == "accepted"
+        assert screen.nav.current.hunk_id == ids[3]
+        await pilot.press("n")
+        assert _disk(review).decision(ids[3]).state == "rejected"
+        body = _body(screen)
+        assert "○ pending" in body
+        await pilot.press("k")
+        await pilot.pause()
+        assert "✖ rejected" in _body(screen)
+        await pilot.press("u")
+        await pilot.pause()
+        assert _disk(review).decision(ids[3]).state == "pending"
+        assert screen.nav.current.hunk_id == ids[3]
+
+
+async def test_j_k_J_K_move_through_hunks_and_pending(tmp_path):
+    ws, review = _workspace(tmp_path)
+    ids = [h.hunk_id for h in review.hunks]
+    review.decide([ids[1], ids[2]], "rejected")
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        assert screen.nav.current.hunk_id == ids[0]
+        await pilot.press("J")
+        assert screen.nav.current.hunk_id == ids[3]
+        await pilot.press("K")
+        assert screen.nav.current.hunk_id == ids[0]
+        await pilot.press("j", "j")
+        assert screen.nav.current.hunk_id == ids[2]
+        await pilot.press("k")
+        assert screen.nav.current.hunk_id == ids[1]
+        await pilot.press("k", "k")  # the second k has nowhere to go
+        assert screen.nav.current.hunk_id == ids[0]
+
+
+async def test_a_d_accept_and_reject_the_rest_of_a_file_and_A_accepts_unflagged(tmp_path):
+    ws, review = _workspace(tmp_path)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        first_file = screen.nav.current.file
+        await pilot.press("n", "k", "a")  # reject the first hunk, then accept the rest of the file
+        disk = _disk(review)
+        states = [disk.decision(i).state for i in screen.nav.file_ids(first_file)]
+        assert states[0] == "rejected" and set(states[1:]) == {"accepted"}
+        await pilot.press("u")
+        await pilot.press("d")
+        disk = _disk(review)
+        assert {disk.decision(i).state for i in screen.nav.file_ids(first_file)} == {"rejected"}
+        await pilot.press("A")
+        disk = _disk(review)
+        for h in disk.hunks:
+            expected = "rejected" if h.file == first_file else ("pending" if h.flags else "accepted")
+            assert disk.decision(h.hunk_id).state == expected
+        prompt = str(screen.query_one("#port-filelist").get_option_at_index(0).prompt)
+        assert prompt.startswith("✔") and "✖" in prompt
+
+
+async def test_s_splits_and_u_unsplits(tmp_path):
+    ws, review = _workspace(tmp_path, {"k.cu": KERNEL})
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        while len(screen.nav.current.old_lines) < 2:
+            await pilot.press("j")
+        parent = screen.nav.current.hunk_id
+        await pilot.press("s")
+        assert screen.nav.current.hunk_id == f"{parent}.1"
+        assert parent in _disk(review).splits
+        await pilot.press("u")
+        assert screen.nav.current.hunk_id == parent and _disk(review).splits == {}
+        await pilot.press("k")
+        single = screen.nav.current
+        if len(single.old_lines) == len(single.new_lines) == 1:
+            await pilot.press("s")
+            assert screen.nav.current.hunk_id == single.hunk_id
+
+
+async def test_e_edits_in_editor_and_shows_the_edit(tmp_path, monkeypatch):
+    ws, review = _workspace(tmp_path)
+    script = tmp_path / "editor.sh"
+    script.write_text('#!/bin/sh\nsed -i "s/hip/HIP_BY_HAND_/" "$1"\n')
+    script.chmod(0o755)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", str(script))
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        hunk = screen.nav.current
+        await pilot.press("e")
+        await pilot.pause()
+        d = _disk(review).decision(hunk.hunk_id)
+        assert d.state == "edited" and any("HIP_BY_HAND_" in x for x in d.lines)
+        assert "✎ edited" in _body(screen)
+
+
+@pytest.mark.parametrize("editor, words", [(None, "set $EDITOR"), ("false", "exited with code 1"),
+                                           ("/nonexistent/editor", "cannot start editor")])
+async def test_e_with_missing_or_failing_editor_says_so_and_changes_nothing(tmp_path, monkeypatch, editor, words):
+    ws, review = _workspace(tmp_path)
+    monkeypatch.delenv("VISUAL", raising=False)
+    if editor is None:
+        monkeypatch.delenv("EDITOR", raising=False)
+    else:
+        monkeypatch.setenv("EDITOR", editor)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        assert any(words in str(n.message) for n in app._notifications)
+        assert _disk(review).counts()["edited"] == 0 and screen.review.revision == 0
+
+
+async def test_slash_searches_and_escape_closes(tmp_path):
+    ws, review = _workspace(tmp_path)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("slash")
+        search = screen.query_one("#port-search")
+        assert search.display and search.has_focus
+        await pilot.press(*"hipFree", "enter")
+        await pilot.pause()
+        assert any("hipFree" in x for x in screen.nav.current.new_lines)
+        await pilot.press("escape")
+        assert not search.display
+        await pilot.press("y")  # keys go to the review again
+        assert _disk(review).counts()["accepted"] == 1
+
+
+async def test_f_cycles_filters_including_rule_ids(tmp_path):
+    ws, review = _workspace(tmp_path)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        total = len(screen.nav.view)
+        await pilot.press("f")
+        await pilot.pause()
+        assert screen.nav.filter == "flagged" and 0 < len(screen.nav.view) < total
+        assert all(screen.review.hunks[i].flags for i in screen.nav.view)
+        await pilot.press("f", "f")
+        await pilot.pause()
+        assert screen.nav.filter == "rule:WARP32_LITERAL"
+        assert "Rule WARP32_LITERAL" in str(screen.query_one("#port-status").render())
+        await pilot.press("f")
+        await pilot.pause()
+        assert screen.nav.filter == "all" and len(screen.nav.view) == total
+
+
+async def test_mouse_file_list_buttons_and_filter(tmp_path):
+    ws, review = _workspace(tmp_path)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        files = screen.nav.files
+        await pilot.click("#port-filelist", offset=(4, 2))  # second file's first row
+        await pilot.pause()
+        assert screen.nav.current.file == files[1]
+        current = screen.nav.current.hunk_id
+        await pilot.click("#btn-accept")
+        await pilot.pause()
+        assert _disk(review).decision(current).state == "accepted"
+        await pilot.click("#btn-undo")
+        await pilot.pause()
+        assert _disk(review).decision(current).state == "pending"
+        await pilot.click("#btn-reject")
+        await pilot.pause()
+        assert _disk(review).decision(current).state == "rejected"
+        await pilot.click("#port-filter")
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")
+        await pilot.pause()
+        assert screen.nav.filter == "pending"
+
+
+async def test_write_asks_when_pending_and_writes_on_yes(tmp_path):
+    ws, review = _workspace(tmp_path, {"main.cu": KERNEL})
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmWrite)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is screen and not review.out.exists()
+        await pilot.click("#btn-write")
+        await pilot.pause()
+        await pilot.click("#confirm-yes")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert (review.out / "main.cu").read_text() == (review.src / "main.cu").read_text()  # all pending
+        assert screen.query_one("#port-results").display
+        assert _disk(review).last_write["files"] == 1
+
+
+async def test_no_migration_offers_a_source_picker_and_translates(tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "k.cu").write_text(KERNEL)
+    app = HipwizardApp(Workspace(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert screen.query_one("#port-switch").current == "port-setup"
+        assert screen.query_one("#setup-src").has_focus
+        await pilot.press(*str(src), "enter", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.review is not None and screen.review.counts()["total"] > 0
+        assert screen.query_one("#port-switch").current == "port-review"
+        assert (tmp_path / "proj-hip.review.json").exists()
+        assert Workspace(tmp_path).read_state("port")["out"] == str(tmp_path / "proj-hip")
+
+
+async def test_corrupted_state_is_reported_and_kept(tmp_path):
+    ws, review = _workspace(tmp_path)
+    review.path.write_text('{"kind": "hipwizard-review", "version": 7}')
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(app.screen.query_one("#setup-status").render())
+        assert "newer" in status and "kept" in status
+        await pilot.press("enter")  # even submitting the form does not overwrite it
+        await app.workers.wait_for_complete()
+    assert review.path.read_text() == '{"kind": "hipwizard-review", "version": 7}'
+
+
+async def test_bindings_are_remappable_by_id(tmp_path):
+    ws, review = _workspace(tmp_path)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        app.set_keymap({"review.accept": "x"})
+        await pilot.pause()
+        first = screen.nav.current.hunk_id
+        await pilot.press("x")
+        assert _disk(review).decision(first).state == "accepted"
+
+
+# --- snapshots ---------------------------------------------------------------------------------------
+
+def _snap_app(tmp_path, decide: int = 0):
+    ws, review = _workspace(tmp_path)
+    if decide:
+        review.decide([h.hunk_id for h in review.hunks[:decide]], "accepted")
+    return HipwizardApp(ws)
+
+
+async def _settle(pilot):
+    pilot.app.sub_title = "snapshot"
+    await pilot.press("2")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_snapshot_first_hunk(tmp_path, snap_compare):
+    assert snap_compare(_snap_app(tmp_path), terminal_size=(80, 24), run_before=_settle)
+
+
+def test_snapshot_flagged_hunk(tmp_path, snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("J")  # hunk 2 of the first file carries WARP32_LITERAL
+        await pilot.pause()
+    assert snap_compare(_snap_app(tmp_path), terminal_size=SIZE, run_before=go)
+
+
+def test_snapshot_filter_on(tmp_path, snap_compare):
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("f")
+        await pilot.pause()
+    assert snap_compare(_snap_app(tmp_path, decide=2), terminal_size=SIZE, run_before=go)
+
+
+def _compile_error_app(tmp_path):
+    """One file, every hunk accepted except the one that frees memory: real hipcc then fails on
+    `cudaFree`, an identifier HIP does not have."""
+    ws, review = _workspace(tmp_path, {"k.cu": KERNEL})
+    for h in review.hunks:
+        keep_cuda = any("cudaFree" in x for x in h.old_lines)
+        review.decide([h.hunk_id], "rejected" if keep_cuda else "accepted")
+    return HipwizardApp(ws), review
+
+
+async def _write_and_wait(pilot):
+    await pilot.press("w")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_write_compile_error_jumps_to_its_hunk(tmp_path):
+    app, review = _compile_error_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        await _write_and_wait(pilot)
+        current = screen.nav.current
+        assert any("cudaFree" in x for x in current.old_lines)
+        assert "compile error" in _body(screen) and "cudaFree" in _body(screen)
+        results = screen.query_one("#port-results")
+        rows = [str(results.get_option_at_index(i).prompt) for i in range(results.option_count)]
+        assert rows[0].startswith("✖ k.cu") and any("open its hunk" in r for r in rows)
+        await pilot.press("j")  # move away, then select the error row: back to the hunk
+        results.focus()
+        results.highlighted = next(i for i, r in enumerate(rows) if "open its hunk" in r)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.nav.current.hunk_id == current.hunk_id
+    assert _disk(review).last_write["compile_errors"] >= 1
+
+
+def test_snapshot_after_write_with_compile_error(tmp_path, snap_compare):
+    app, _review = _compile_error_app(tmp_path)
+
+    async def go(pilot):
+        await _settle(pilot)
+        await _write_and_wait(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=SIZE, run_before=go)
