@@ -94,7 +94,7 @@ class BuiltinTranslator:
             stats["launches"] = n
         out, n = apply_argument_rules(out)
         stats["arg_rules"] = n
-        if stats["converted"] + stats["launches"] and DEVICE_MARKERS.search(mask_non_code(out)) \
+        if stats["converted"] + stats["launches"] and DEVICE_MARKERS.search(out) and DEVICE_MARKERS.search(mask_non_code(out)) \
                 and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out):
             eol = "\r\n" if "\r\n" in out[:4096] else "\n"
             out = f'#include "{RUNTIME_HEADER}"{eol}' + out
@@ -268,11 +268,16 @@ def rewrite_launches(text: str) -> tuple[str, int]:
 # -- argument rules ---------------------------------------------------------------------------------
 
 
+_ARG_RULES_RX = re.compile(r"\b(" + "|".join(sorted({**SYMBOL_ARG, **FUNC_PTR_ARG}, key=len, reverse=True)) + r")\s*\(")
+
+
 def apply_argument_rules(text: str) -> tuple[str, int]:
     """Wrap symbol arguments in HIP_SYMBOL() and kernel pointers in reinterpret_cast<const void*>()."""
     rules = {**{f: (i, "HIP_SYMBOL({})") for f, i in SYMBOL_ARG.items()},
              **{f: (i, "reinterpret_cast<const void*>({})") for f, i in FUNC_PTR_ARG.items()}}
-    pattern = re.compile(r"\b(" + "|".join(sorted(rules, key=len, reverse=True)) + r")\s*\(")
+    pattern = _ARG_RULES_RX
+    if not pattern.search(text):
+        return text, 0
     masked = mask_non_code(text)
     edits: list[tuple[int, int, str]] = []
     for m in pattern.finditer(masked):

@@ -1,0 +1,76 @@
+"""Translation speed: files per second of the built-in backend on a generated tree of CUDA files,
+and of hipify-perl in the same run when it is installed (or given with ``--hipify-perl PATH``).
+
+The tree is made from the demo project's files with the kernel names varied, ``--files`` of them (default 600).
+hipify-perl runs the way hipwizard runs it (batches of 64 files, ``-inplace -quiet-warnings`` on copies).
+
+Usage: ``python benchmarks/translate.py [--files N] [--hipify-perl PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hipwizard.port.backends import BuiltinBackend, HipifyPerlBackend  # noqa: E402
+from hipwizard.port.demo import DEMO_PROJECT  # noqa: E402
+from hipwizard.port.engine import port_tree  # noqa: E402
+from hipwizard.port.scan import scan_tree  # noqa: E402
+from hipwizard.runner import SubprocessRunner  # noqa: E402
+
+
+def make_tree(root: Path, n: int) -> None:
+    seeds = sorted(p for p in DEMO_PROJECT.rglob("*") if p.suffix in (".cu", ".cuh"))
+    for i in range(n):
+        seed = seeds[i % len(seeds)]
+        text = seed.read_text().replace("_kernel", f"_kernel_{i}")
+        dest = root / f"mod{i // 50:02d}" / f"{seed.stem}_{i}{seed.suffix}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text)
+    (root / "include").mkdir(exist_ok=True)
+    (root / "include" / "common.cuh").write_text((DEMO_PROJECT / "include" / "common.cuh").read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=600)
+    parser.add_argument("--hipify-perl", help="path to hipify-perl (default: PATH and /opt/rocm/bin)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_tree(root, args.files)
+        files = scan_tree(root).files
+        lines = sum(f.text.count("\n") for f in files)
+        print(f"tree: {len(files)} files, {lines} lines")
+
+        t0 = time.perf_counter()
+        BuiltinBackend().translate(files)
+        builtin_s = time.perf_counter() - t0
+        print(f"builtin translate only:        {len(files) / builtin_s:8.1f} files/s ({1000 * builtin_s / len(files):.2f} ms/file)")
+
+        t0 = time.perf_counter()
+        report = port_tree(root, backend="builtin")
+        full_s = time.perf_counter() - t0
+        print(f"builtin full engine (scan+translate+hunks+risks): {len(report.files) / full_s:8.1f} files/s, "
+              f"{sum(len(f.hunks) for f in report.files)} hunks")
+
+        perl = args.hipify_perl or SubprocessRunner().which("hipify-perl")
+        if perl:
+            t0 = time.perf_counter()
+            HipifyPerlBackend(runner=SubprocessRunner(), executable=perl).translate(files)
+            perl_s = time.perf_counter() - t0
+            print(f"hipify-perl (batches, quiet): {len(files) / perl_s:8.1f} files/s ({1000 * perl_s / len(files):.2f} ms/file)")
+            print(f"ratio: builtin translate {perl_s / builtin_s:.0f}x, full engine {perl_s / full_s:.0f}x hipify-perl's files/s")
+        else:
+            print("hipify-perl: not installed (pass --hipify-perl PATH to compare)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
