@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from hipwizard.train.manifest import MANIFEST_NAME, RunManifest, load_manifest, read_exit
-from hipwizard.train.stop import STOP_MARK, run_processes
+from hipwizard.train.stop import STOP_MARK
 
 RunState = Literal["running", "finished", "failed", "stopped", "lost", "not launched"]
 STATE_SYMBOL = {"running": "◐", "finished": "✔", "failed": "✖", "stopped": "■", "lost": "?", "not launched": "○"}
@@ -42,8 +42,12 @@ class RunInfo:
 
 
 def is_running(manifest: RunManifest) -> bool:
-    """True while any process of the run is alive."""
-    return bool(run_processes(manifest))
+    """True while any process of the run is alive (cheap while the supervisor lives: no process scan)."""
+    from hipwizard.train.stop import group_members, leader
+
+    if leader(manifest) is not None:
+        return True
+    return bool(group_members(manifest.pgid))
 
 
 def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, dict | None]:

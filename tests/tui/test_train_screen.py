@@ -1,0 +1,149 @@
+"""Train screen: the live run view driven by recorded real logs replayed at speed, stop, quit and re-attach."""
+
+from __future__ import annotations
+
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hipwizard.gpu import GpuTelemetry
+from hipwizard.runner import RunResult
+from hipwizard.train.launcher import LaunchOptions, launch
+from hipwizard.train.runs import run_info
+from hipwizard.train.snapshot import HostSample
+from hipwizard.tui.app import HipwizardApp
+from hipwizard.tui.run_view import RunUpdated, RunView
+from hipwizard.tui.train_screen import TrainScreen
+from hipwizard.workspace import Workspace
+
+HERE = Path(__file__).parent
+LF = HERE.parent / "fixtures" / "llamafactory"
+GPU = HERE.parent / "fixtures" / "gpu"
+GIB = 1024 ** 3
+
+
+class RecordedRocmSmi:
+    """Runner answering rocm-smi with the recorded partitioned MI300X (QPX) output; nothing else exists."""
+
+    def which(self, name):
+        return name if name == "rocm-smi" else None
+
+    def run(self, argv, *, timeout=30.0, env=None, cwd=None):
+        if argv[0] != "rocm-smi":
+            return RunResult(tuple(argv), "missing")
+        text = (GPU / "rocm-smi-partitioned-MI300X-MI300A-ROCm-ROCm-4750.txt").read_text()
+        block = text.split("## MI300X QPX mode\n", 1)[1].split("$ rocm-smi --showmeminfo vram\n", 1)[1]
+        return RunResult(tuple(argv), "ok", 0, block)
+
+
+def fixed_host() -> HostSample:
+    return HostSample(12.0, 8 * GIB, 64 * GIB)
+
+
+def replayed(ws: Workspace, name: str, trainer: str, stdout: str, *, code: int = 0, delay: float = 0.02,
+             hold: float = 0.0) -> str:
+    """Launch, through the real launcher, a process that replays a recorded run's logs."""
+    run_dir = ws.runs_dir / name
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.yaml").write_text("output_dir: output\nper_device_train_batch_size: 1\n")
+    trainer_path = str(LF / trainer) if trainer != "-" else "-"
+    wrapper = run_dir.parent / f"{name}-replay.sh"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'replay_run.py'} {trainer_path} {LF / stdout} "
+                       f"{delay} {code} {hold}\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return launch(run_dir, LaunchOptions(platform="cpu", llamafactory_cli=str(wrapper))).run_dir
+
+
+def make_app(ws: Workspace, attach: str | None = None) -> tuple[HipwizardApp, TrainScreen]:
+    app = HipwizardApp(ws, resume=False)
+    screen = TrainScreen(telemetry=GpuTelemetry(RecordedRocmSmi(), order=("amd-smi", "rocm-smi")),
+                         host_probe=fixed_host, poll_s=0.05, attach=attach)
+    return app, screen
+
+
+async def until(pilot, predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def _view(app) -> RunView:
+    return app.screen.query_one(RunView)
+
+
+def _finished(app, state="finished", steps=None):
+    v = _view(app)
+    return v.snap is not None and v.snap.state == state and (steps is None or v.snap.step == steps)
+
+
+@pytest.fixture
+def ws(tmp_path) -> Workspace:
+    return Workspace(tmp_path / "ws")
+
+
+async def test_live_view_follows_a_replayed_run(ws):
+    app, screen = make_app(ws)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(screen)
+        # launched once the screen is up, so the view sees the run from its first step
+        run_dir = replayed(ws, "lora-8b", "trainer_log-8b-lora-plain-h200.jsonl", "stdout-8b-lora-plain-h200.log",
+                           delay=0.3)
+        _view(app).attach(run_dir)
+        seen = []
+        await until(pilot, lambda: (seen.append(len(_view(app).snap.loss)) if _view(app).snap else None) or
+                    _finished(app, steps=12), timeout=40)
+        snap = _view(app).snap
+        assert min(seen) < 12 and len(set(seen)) >= 2  # the view moved while the run was going
+        assert [x for x, _ in snap.loss] == list(range(1, 13)) and len(snap.lr) == 12
+        assert snap.tokens_per_s > snap.tokens_per_s_avg
+        assert snap.gpu.source == "rocm-smi" and len(snap.gpu.samples) == 4
+        assert snap.grad_norm == pytest.approx(0.3656)
+        status = str(app.screen.query_one("#run-status").render())
+        assert status.startswith("✔ finished") and "lora-8b" in status
+
+
+async def test_failed_run_shows_cause_and_field(ws):
+    run_dir = replayed(ws, "bad-key", "-", "stdout-reject-bad_key-cpu.log", code=1)
+    app, screen = make_app(ws, attach=run_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(screen)
+        await until(pilot, lambda: _finished(app, "failed"))
+        text = str(app.screen.query_one("#run-failure").render())
+        assert "✖ cause: LLaMA-Factory does not know the option(s) bogus_key" in text and "look at bogus_key" in text
+        log = app.screen.query_one("#run-log")
+        assert any("✖ ValueError: Some keys are not used" in str(line.text) for line in log.lines)
+
+
+async def test_stop_runs_in_the_background_and_leaves_nothing(ws):
+    run_dir = replayed(ws, "long", "trainer_log-demo-lora-cpu.jsonl", "stdout-demo-lora-cpu.log", hold=120)
+    app, screen = make_app(ws, attach=run_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(screen)
+        await until(pilot, lambda: _view(app).snap is not None and _view(app).snap.step == 8)
+        from hipwizard.train.manifest import load_manifest
+        from hipwizard.train.stop import run_processes
+
+        tree = set(run_processes(load_manifest(run_dir)))
+        await pilot.press("s")
+        # the stop runs in a thread worker: the key handler returned while it was under way
+        assert _view(app).stopping or _view(app).snap.state == "stopped"
+        assert "◌ stopping" in str(app.screen.query_one("#run-status").render()) or _view(app).snap.state != "running"
+        await until(pilot, lambda: _finished(app, "stopped"), timeout=90)
+        assert "■ stopped" in str(app.screen.query_one("#run-status").render())
+    import psutil
+
+    assert [pid for pid in tree if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"] == []
+    assert run_info(run_dir).state == "stopped"
+
+
+def test_coalescing_drops_a_pending_older_snapshot():
+    from hipwizard.train.snapshot import RunSnapshot
+
+    a, b = RunUpdated(RunSnapshot("x", "running", ""), 1), RunUpdated(RunSnapshot("x", "running", ""), 1)
+    assert b.can_replace(a)
