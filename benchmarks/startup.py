@@ -1,0 +1,77 @@
+"""Time to first frame: the full ``hipwizard`` app against a minimal Textual app, in fresh processes.
+
+Each run spawns the program in a real pseudo-terminal (pexpect, 120x40) and stops the clock when a text
+of its first frame appears on the terminal: the home screen's "Suggested next" line for hipwizard, a
+one-line Static for the minimal app. Runs alternate between the two so machine noise hits both alike.
+Prints both medians and their ratio (target: hipwizard <= 1.25x the minimal app).
+
+    .venv/bin/python benchmarks/startup.py [--runs 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import pexpect
+
+MINIMAL_APP = """
+from textual.app import App
+from textual.widgets import Static
+
+class Minimal(App):
+    def compose(self):
+        yield Static("Suggested next: minimal")
+
+Minimal().run()
+"""
+
+
+def first_frame_seconds(argv: list[str], marker: str, cwd: str) -> float:
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS="120", LINES="40")
+    start = time.perf_counter()
+    child = pexpect.spawn(argv[0], argv[1:], cwd=cwd, env=env, dimensions=(40, 120), encoding="utf-8",
+                          codec_errors="replace", timeout=60)
+    try:
+        child.expect(marker)
+        return time.perf_counter() - start
+    finally:
+        child.terminate(force=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9)
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="hipwizard-startup-")
+    minimal = os.path.join(work, "minimal_app.py")
+    with open(minimal, "w") as fh:
+        fh.write(MINIMAL_APP)
+    full, mini = [], []
+    try:
+        for i in range(args.runs + 1):
+            ws = tempfile.mkdtemp(dir=work)  # a fresh workspace each run: no resume into a step
+            t_full = first_frame_seconds([sys.executable, "-m", "hipwizard", ws], "Suggested next", work)
+            t_mini = first_frame_seconds([sys.executable, minimal], "Suggested next", work)
+            if i:  # the first pair warms the OS file cache only
+                full.append(t_full)
+                mini.append(t_mini)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    m_full, m_mini = statistics.median(full), statistics.median(mini)
+    print(f"hipwizard first frame: median {m_full * 1000:.0f} ms over {len(full)} runs "
+          f"(min {min(full) * 1000:.0f}, max {max(full) * 1000:.0f})")
+    print(f"minimal Textual app:   median {m_mini * 1000:.0f} ms over {len(mini)} runs "
+          f"(min {min(mini) * 1000:.0f}, max {max(mini) * 1000:.0f})")
+    ratio = m_full / m_mini
+    print(f"ratio: {ratio:.2f}x (target <= 1.25x) -> {'PASS' if ratio <= 1.25 else 'OVER TARGET'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
