@@ -186,39 +186,7 @@ def capture_model(
         inputs = {k: v for k, v in inputs_from.items()}
     else:
         inputs = make_inputs(model.config.vocab_size, seed, batch, seq)
-    by_name = dict(model.named_modules())
-    for target in perturb or {}:
-        if target not in by_name:
-            raise UserError(f"--perturb names {target!r}, which is not a module of this model")
-    handles = []
-    captured: dict[str, Any] = {}
-    order: list[str] = []
-    for target, scale in (perturb or {}).items():
-        handles.append(by_name[target].register_forward_hook(perturbation_hook(scale)))
-
-    def keep(name: str):
-        def hook(_module, _args, output):
-            first = output[0] if isinstance(output, tuple) else output
-            if name not in captured:
-                order.append(name)
-            # Copy off the device right away: the activation may be freed or overwritten in place.
-            captured[name] = first.detach().to("cpu", copy=True).contiguous()
-            progress("forward", len(order), len(names))
-        return hook
-
-    for name in names:
-        handles.append(by_name[name].register_forward_hook(keep(name)))
-    try:
-        progress("forward", 0, len(names))
-        t0 = time.perf_counter()
-        with torch.inference_mode():
-            model(**{k: v.to(device) for k, v in inputs.items()}, use_cache=False)
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        timings["forward_s"] = time.perf_counter() - t0
-    finally:
-        for h in handles:
-            h.remove()
+    captured, order, timings["forward_s"] = run_hooked(model, names, inputs, device, perturb, progress)
     tensors = {f"input/{k}": v.detach().cpu().contiguous() for k, v in inputs.items()}
     tensors.update({f"output/{n}": captured[n] for n in order})
     meta = {
@@ -235,6 +203,49 @@ def capture_model(
     if missing:
         meta["not_called"] = missing
     return tensors, meta
+
+
+def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict[str, float] | None = None,
+               progress: Progress = _quiet) -> tuple[dict, list[str], float]:
+    """One forward pass with capture hooks on ``names``. Returns (outputs on CPU, execution order, seconds)."""
+    import torch
+
+    by_name = dict(model.named_modules())
+    for target in perturb or {}:
+        if target not in by_name:
+            raise UserError(f"--perturb names {target!r}, which is not a module of this model")
+    handles = []
+    captured: dict[str, Any] = {}
+    order: list[str] = []
+    for target, scale in (perturb or {}).items():
+        handles.append(by_name[target].register_forward_hook(perturbation_hook(scale)))
+
+    def keep(name: str):
+        def hook(_module, _args, output):
+            first = output[0] if isinstance(output, tuple) else output
+            if name not in captured:
+                order.append(name)
+            # Clone on the device (a later in-place op could overwrite the activation) and move everything
+            # to the host after the pass: a per-hook device->host copy would stall the GPU at every module.
+            captured[name] = first.detach().clone()
+            progress("forward", len(order), len(names))
+        return hook
+
+    for name in names:
+        handles.append(by_name[name].register_forward_hook(keep(name)))
+    try:
+        progress("forward", 0, len(names))
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            model(**{k: v.to(device) for k, v in inputs.items()}, use_cache=False)
+        captured = {n: t.to("cpu").contiguous() for n, t in captured.items()}
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - t0
+    finally:
+        for h in handles:
+            h.remove()
+    return captured, order, seconds
 
 
 def write_capture(path: str | Path, tensors: dict, meta: dict) -> CaptureResult:

@@ -70,15 +70,15 @@ def _histogram(absd: np.ndarray) -> list[tuple[str, int]]:
     """Counts of |Δ| per decade, labelled; decades with no element are kept so bars line up."""
     if absd.size == 0:
         return []
-    out = [("0", int((absd == 0).sum()))]
-    nonzero = absd[absd > 0]
-    logs = np.floor(np.log10(nonzero)) if nonzero.size else np.array([])
-    lo = HIST_DECADES[0]
-    out.append((f"<1e{lo}", int((logs < lo).sum())))
-    for d in HIST_DECADES[:-1]:
-        out.append((f"1e{d}", int((logs == d).sum())))
-    out.append((f"≥1e{HIST_DECADES[-1]}", int((logs >= HIST_DECADES[-1]).sum())))
-    return out
+    lo, hi = HIST_DECADES[0], HIST_DECADES[-1]
+    zero = int((absd == 0).sum())
+    with np.errstate(divide="ignore"):
+        decades = np.floor(np.log10(absd[absd > 0]))
+    # one pass: bin 0 = below 1e{lo}, bins 1.. = 1e{lo} .. 1e{hi-1}, last = at or above 1e{hi}
+    bins = np.clip(decades - lo + 1, 0, hi - lo + 1).astype(np.int64)
+    counts = np.bincount(bins, minlength=hi - lo + 2)
+    labels = [f"<1e{lo}"] + [f"1e{d}" for d in HIST_DECADES[:-1]] + [f"≥1e{hi}"]
+    return [("0", zero)] + [(label, int(n)) for label, n in zip(labels, counts)]
 
 
 def _worst(ref: np.ndarray, cand: np.ndarray, absd: np.ndarray) -> list[ElementError]:
