@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from typing import Sequence
 
@@ -68,18 +67,20 @@ def build_app_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Top-level sub-command names, known without importing the step modules: opening the app must not
+# pay for every step's CLI (start-up is measured by benchmarks/startup.py). A test keeps this in sync.
+SUBCOMMANDS = frozenset({
+    "status", "doctor", "hipify", "check", "review", "parity", "train", "runs", "attach", "stop",
+})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if _surely_app(argv):
-            # Start-up matters (benchmarks/startup.py): opening the app must not import every step's CLI.
-            return _open_app(argv)
-        parser = build_parser()
-        commands = _subcommand_names(parser)
-        if argv and argv[0] in commands or any(a in ("-h", "--help", "--version") for a in argv[:1]):
-            args = parser.parse_args(argv)
+        if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version")):
+            args = build_parser().parse_args(argv)
             if args.command is None:
-                parser.print_help()
+                build_parser().print_help()
                 return 0
             return int(args.func(args) or 0)
         return _open_app(argv)
@@ -88,16 +89,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-def _surely_app(argv: list[str]) -> bool:
-    """True when argv cannot name a sub-command: nothing, an app option, or a path (has a separator or dots)."""
-    if not argv:
-        return True
-    first = argv[0]
-    if first in ("-h", "--help", "--version"):
-        return False
-    return first.startswith("-") or os.sep in first or first in (".", "..") or first.startswith("~")
 
 
 def _subcommand_names(parser: argparse.ArgumentParser) -> set[str]:

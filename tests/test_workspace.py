@@ -40,3 +40,9 @@ def test_cli_bad_directory_is_one_line_exit_2(tmp_path, capsys):
     assert main([str(f)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not a directory" in err
+
+
+def test_static_subcommand_list_matches_the_parser():
+    from hipwizard.cli import SUBCOMMANDS, _subcommand_names, build_parser
+
+    assert _subcommand_names(build_parser()) == set(SUBCOMMANDS)

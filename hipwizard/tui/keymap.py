@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
-
 
 def keymap_path() -> Path:
     override = os.environ.get("HIPWIZARD_KEYMAP")
@@ -27,8 +25,14 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
     """Binding id -> comma-separated keys. A missing or malformed file means no remapping."""
     path = path or keymap_path()
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    import yaml  # only when there is a keymap: start-up stays lean without one
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
         return {}
     if not isinstance(data, dict):
         return {}
