@@ -6,6 +6,8 @@ called from the UI thread, in ``render``; the series arrive already thinned by t
 
 from __future__ import annotations
 
+import math
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -13,12 +15,20 @@ Series = list[tuple[float, float]]
 COLORS = ("blue", "orange", "green", "magenta")
 
 
+def tick_label(value: float, span: float, fmt: str | None) -> str:
+    """Enough decimals that ticks over ``span`` differ (a loss moving 12.57 -> 12.60 needs three)."""
+    if fmt:
+        return fmt.format(value)
+    decimals = max(0, min(8, 1 - math.floor(math.log10(span / 3)))) if span > 0 else 2
+    return f"{value:.{decimals}f}"
+
+
 class SeriesPlot(Static):
     """``set_series({"raw": [(x, y)...], ...})`` then it redraws at its own size."""
 
-    DEFAULT_CSS = "SeriesPlot { height: 1fr; min-height: 8; }"
+    DEFAULT_CSS = "SeriesPlot { width: 1fr; height: 1fr; min-height: 8; }"
 
-    def __init__(self, title: str, *, xlabel: str = "step", yfmt: str = "{:.3g}", id: str | None = None):
+    def __init__(self, title: str, *, xlabel: str = "step", yfmt: str | None = None, id: str | None = None):
         super().__init__(id=id)
         self.title = title
         self.xlabel = xlabel
@@ -54,5 +64,5 @@ class SeriesPlot(Static):
         lo, hi = min(lows), max(lows)
         if hi > lo:
             ticks = [lo + (hi - lo) * i / 3 for i in range(4)]
-            plt.yticks(ticks, [self.yfmt.format(t) for t in ticks])
+            plt.yticks(ticks, [tick_label(t, hi - lo, self.yfmt) for t in ticks])
         return Text.from_ansi(plt.build())

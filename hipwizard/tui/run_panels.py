@@ -99,12 +99,13 @@ def gpu_text(snap: RunSnapshot) -> Text:
         for s in reading.samples:
             vram_hist, util_hist = snap.gpu_history.get(s.index, ([], []))
             frac = s.vram_fraction
-            t.append(f" {s.index} {s.name[:18]:<18} VRAM {fmt_bytes(s.vram_used)}/{fmt_bytes(s.vram_total)}")
-            t.append(f" ({frac * 100:.0f}%) " if frac is not None else " ")
-            t.append(spark(vram_hist), style="cyan")
+            name = f" {s.name[:16]}" if s.name else ""
+            t.append(f" {s.index}{name} VRAM {fmt_bytes(s.vram_used)}/{fmt_bytes(s.vram_total)}")
+            t.append(f" {frac * 100:.0f}% " if frac is not None else " ")
+            t.append(spark(vram_hist, width=10), style="cyan")
             util = f"{s.util_pct:.0f}%" if s.util_pct is not None else "—"
             t.append(f"  util {util} ")
-            t.append(spark(util_hist, top=100.0), style="magenta")
+            t.append(spark(util_hist, width=10, top=100.0), style="magenta")
             if s.index in snap.run_vram and snap.run_vram[s.index] is not None:
                 t.append(f"  this run {fmt_bytes(snap.run_vram[s.index])}")
             t.append("\n")

@@ -93,3 +93,21 @@ def test_cli_runs_json_and_stop(tmp_path):
     again = subprocess.run([sys.executable, "-m", "hipwizard", "stop", str(tmp_path / "nothing")], capture_output=True,
                            text=True)
     assert again.returncode == 2 and "has no run.json" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_step_status_line(tmp_path):
+    from hipwizard.train.run_cli import remember_run
+    from hipwizard.train.status import summarize
+    from hipwizard.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    assert summarize(ws).state == "not started"
+    d = run_dir_with(ws.runs_dir, name="lora-8b")
+    assert "planned, not launched" in summarize(ws).summary
+    (d / "output").mkdir()
+    (d / "output" / "trainer_log.jsonl").write_text('{"current_steps": 120, "total_steps": 500, "loss": 1.234}\n')
+    m = launch(d, LaunchOptions(platform="cpu", llamafactory_cli=script(tmp_path, "sleep 30\n")))
+    remember_run(ws, m.run_dir)
+    st = summarize(ws)
+    assert (st.state, st.summary) == ("in progress", "run 'lora-8b' running, step 120/500, loss 1.23")
+    stop_run(m, grace_s=0, term_s=2)

@@ -147,3 +147,62 @@ def test_coalescing_drops_a_pending_older_snapshot():
 
     a, b = RunUpdated(RunSnapshot("x", "running", ""), 1), RunUpdated(RunSnapshot("x", "running", ""), 1)
     assert b.can_replace(a)
+
+
+@pytest.mark.slow
+async def test_quit_mid_run_then_reattach_shows_the_whole_history(ws, demo_assets):
+    """Real llamafactory-cli (tiny model, CPU): quit the app mid-run; the run goes on; a new app sees it all."""
+    from hipwizard.train.demo_run import write_demo_run_dir
+    from hipwizard.train.runs import is_running
+    from hipwizard.train.manifest import load_manifest
+
+    assets = {"model": str(demo_assets.model_dir), "dataset_dir": str(demo_assets.dataset_dir),
+              "dataset": "hipwizard_demo"}
+    run_dir = write_demo_run_dir(ws.runs_dir, assets, max_steps=10, name="demo-reattach")
+    m = launch(run_dir, LaunchOptions(platform="cpu", extra_env={"DISABLE_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1"}))
+    app, screen = make_app(ws, attach=m.run_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.push_screen(screen)
+        await until(pilot, lambda: _view(app).snap is not None and len(_view(app).snap.loss) >= 2, timeout=120)
+        seen_before_quit = len(_view(app).snap.loss)
+    assert seen_before_quit < 10 and is_running(load_manifest(run_dir))  # quitting did not stop training
+    deadline = time.monotonic() + 120
+    while run_info(run_dir).state == "running" and time.monotonic() < deadline:
+        time.sleep(0.5)
+    app2, screen2 = make_app(ws, attach=m.run_dir)
+    async with app2.run_test(size=(160, 48)) as pilot:
+        await app2.push_screen(screen2)
+        await until(pilot, lambda: _finished(app2, steps=10), timeout=30)
+        assert [x for x, _ in _view(app2).snap.loss] == list(range(1, 11))
+
+
+def _snapshot_ready(app, state):
+    v = _view(app)
+    return v.snap is not None and v.snap.state == state and v.snap.gpu is not None
+
+
+def test_snapshot_finished_run(ws, snap_compare):
+    run_dir = replayed(ws, "lora-8b", "trainer_log-8b-lora-plain-h200.jsonl", "stdout-8b-lora-plain-h200.log",
+                       delay=0.0)
+    app, screen = make_app(ws, attach=run_dir)
+
+    async def ready(pilot):
+        app.sub_title = "snapshot"
+        await app.push_screen(screen)
+        await until(pilot, lambda: _snapshot_ready(app, "finished") and len(_view(app).runs) == 1)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(160, 48), run_before=ready)
+
+
+def test_snapshot_failed_run(ws, snap_compare):
+    run_dir = replayed(ws, "bad-key", "-", "stdout-reject-bad_key-cpu.log", code=1)
+    app, screen = make_app(ws, attach=run_dir)
+
+    async def ready(pilot):
+        app.sub_title = "snapshot"
+        await app.push_screen(screen)
+        await until(pilot, lambda: _snapshot_ready(app, "failed") and len(_view(app).runs) == 1)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(160, 48), run_before=ready)
