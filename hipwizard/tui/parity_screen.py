@@ -183,6 +183,7 @@ class ParityScreen(Screen):
         bar.update(total=None, progress=0)
         stage.update("starting the worker …")
         result = None
+        proc = None
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "hipwizard.parity.worker", *argv,
@@ -202,6 +203,11 @@ class ParityScreen(Screen):
                     result = event
             err = (await proc.stderr.read()).decode(errors="replace") if proc.stderr else ""
             await proc.wait()
+        except asyncio.CancelledError:
+            # The screen went away mid-run: stop the worker rather than leave it computing unseen.
+            if proc is not None and proc.returncode is None:
+                proc.kill()
+            raise
         finally:
             self.running = False
             run_row.display = False
