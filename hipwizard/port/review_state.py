@@ -91,6 +91,9 @@ class ReviewState:
         self.revision = revision
         self.last_write = last_write
         self._line_cache: dict[str, str] = {}  # hunk id -> its serialized JSON line (hunks rarely change)
+        self._decision_cache: dict[str, tuple[Decision, str]] = {}
+        self._hunks_block: tuple[list | None, str] = (None, "")
+        self._counts: tuple[int, list | None, dict] = (-1, None, {})
         self._set_hunks(list(hunks))
 
     # --- construction -------------------------------------------------------------------------------
@@ -161,14 +164,22 @@ class ReviewState:
         parts = ["{\n"]
         parts += [f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items()]
         parts.append(_block("files", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in self.files.items()], "{}"))
-        parts.append(_block("decisions", [
-            f"{json.dumps(h.hunk_id)}: {json.dumps(self.decision(h.hunk_id).to_dict())}" for h in self.hunks
-        ], "{}"))
-        parts.append(_block("hunks", [self._hunk_line(h) for h in self.hunks], "[]"))
+        parts.append(_block("decisions", [self._decision_line(h.hunk_id) for h in self.hunks], "{}"))
+        if self._hunks_block[0] is not self.hunks:  # the hunk list is replaced (never mutated) on change
+            self._hunks_block = (self.hunks, _block("hunks", [self._hunk_line(h) for h in self.hunks], "[]"))
+        parts.append(self._hunks_block[1])
         parts.append(_block("splits", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in self.splits.items()], "{}"))
         parts.append(_block("history", [json.dumps(e) for e in self.history], "[]", last=True))
         parts.append("}\n")
         return "".join(parts)
+
+    def _decision_line(self, hunk_id: str) -> str:
+        # Decisions are replaced, never mutated: a cached line is valid while its object is the same.
+        d = self.decision(hunk_id)
+        cached = self._decision_cache.get(hunk_id)
+        if cached is None or cached[0] is not d:
+            cached = self._decision_cache[hunk_id] = (d, f"{json.dumps(hunk_id)}: {json.dumps(d.to_dict())}")
+        return cached[1]
 
     def _hunk_line(self, h: Hunk) -> str:
         line = self._line_cache.get(h.hunk_id)
@@ -200,8 +211,18 @@ class ReviewState:
 
     def counts(self, hunk_indices: Iterable[int] | None = None) -> dict[str, int]:
         """pending / accepted / rejected / edited / high_pending / changed, over all hunks or some."""
+        if hunk_indices is None:
+            # The screen asks after every keystroke: cache per revision (every change bumps it).
+            rev, hunks, cached = self._counts
+            if rev == self.revision and hunks is self.hunks:
+                return dict(cached)
+            result = self._count(range(len(self.hunks)))
+            self._counts = (self.revision, self.hunks, result)
+            return dict(result)
+        return self._count(hunk_indices)
+
+    def _count(self, indices: Iterable[int]) -> dict[str, int]:
         c = dict.fromkeys(("pending", "accepted", "rejected", "edited", "high_pending", "changed", "total"), 0)
-        indices = range(len(self.hunks)) if hunk_indices is None else hunk_indices
         for i in indices:
             h = self.hunks[i]
             d = self.decision(h.hunk_id)
@@ -368,7 +389,11 @@ class ReviewState:
 
     # --- queries for the screen and the CLI ---------------------------------------------------------------
     def rule_ids(self) -> list[str]:
-        return sorted({f.rule_id for h in self.hunks for f in h.flags})
+        """Rule ids present in the hunks (cached per hunk list: the screen asks on every redraw)."""
+        cached = getattr(self, "_rules", (None, []))
+        if cached[0] is not self.hunks:
+            cached = self._rules = (self.hunks, sorted({f.rule_id for h in self.hunks for f in h.flags}))
+        return list(cached[1])
 
     def summary(self) -> dict:
         c = self.counts()
