@@ -384,3 +384,20 @@ def test_snapshot_after_write_with_compile_error(tmp_path, snap_compare):
         pilot.app.clear_notifications()
         await pilot.pause()
     assert snap_compare(app, terminal_size=SIZE, run_before=go)
+
+
+async def test_demo_workspace_opens_on_the_demo_cuda_project(tmp_path, monkeypatch):
+    monkeypatch.setenv("HIPWIZARD_CACHE", str(tmp_path / "cache"))
+    from hipwizard.demo_workspace import prepare_demo_workspace
+
+    ws = prepare_demo_workspace()
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await app.workers.wait_for_complete()  # load finds no review: translation starts
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert screen.review is not None and screen.review.src == ws.root / "cuda_project"
+        assert "matmul.cu" in screen.nav.files and screen.review.rule_ids()
