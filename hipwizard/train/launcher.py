@@ -162,6 +162,10 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
     env = {k: v for k, v in os.environ.items() if k not in removed}
     env.update(delta)
     command = [find_llamafactory_cli(options.llamafactory_cli), "train", CONFIG_NAME]
+    bin_dir = str(Path(command[0]).parent)
+    if bin_dir not in env.get("PATH", "").split(os.pathsep):
+        # llamafactory-cli runs `torchrun` by name: it must find the one installed beside it (the venv).
+        delta["PATH"] = env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     argv = [sys.executable, "-m", "hipwizard.train.supervise", str(run_dir), "--", *command]
     log_path = run_dir / LOG_NAME
     try:

@@ -117,3 +117,27 @@ def test_real_llamafactory_lora_end_to_end_tail_and_graceful_stop(tmp_path, demo
     assert run_info(d).state == "stopped"
     watch.poll()
     assert watch.history.progress[0] >= 4
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("HIPWIZARD_ZERO3") != "1",
+                    reason="DeepSpeed ZeRO-3 on CPU takes ~2 min: set HIPWIZARD_ZERO3=1 to run it")
+def test_real_llamafactory_zero3_on_cpu_through_torchrun(tmp_path, demo_assets):
+    """FORCE_TORCHRUN=1 with one process: torchrun + DeepSpeed ZeRO-3 on CPU, launched and tailed to the end."""
+    d = _lora_run_dir(tmp_path, demo_assets, steps=3)
+    ds = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+          "zero_optimization": {"stage": 3}, "bf16": {"enabled": False}, "fp16": {"enabled": False}}
+    (d / "ds_config.json").write_text(json.dumps(ds))
+    import yaml
+
+    cfg = yaml.safe_load((d / "config.yaml").read_text())
+    cfg["deepspeed"] = "ds_config.json"
+    (d / "config.yaml").write_text(yaml.safe_dump(cfg))
+    m = launch(d, LaunchOptions(platform="cpu", extra_env={**LF_ENV, "DS_ACCELERATOR": "cpu"}))
+    assert m.env_delta["FORCE_TORCHRUN"] == "1" and m.env_delta["NPROC_PER_NODE"] == "1"
+    wait_for(lambda: run_info(d).state != "running", timeout=400, poll=1)
+    info = run_info(d)
+    assert info.state == "finished", info.cause
+    watch = RunWatch(d)
+    watch.attach()
+    assert [p.step for p in watch.history.points] == [1, 2, 3]
