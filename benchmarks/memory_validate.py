@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hipwizard.train.config import TrainConfig  # noqa: E402
 from hipwizard.train.memory import estimate_memory  # noqa: E402
@@ -173,7 +174,7 @@ def recipe(model_dir: Path, data_dir: Path, seq_len: int, steps: int, **changes)
     return TrainConfig(**values)
 
 
-def run_one(run_dir: Path, config: TrainConfig, timeout: float) -> dict:
+def run_one(run_dir: Path, config: TrainConfig, timeout: float, seq_len: int) -> dict:
     save_run_dir(run_dir, config)
     env = dict(os.environ, RECORD_VRAM="1", CUDA_VISIBLE_DEVICES="0", HIP_VISIBLE_DEVICES="0",
                DISABLE_VERSION_CHECK="1", HF_HUB_OFFLINE="1")
@@ -181,7 +182,10 @@ def run_one(run_dir: Path, config: TrainConfig, timeout: float) -> dict:
         env.update(FORCE_TORCHRUN="1", NPROC_PER_NODE="1")
     before = DevicePeak.used_mib() or 0.0
     start = time.monotonic()
-    with DevicePeak() as peak, open(run_dir / "train.log", "w") as log:
+    from gpu_tour_clock import StepClock, steady_tokens_per_s
+
+    clock = StepClock(run_dir / "output" / "trainer_log.jsonl")
+    with clock, DevicePeak() as peak, open(run_dir / "train.log", "w") as log:
         proc = subprocess.run(["llamafactory-cli", "train", "config.yaml"], cwd=run_dir, env=env, stdout=log,
                               stderr=subprocess.STDOUT, timeout=timeout)
     rows = []
@@ -195,6 +199,8 @@ def run_one(run_dir: Path, config: TrainConfig, timeout: float) -> dict:
         "reserved_gib": max((r.get("vram_reserved", 0) for r in rows), default=None),
         "device_peak_gib": round((peak.peak_mib - before) / 1024, 2) if peak.peak_mib else None,
         "tokens_per_s": tps[-1] if tps else None,
+        "steady_tokens_per_s": steady_tokens_per_s(
+            clock.arrivals, config.per_device_train_batch_size * config.gradient_accumulation_steps * seq_len, 2),
     }
 
 
@@ -212,7 +218,7 @@ def main() -> int:
     if not args.dry_run:
         build_model(model_dir)
         build_dataset(data_dir, model_dir, args.seq_len)
-    shape = load_shape(str(model_dir)) if (model_dir / "config.json").is_file() else load_shape("meta-llama/Meta-Llama-3-8B")
+    shape = (load_shape(str(model_dir)) if (model_dir / "config.json").is_file() else load_shape("meta-llama/Meta-Llama-3-8B")).shape
     results = {}
     print(f"{'config':<30} {'predicted':>9} {'device peak':>11} {'err':>7} {'pred tensors':>12} {'allocated':>9} {'tok/s':>7}")
     for name in args.only or CONFIGS:
@@ -222,11 +228,11 @@ def main() -> int:
         row = {"predicted_gib": round(est.total_gib, 2), "predicted_tensors_gib": round(tensors, 2),
                "estimate": est.to_dict()}
         if not args.dry_run:
-            row.update(run_one(args.work / "runs" / name, config, args.timeout))
+            row.update(run_one(args.work / "runs" / name, config, args.timeout, args.seq_len))
         peak = row.get("device_peak_gib")
         err = f"{100 * (est.total_gib - peak) / peak:+6.1f}%" if peak else "    –"
         print(f"{name:<30} {est.total_gib:9.1f} {peak if peak is not None else '–':>11} {err:>7} "
-              f"{tensors:12.1f} {row.get('allocated_gib') or '–':>9} {row.get('tokens_per_s') or '–':>7}"
+              f"{tensors:12.1f} {row.get('allocated_gib') or '–':>9} {round(row.get('steady_tokens_per_s') or 0) or '–':>7}"
               + (f"  (exit {row['returncode']}, see runs/{name}/train.log)" if row.get("returncode") else ""))
         results[name] = row
     args.work.mkdir(parents=True, exist_ok=True)
