@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import ENVS
+from tests.doctor.conftest import ENVS
 
 from hipwizard.doctor.matrix import load_matrix
 from hipwizard.doctor.replay import ReplayRunner

@@ -8,7 +8,7 @@ import stat
 import subprocess
 import sys
 
-from conftest import ENVS
+from tests.doctor.conftest import ENVS
 
 from hipwizard.cli import main
 from hipwizard.doctor.probes import Probe, run_probes

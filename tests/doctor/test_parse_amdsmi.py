@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import fixture_result, fixture_section
+from tests.doctor.conftest import fixture_result, fixture_section
 
 from hipwizard.doctor.parse_amdsmi import parse_amdsmi, parse_versions
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from conftest import fixture_result, fixture_section
+from tests.doctor.conftest import fixture_result, fixture_section
 
 from hipwizard.doctor.parse_python import parse_collect_env, parse_ds_report, parse_nvidia_smi_csv, parse_pyprobe
 from hipwizard.doctor.rawtext import major_minor, torch_rocm_tag

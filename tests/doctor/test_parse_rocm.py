@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import fixture_result, fixture_section
+from tests.doctor.conftest import fixture_result, fixture_section
 
 from hipwizard.doctor.parse_rocm import (
     driver_down_note, parse_rocm_smi_json, parse_rocm_smi_text, parse_rocminfo, parse_version_line,

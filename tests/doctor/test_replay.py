@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-from conftest import ENVS
+from tests.doctor.conftest import ENVS
 
 from hipwizard.doctor.replay import RecordingRunner, ReplayRunner, format_recording, read_recording, slug
 from hipwizard.doctor.report import diagnose

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from parity_captures import write_capture
+from tests.parity.parity_captures import write_capture
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import numpy as np
 from hipwizard.cli import main
 from hipwizard.parity.status import latest_comparison, summarize
 from hipwizard.workspace import Workspace
-from parity_captures import layer_outputs, write_capture
+from tests.parity.parity_captures import layer_outputs, write_capture
 
 
 def test_compare_two_files_pass_records_workspace(tmp_path, capsys):

@@ -5,7 +5,7 @@ import pytest
 
 from hipwizard.errors import UserError
 from hipwizard.parity.compare import compare_files
-from parity_captures import layer_outputs
+from tests.parity.parity_captures import layer_outputs
 
 
 def test_same_outputs_pass_and_report_both_sides(capture_factory):

@@ -6,7 +6,7 @@ import pytest
 from hipwizard.errors import UserError
 from hipwizard.parity.tensorfile import read_meta, read_tensor_file
 
-from parity_captures import layer_outputs, write_capture
+from tests.parity.parity_captures import layer_outputs, write_capture
 
 
 def test_bf16_is_read_exactly_without_torch(tmp_path):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from parity_captures import layer_outputs, write_capture
+from tests.parity.parity_captures import layer_outputs, write_capture
 
 
 def _run(args, cwd, env=None):

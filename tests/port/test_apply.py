@@ -7,7 +7,7 @@ import random
 import subprocess
 
 import pytest
-from review_factory import KERNEL, new_review
+from tests.port.review_factory import KERNEL, new_review
 
 from hipwizard.errors import UserError
 from hipwizard.port.apply import apply, blame_line, rebuild, safe_target
@@ -63,7 +63,7 @@ def test_accept_all_equals_the_translation_and_edits_are_written(tmp_path):
     state = new_review(tmp_path, {"f.cu": KERNEL})
     state.decide([h.hunk_id for h in state.hunks], "accepted")
     apply(state, check=False)
-    from review_factory import hipify_like
+    from tests.port.review_factory import hipify_like
     assert (state.out / "f.cu").read_text() == hipify_like(KERNEL)
     free = next(h for h in state.hunks if any("hipFree" in x for x in h.new_lines))
     state.edit(free.hunk_id, ["  hipFree(d);  // edited by hand", "  d = nullptr;"])
@@ -93,7 +93,7 @@ def test_non_utf8_bytes_are_kept(tmp_path):
     state = new_review(tmp_path, {"f.cu": KERNEL})
     raw = (state.src / "f.cu").read_bytes().replace(b"#include <cstdio>", b"#include <cstdio> // caf\xe9")
     (state.src / "f.cu").write_bytes(raw)
-    from review_factory import hipify_like, translation
+    from tests.port.review_factory import hipify_like, translation
     text = raw.decode("utf-8", "surrogateescape")
     state.reconcile([translation("f.cu", text, hipify_like(text))])
     state.decide([h.hunk_id for h in state.hunks], "accepted")

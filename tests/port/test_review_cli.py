@@ -10,7 +10,7 @@ import sys
 import time
 
 import pexpect
-from review_factory import KERNEL, new_review
+from tests.port.review_factory import KERNEL, new_review
 
 from hipwizard.port.review_state import ReviewState
 

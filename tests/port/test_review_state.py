@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from review_factory import KERNEL, hipify_like, new_review, translation
+from tests.port.review_factory import KERNEL, hipify_like, new_review, translation
 
 from hipwizard.errors import UserError
 from hipwizard.port.model import Hunk

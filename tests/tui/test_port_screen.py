@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "port"))
-from review_factory import KERNEL, new_review  # noqa: E402
-
-from hipwizard.port.review_state import ReviewState  # noqa: E402
-from hipwizard.tui.app import HipwizardApp  # noqa: E402
+from hipwizard.port.review_state import ReviewState
+from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port_dialogs import ConfirmWrite  # noqa: E402
 from hipwizard.tui.port_screen import PortScreen  # noqa: E402
 from hipwizard.workspace import Workspace  # noqa: E402
+from tests.port.review_factory import KERNEL, new_review
 
 SIZE = (110, 32)
 
