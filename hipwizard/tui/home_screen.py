@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -68,17 +69,30 @@ class HomeScreen(Screen):
             yield Static(id="next-line")
         yield Footer()
 
+    _next: StepSpec | None = None
+
     def on_mount(self) -> None:
+        ws = self.app.workspace
+        self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]")
+        for spec in STEPS:
+            self.query_one(f"#step-{spec.key}", StepCard).show("…", "reading", "reading the workspace …", False)
         self.refresh_status()
 
     def on_screen_resume(self) -> None:
         self.refresh_status()
 
+    @work(thread=True, exclusive=True, group="home-status")
     def refresh_status(self) -> None:
+        """Each step's status, read off the UI thread: the first frame never waits for the workspace."""
         ws = self.app.workspace
-        demo = "  (embedded demo)" if ws.read_state("workspace").get("demo") else ""
-        self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]{demo}")
+        demo = bool(ws.read_state("workspace").get("demo"))
         statuses = {s.key: ws.step_status(s.key) for s in STEPS}
+        self.app.call_from_thread(self._show_status, statuses, demo)
+
+    def _show_status(self, statuses, demo: bool) -> None:
+        ws = self.app.workspace
+        suffix = "  (embedded demo)" if demo else ""
+        self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]{suffix}")
         nxt = next((s for s in STEPS if s.available and statuses[s.key].state != "done"), None)
         for spec in STEPS:
             st = statuses[spec.key]

@@ -13,6 +13,8 @@ async def test_home_lists_four_steps_with_state_words(tmp_path):
     app = HipwizardApp(Workspace(tmp_path))
     async with app.run_test(size=(120, 45)) as pilot:
         await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
         assert isinstance(app.screen, HomeScreen)
         text = " ".join(str(c.render()) for c in app.screen.query(".step-card"))
         for spec in STEPS:
