@@ -57,3 +57,22 @@ async def test_open_step_by_key_and_mouse_and_resume(tmp_path):
     async with app2.run_test(size=(120, 45)) as pilot:
         await pilot.pause()
         assert type(app2.screen).__name__ == spec.screen.split(":")[1]
+
+
+def test_snapshot_home_demo_workspace(snap_compare, monkeypatch):
+    """The home screen of the embedded demo (a fixed path, so the frame is the same on every machine)."""
+    import shutil
+
+    from hipwizard.demo_workspace import prepare_demo_workspace
+
+    root = "/tmp/hipwizard-snapshot"
+    shutil.rmtree(root, ignore_errors=True)
+    monkeypatch.setenv("HIPWIZARD_CACHE", root)
+    ws = prepare_demo_workspace()
+
+    async def settle(pilot):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(HipwizardApp(ws, resume=False), terminal_size=(110, 34), run_before=settle)
