@@ -76,3 +76,19 @@ def test_snapshot_home_demo_workspace(snap_compare, monkeypatch):
         await pilot.pause()
 
     assert snap_compare(HipwizardApp(ws, resume=False), terminal_size=(110, 34), run_before=settle)
+
+
+async def test_command_palette_opens_a_step(tmp_path):
+    from textual.command import CommandPalette
+
+    spec = next(s for s in STEPS if s.available)
+    app = HipwizardApp(Workspace(tmp_path))
+    async with app.run_test(size=(120, 45)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*f"Step {spec.number}")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        assert type(app.screen).__name__ == spec.screen.split(":")[1]
