@@ -1,13 +1,23 @@
 """The hunk on the right of the Port screen: a coloured unified diff with line numbers, its decision in
-words and symbols, its risk flags and any compile errors blamed on it."""
+words and symbols, its risk flags and any compile errors blamed on it.
+
+``HunkView`` shows it through Textual's line API: the hunk is rendered to strips once (cached per hunk,
+decision and width), and moving to another hunk repaints this widget only — no screen layout, which is
+what made ``j`` cost tens of milliseconds with a Static inside a VerticalScroll.
+"""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import lru_cache
+from typing import Hashable
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from hipwizard.port.model import Hunk
 
@@ -30,10 +40,18 @@ def _highlighter() -> Syntax:
 def _highlight(lines: list[str]) -> list[Text]:
     if not lines:
         return []
+    # Copies: rows built from these Texts are styled in place; the cached originals must stay clean.
+    return [t.copy() for t in _highlight_cached(tuple(lines))]
+
+
+@lru_cache(maxsize=4096)
+def _highlight_cached(lines: tuple[str, ...]) -> tuple[Text, ...]:
+    # Pygments is the slow part of drawing a hunk: the same lines (going back with k, undo, a
+    # decision redrawing the hunk) are highlighted once.
     code = "".join(x if x.endswith("\n") else x + "\n" for x in lines)
     text = _highlighter().highlight(code)
     text.rstrip()
-    return text.split("\n", allow_blank=True)[: len(lines)]
+    return tuple(text.split("\n", allow_blank=True)[: len(lines)])
 
 
 def _row(mark: str, old_no: int | None, new_no: int | None, body: Text, style: str) -> Text:
@@ -91,3 +109,72 @@ def render_hunk(hunk: Hunk, decision: str, *, edited: list[str] | None, changed:
     for line_no, message in errors:
         parts.append(Text(f"✖ compile error at written L{line_no}: {message}", style="bold red"))
     return Group(*parts)
+
+
+class HunkView(ScrollView, can_focus=True):
+    """A scrollable view of one rendered hunk. ``show(key, renderable)``: ``key`` identifies what the
+    renderable shows (hunk, decision, position, errors), so drawing the same thing again is free.
+    ``content`` is the renderable shown (tests read it as text)."""
+
+    CACHE_SIZE = 64
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.content: RenderableType = ""
+        self._key: Hashable = None
+        self._lines: list[Strip] = []
+        self._style = None
+        self._cache: OrderedDict[tuple, list[Strip]] = OrderedDict()
+
+    def show(self, key: Hashable, renderable: RenderableType) -> None:
+        self.content, self._key = renderable, key
+        self._draw()
+        self.scroll_to(0, 0, animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        width = self.scrollable_content_region.width
+        view = self.size
+        if width <= 0 or not view.height:
+            return  # not laid out yet: drawn on the first resize
+        lines = self._render_at(width)
+        if len(lines) > self.content_region.height:  # a scrollbar takes its columns: draw narrower
+            bar = self.styles.scrollbar_size_vertical
+            if width == self.content_region.width and width - bar > 0:
+                lines = self._render_at(width - bar)
+        self._lines = lines
+        # The virtual height never drops below the view, so hunks that fit keep the same virtual size
+        # and the screen needs no new layout when the next one is shown.
+        self.virtual_size = Size(width, max(len(lines), self.content_region.height))
+        self.refresh()
+
+    def _render_at(self, width: int) -> list[Strip]:
+        # The widget's style (colours of the theme, focus background) is part of the drawing: a hunk
+        # drawn while focused is drawn again once blurred.
+        style = self.rich_style
+        cache_key = (self._key, width, style)
+        lines = self._cache.get(cache_key) if self._key is not None else None
+        if lines is None:
+            console = self.app.console
+            rendered = console.render_lines(self.content, console.options.update_width(width), style=style,
+                                            pad=True, new_lines=False)
+            lines = [Strip(line, width) for line in rendered]
+            if self._key is not None:
+                self._cache[cache_key] = lines
+                if len(self._cache) > self.CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(cache_key)
+        self._style = style
+        return lines
+
+    def render_line(self, y: int) -> Strip:
+        if self._lines and self._style != self.rich_style:  # focus or theme changed since drawn
+            self._lines = self._render_at(self._lines[0].cell_length)
+        index = y + self.scroll_offset.y
+        width = self.scrollable_content_region.width
+        if 0 <= index < len(self._lines):
+            return self._lines[index].crop_extend(0, width, self.rich_style)
+        return Strip.blank(width, self.rich_style)

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, ContentSwitcher, Footer, Header, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 from hipwizard.errors import UserError
 from hipwizard.port.review_nav import FILTERS, ReviewNav
 from hipwizard.port.review_state import ReviewState
-from hipwizard.tui.hunk_view import render_hunk
+from hipwizard.tui.hunk_view import HunkView, render_hunk
 from hipwizard.tui.port_dialogs import ConfirmWrite, MigrationForm
 
 REVIEW_ACTIONS = {"accept", "reject", "undo", "split", "edit", "accept_file", "reject_file", "accept_unflagged",
@@ -74,8 +74,7 @@ class PortScreen(Screen):
                                  id="port-filter", compact=True)
                     yield OptionList(id="port-filelist")
                 with Vertical(id="port-right"):
-                    with VerticalScroll(id="port-hunk", can_focus=True):
-                        yield Static(id="port-hunk-body")
+                    yield HunkView(id="port-hunk-body")
                     with Horizontal(id="port-actions"):
                         for label, action in (("✔ Accept", "accept"), ("✖ Reject", "reject"),
                                               ("↶ Undo", "undo"), ("Split", "split"), ("✎ Edit", "edit"),
@@ -158,7 +157,7 @@ class PortScreen(Screen):
         first = review.first_pending()
         self.nav.go_to_hunk(first if first is not None else 0)
         self._show_hunk()
-        self.query_one("#port-hunk").focus()
+        self.query_one("#port-hunk-body").focus()
         self.refresh_bindings()
         if report is not None:
             self.notify(f"Sources changed: {report.kept} decisions kept, {report.changed} hunks back to pending "
@@ -178,19 +177,21 @@ class PortScreen(Screen):
                 files.replace_option_prompt_at_index(row, Text(self.nav.file_prompt(rel)))
 
     def _show_hunk(self) -> None:
-        body = self.query_one("#port-hunk-body", Static)
+        body = self.query_one("#port-hunk-body", HunkView)
         hunk = self.nav.current
         if hunk is None:
-            body.update("No hunk matches this filter. Press f to change it.")
+            body.show(None, "No hunk matches this filter. Press f to change it.")
         else:
             d = self.review.decision(hunk.hunk_id)
-            body.update(render_hunk(hunk, d.state, edited=d.lines if d.state == "edited" else None,
-                                    changed=d.changed, where=self.nav.where(), errors=self.errors.get(hunk.hunk_id, [])))
+            where, errors = self.nav.where(), self.errors.get(hunk.hunk_id, [])
+            # Everything the drawing depends on (the hunk id is a hash of its file and text).
+            key = (hunk.hunk_id, d.state, tuple(d.lines or ()), d.changed, where, tuple(errors))
+            body.show(key, render_hunk(hunk, d.state, edited=d.lines if d.state == "edited" else None,
+                                       changed=d.changed, where=where, errors=errors))
             row = self.nav.file_row.get(hunk.file)
             files = self.query_one("#port-filelist", OptionList)
             if row is not None and files.highlighted != row:
                 files.highlighted = row
-        self.query_one("#port-hunk", VerticalScroll).scroll_home(animate=False)
         self._show_status()
 
     def _show_status(self) -> None:
@@ -198,7 +199,9 @@ class PortScreen(Screen):
 
         st = status_of(self.review)
         busy = f"   ◐ {self.busy}" if self.busy else ""
-        self.query_one("#port-status", Static).update(f"{st.symbol} {st.summary}   filter: {self.nav.filter_label}{busy}")
+        # One row, fixed height: no layout needed (a layout pass is most of a keystroke's cost).
+        self.query_one("#port-status", Static).update(
+            f"{st.symbol} {st.summary}   filter: {self.nav.filter_label}{busy}", layout=False)
 
     # --- decisions ------------------------------------------------------------------------------
     def _save_guard(self, change) -> list[str] | None:
@@ -325,7 +328,7 @@ class PortScreen(Screen):
             self._fill_files()
             self.nav.go_to_id(hunk_id)
         self._show_hunk()
-        self.query_one("#port-hunk").focus()
+        self.query_one("#port-hunk-body").focus()
 
     # --- filter and search ----------------------------------------------------------------------
     def action_cycle_filter(self) -> None:
@@ -360,7 +363,7 @@ class PortScreen(Screen):
         search = self.query_one("#port-search", Input)
         if search.display:
             search.display = False
-            self.query_one("#port-hunk").focus()
+            self.query_one("#port-hunk-body").focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "port-search" or self.nav is None:
