@@ -183,7 +183,7 @@ def phase_ab(work: Path, out: Path, results: dict, args) -> None:
     if args.repeat:
         order += order
     for i, (name, cfg, kind) in enumerate(order):
-        est = estimate_memory(cfg, shape, seq_len=args.seq_len)
+        est = estimate_memory(cfg, shape, seq_len=args.seq_len, lengths="fixed")  # fixed-length dataset
         res = run_training(kind, work / "runs" / f"{name}-{kind}-{i}", cfg, tokens_per_step, args.warmup, ws)
         res["predicted_gib"] = round(est.total_gib, 2)
         res["label"] = best.label if name == "pick" else "recipe: ZeRO-3, ckpt on, batch 4 x 4"

@@ -4,6 +4,7 @@ Run on the GPU box (ROCm or CUDA), from the repository root:
 
     python benchmarks/memory_validate.py --work /data/hw-validate            # all configs
     python benchmarks/memory_validate.py --work /data/hw-validate --dry-run  # predictions only
+    python benchmarks/memory_validate.py --work /data/hw-validate --out-of-sample  # configs never fitted
 
 It builds (once) a Llama-3-8B-shaped model with random bf16 weights (hidden 4096, 32 layers, GQA 32/8,
 vocab 128,256) and the demo tokenizer, and an alpaca dataset whose samples are all ~``--seq-len`` tokens,
@@ -38,6 +39,7 @@ from hipwizard.train.config import TrainConfig  # noqa: E402
 from hipwizard.train.memory import estimate_memory  # noqa: E402
 from hipwizard.train.model_shape import load_shape  # noqa: E402
 from hipwizard.train.rundir import save_run_dir  # noqa: E402
+from hipwizard.train.throughput import estimate_throughput  # noqa: E402
 
 SHAPE_8B = dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
                 num_key_value_heads=8, max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=500000.0,
@@ -46,6 +48,7 @@ DATASET = "validate_fixed_len"
 
 # name -> config changes on top of the recipe (LoRA q_proj,v_proj r8, bf16, sdpa, effective batch 16).
 CONFIGS: dict[str, dict] = {
+    # measured on the H200 and fitted in-sample (tests/fixtures/train/h200_measured.json)
     "lora-plain-bs4-ckpt": dict(zero_stage=None, per_device_train_batch_size=4, gradient_accumulation_steps=4),
     "lora-zero2-bs4-ckpt": dict(zero_stage=2, per_device_train_batch_size=4, gradient_accumulation_steps=4),
     "lora-zero3-bs4-ckpt": dict(zero_stage=3, per_device_train_batch_size=4, gradient_accumulation_steps=4),
@@ -55,8 +58,18 @@ CONFIGS: dict[str, dict] = {
                                   per_device_train_batch_size=4, gradient_accumulation_steps=4),
     "lora-plain-bs8-nockpt": dict(zero_stage=None, disable_gradient_checkpointing=True,
                                   per_device_train_batch_size=8, gradient_accumulation_steps=2),
+    "lora-plain-bs16-nockpt": dict(zero_stage=None, disable_gradient_checkpointing=True,
+                                   per_device_train_batch_size=16, gradient_accumulation_steps=1),
+    # never measured: the out-of-sample check of the refit (memory and throughput)
+    "lora-zero2-bs8-nockpt": dict(zero_stage=2, disable_gradient_checkpointing=True,
+                                  per_device_train_batch_size=8, gradient_accumulation_steps=2),
     "lora-plain-bs16-ckpt": dict(zero_stage=None, per_device_train_batch_size=16, gradient_accumulation_steps=1),
+    "lora-zero3-bs8-nockpt": dict(zero_stage=3, disable_gradient_checkpointing=True,
+                                  per_device_train_batch_size=8, gradient_accumulation_steps=2),
+    "lora-plain-bs2-ckpt": dict(zero_stage=None, per_device_train_batch_size=2, gradient_accumulation_steps=8),
 }
+FITTED = frozenset(list(CONFIGS)[:7])
+OUT_OF_SAMPLE = tuple(name for name in CONFIGS if name not in FITTED)
 
 
 def build_model(model_dir: Path) -> None:
@@ -210,6 +223,8 @@ def main() -> int:
     parser.add_argument("--seq-len", type=int, default=830)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--only", nargs="*", choices=sorted(CONFIGS), help="run only these configs")
+    parser.add_argument("--out-of-sample", action="store_true",
+                        help=f"run only the configs the model was not fitted to ({', '.join(OUT_OF_SAMPLE)})")
     parser.add_argument("--dry-run", action="store_true", help="print predictions; build and run nothing")
     parser.add_argument("--timeout", type=float, default=1800)
     args = parser.parse_args()
@@ -220,19 +235,24 @@ def main() -> int:
         build_dataset(data_dir, model_dir, args.seq_len)
     shape = (load_shape(str(model_dir)) if (model_dir / "config.json").is_file() else load_shape("meta-llama/Meta-Llama-3-8B")).shape
     results = {}
-    print(f"{'config':<30} {'predicted':>9} {'device peak':>11} {'err':>7} {'pred tensors':>12} {'allocated':>9} {'tok/s':>7}")
-    for name in args.only or CONFIGS:
+    print(f"{'config':<30} {'predicted':>9} {'device peak':>11} {'err':>7} {'pred tensors':>12} {'allocated':>9} "
+          f"{'pred tok/s':>10} {'tok/s':>7}")
+    names = args.only or (OUT_OF_SAMPLE if args.out_of_sample else CONFIGS)
+    for name in names:
         config = recipe(model_dir, data_dir, args.seq_len, args.steps, **CONFIGS[name])
-        est = estimate_memory(config, shape, seq_len=args.seq_len)
-        tensors = sum(p.gib for p in est.parts if p.name not in ("allocator slack", "runtime context"))
+        # the dataset built here has fixed-length samples: no fragmentation allowance
+        est = estimate_memory(config, shape, seq_len=args.seq_len, lengths="fixed")
+        tensors = est.tensor_gib
+        speed = estimate_throughput(config, shape, seq_len=args.seq_len).tokens_per_s
         row = {"predicted_gib": round(est.total_gib, 2), "predicted_tensors_gib": round(tensors, 2),
-               "estimate": est.to_dict()}
+               "predicted_tokens_per_s": round(speed), "fitted": name in FITTED, "estimate": est.to_dict()}
         if not args.dry_run:
             row.update(run_one(args.work / "runs" / name, config, args.timeout, args.seq_len))
         peak = row.get("device_peak_gib")
         err = f"{100 * (est.total_gib - peak) / peak:+6.1f}%" if peak else "    –"
         print(f"{name:<30} {est.total_gib:9.1f} {peak if peak is not None else '–':>11} {err:>7} "
-              f"{tensors:12.1f} {row.get('allocated_gib') or '–':>9} {round(row.get('steady_tokens_per_s') or 0) or '–':>7}"
+              f"{tensors:12.1f} {row.get('allocated_gib') or '–':>9} {speed:10.0f} "
+              f"{round(row.get('steady_tokens_per_s') or 0) or '–':>7}" + ("" if name in FITTED else "  (out of sample)")
               + (f"  (exit {row['returncode']}, see runs/{name}/train.log)" if row.get("returncode") else ""))
         results[name] = row
     args.work.mkdir(parents=True, exist_ok=True)

@@ -1,42 +1,63 @@
 """Predict the peak GPU memory of one training process from the model's shape and the config.
 
-Method (docs/memory.md has the derivation and the calibration):
+Method (docs/memory.md has the derivation, the measurements and the errors):
 
 - weights: parameters by module x bytes (bf16 2, fp32 4, 4-bit ~0.53, 8-bit ~1.06), divided by the world
-  size under ZeRO-3, gone under parameter offload (a prefetch working set of ~2 layers stays);
+  size under ZeRO-3 (plus the gathered working set when other ranks hold shards), gone under parameter
+  offload (the working set stays);
 - trainable states: LoRA/full parameters, gradients and AdamW's two moments in fp32 (16 bytes each; full
   fine-tuning under DeepSpeed: bf16 weights + bf16 grads + fp32 master and moments), partitioned by ZeRO,
   moved to the host by optimizer offload;
 - activations of one micro-batch (batch x sequence tokens): per layer ``ACT_H*h + ACT_I*i`` bytes per token
   without gradient checkpointing, a ``2h`` checkpoint per layer plus one recomputed layer with it; eager
   attention adds the ``heads x seq`` score matrix; the loss adds ``LOGIT_BYTES x vocab`` per token;
-- allocator slack (blocks the caching allocator holds but cannot reuse) and the runtime context.
+- allocator slack (cached blocks the caching allocator cannot reuse), a fragmentation allowance for
+  variable-length data, and the runtime context (CUDA/HIP context; NCCL and DeepSpeed buffers).
 
-The per-token coefficients and the slack were fitted to the H200 runs of issue 6 (8B, LoRA, 830-token
-sequences); the rest is counted. ``estimate_memory`` returns a ``MemoryEstimate`` or, when the model's
-shape is unknown, an estimate that says it cannot and why.
+The per-token coefficients, the slack and the context were fitted to our own H200 runs (8B, LoRA,
+fixed-length 830-token samples: ``tests/fixtures/train/h200_measured.json``); the fragmentation allowance to
+the variable-length runs of issue 6; the rest is counted. ``estimate_memory`` returns a ``MemoryEstimate`` or,
+when the model's shape is unknown, an estimate that says it cannot and why.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from hipwizard.train.config import TrainConfig
 from hipwizard.train.model_shape import ModelShape, ShapeResult
 
 GIB = 2**30
 
-# Per-token activation bytes of one Llama layer without checkpointing, as ACT_H*hidden + ACT_I*intermediate
-# (bf16). Fitted: 8B LoRA runs give ~34*hidden per layer, close to the 34*h of Korthikanti et al. for
-# attention without the score matrix.
-ACT_H = 11.0
-ACT_I = 6.5
-LOGIT_BYTES = 10.0  # per vocab entry per token: bf16 logits, the fp32 upcast in the loss and its gradient
-CONTEXT_GIB = 1.4  # CUDA/HIP context, BLAS workspaces: device memory no tensor accounts for
-DEEPSPEED_CONTEXT_GIB = 0.9  # NCCL/RCCL communicator buffers and DeepSpeed's own workspaces
-# Caching-allocator slack: fixed share of weight bytes + share of the transient (activation) bytes.
-SLACK_WEIGHTS = {False: 0.40, True: 0.0}  # keyed by "DeepSpeed on"
-SLACK_TRANSIENT = {False: 0.20, True: 0.17}
+# Per-token activation bytes of one Llama layer without checkpointing, ACT_H*hidden + ACT_I*intermediate
+# (bf16). Counted for frozen base weights (their inputs are not saved): 6*i for the SwiGLU (gate output,
+# SiLU output, up output), ~7*h for attention (LoRA input, q/k/v after RoPE, SDPA output), ~12*h for the two
+# fp32 RMSNorms; fitted together on the H200 runs as 42.9*h for Llama-3-8B (ACT_H absorbs the rest).
+ACT_H = 22.0
+ACT_I = 6.0
+# Per vocab entry per token: bf16 logits (2), their fp32 upcast in the loss (4), its gradient (4) and the
+# loss's small temporaries; fitted 10.6 on the H200 runs.
+LOGIT_BYTES = 10.6
+WORKSPACE_GIB = 0.17  # fitted: tensor memory that does not scale with tokens (BLAS workspace, RoPE tables)
+CONTEXT_GIB = 0.75  # measured: device memory in use minus torch's reserved, no DeepSpeed (0.74-0.75 GiB)
+DEEPSPEED_CONTEXT_GIB = 0.93  # measured: the same with DeepSpeed (1.67-1.71 GiB): NCCL/RCCL and DS buffers
+# Caching-allocator slack (reserved - allocated) per vocab entry per token of the micro-batch: measured
+# 3.19-3.23 without DeepSpeed at 4, 8 and 16 sequences (about 0.8 of one fp32 copy of the logits, the
+# largest blocks the loss frees and re-requests); 2.5-4.6 with DeepSpeed, one fit for all.
+SLACK_LOGIT_BYTES = 3.2
+# Variable-length batches: every micro-batch is padded to its own longest sample, so the allocator caches
+# blocks of many sizes and cannot reuse them all. Fitted (least largest error) to issue 6's five runs on a
+# variable-length dataset: without DeepSpeed, checkpointing, 4 x 4, reserved - allocated was 6.0 GiB there vs
+# 1.3 GiB with fixed lengths; the extra did not grow with the micro-batch (+1.4 GiB at 8 x 2, +2.5 at 16 x 1).
+FRAGMENTATION_GIB = 2.65
+# ZeRO-3 keeps at most stage3_max_live_parameters (hipwizard's DeepSpeed JSON: 1e9) gathered, and the
+# vocabulary matrix of the layer in use on top: 2.95 GiB measured with parameter offload, 2.84 counted.
+ZERO3_MAX_LIVE_PARAMS = 1e9
+
+Lengths = Literal["variable", "fixed"]
+LENGTHS: tuple[str, ...] = ("variable", "fixed")
+DEFAULT_LENGTHS: Lengths = "variable"  # what SFT data usually is (no packing); docs/memory.md says why
 
 
 @dataclass(frozen=True)
@@ -57,6 +78,7 @@ class MemoryEstimate:
     notes: list[str] = field(default_factory=list)
     seq_len: int = 0
     world_size: int = 1
+    lengths: str = DEFAULT_LENGTHS
 
     @property
     def available(self) -> bool:
@@ -65,6 +87,11 @@ class MemoryEstimate:
     @property
     def total_gib(self) -> float:
         return sum(p.gib for p in self.parts)
+
+    @property
+    def tensor_gib(self) -> float:
+        """The parts torch allocates (what ``max_memory_allocated`` / RECORD_VRAM's vram_allocated report)."""
+        return sum(p.gib for p in self.parts if p.name not in RUNTIME_PARTS)
 
     @property
     def margin_gib(self) -> float | None:
@@ -85,9 +112,13 @@ class MemoryEstimate:
             "total_gib": round(self.total_gib, 2), "device_vram_gib": self.device_vram_gib,
             "margin_gib": None if self.margin_gib is None else round(self.margin_gib, 2), "fits": self.fits,
             "host_gib": round(self.host_gib, 2), "seq_len": self.seq_len, "world_size": self.world_size,
+            "lengths": self.lengths,
             "parts": [{"name": p.name, "gib": round(p.gib, 3), "note": p.note} for p in self.parts],
             "notes": self.notes,
         }
+
+
+RUNTIME_PARTS = frozenset({"allocator slack", "length variability", "runtime context"})
 
 
 def _weight_bytes(shape: ModelShape, config: TrainConfig, act_bytes: int) -> float:
@@ -120,6 +151,8 @@ def activation_bytes_per_token(shape: ModelShape, config: TrainConfig, seq_len: 
         shapes = shape.linear_shapes
         names = list(shapes) if config.lora_targets == ["all"] else [t for t in config.lora_targets if t in shapes]
         layer += sum(3 * shapes[n][0] for n in names)  # dropout output (2 B) + mask (1 B) per input feature
+    if config.finetuning_type == "full":
+        layer += 4 * h + 2 * i  # trainable o_proj, gate/up and down_proj also save their inputs (bf16)
     if config.gradient_checkpointing:
         per_token = layers * 2 * h + layer  # one checkpoint per layer + one layer recomputed
     else:
@@ -127,15 +160,26 @@ def activation_bytes_per_token(shape: ModelShape, config: TrainConfig, seq_len: 
     return per_token * scale + LOGIT_BYTES * shape.vocab_size
 
 
+def zero3_working_set(shape: ModelShape, act_bytes: int) -> float:
+    """Bytes of gathered parameters ZeRO-3 holds at once (live-parameter cap + the vocabulary matrix)."""
+    live = min(shape.total_params, ZERO3_MAX_LIVE_PARAMS) + shape.vocab_size * shape.hidden_size
+    return min(live, shape.total_params) * act_bytes
+
+
 def estimate_memory(
     config: TrainConfig, shape: ShapeResult | ModelShape | None, *, world_size: int = 1,
-    seq_len: int | None = None, device_vram_gib: float | None = None,
+    seq_len: int | None = None, device_vram_gib: float | None = None, lengths: str | None = None,
 ) -> MemoryEstimate:
     """Peak memory per GPU for ``config`` on ``world_size`` GPUs.
 
     ``seq_len`` is the padded length of the longest micro-batch (default ``cutoff_len``: the worst case).
+    ``lengths`` is ``"variable"`` (default: samples of different lengths, each micro-batch padded to its
+    longest, which fragments the allocator) or ``"fixed"`` (packed or equal-length samples).
     """
-    result = MemoryEstimate(device_vram_gib=device_vram_gib, world_size=max(1, world_size))
+    lengths = lengths or DEFAULT_LENGTHS
+    if lengths not in LENGTHS:
+        raise ValueError(f"lengths must be one of {', '.join(LENGTHS)}, not {lengths!r}")
+    result = MemoryEstimate(device_vram_gib=device_vram_gib, world_size=max(1, world_size), lengths=lengths)
     if isinstance(shape, ShapeResult):
         if shape.shape is None:
             result.reason = f"cannot estimate memory: {shape.reason}"
@@ -157,11 +201,11 @@ def estimate_memory(
     weight_dtype = 4 if (full and not ds) else act_bytes  # LLaMA-Factory upcasts trainable weights to fp32
     weights = _weight_bytes(shape, config, weight_dtype)
     if stage == 3 and config.offload_param:
-        working = max(2 * shape.layer_params, shape.vocab_size * shape.hidden_size) * act_bytes
         result.host_gib += weights / GIB
-        parts.append(MemoryPart("weights (working set)", working / GIB, "ZeRO-3 param offload: weights in host RAM"))
+        parts.append(MemoryPart("weights (working set)", zero3_working_set(shape, act_bytes) / GIB,
+                                "ZeRO-3 param offload: weights in host RAM, gathered layers on the GPU"))
     elif stage == 3:
-        gathered = 0.0 if ws == 1 else max(2 * shape.layer_params, shape.vocab_size * shape.hidden_size) * act_bytes
+        gathered = 0.0 if ws == 1 else zero3_working_set(shape, act_bytes)
         parts.append(MemoryPart("weights", (weights / ws + gathered) / GIB,
                                 f"{shape.total_params / 1e9:.2f} B params sharded over {ws} GPU(s)"
                                 + (" + gathered layers" if gathered else "")))
@@ -192,7 +236,7 @@ def estimate_memory(
     tokens = config.per_device_train_batch_size * seq
     per_token = activation_bytes_per_token(shape, config, seq)
     logits = LOGIT_BYTES * shape.vocab_size * tokens
-    activations = per_token * tokens - logits
+    activations = per_token * tokens - logits + WORKSPACE_GIB * GIB
     parts.append(MemoryPart("activations", activations / GIB,
                             f"{config.per_device_train_batch_size} x {seq} tokens, gradient checkpointing "
                             + ("on" if config.gradient_checkpointing else "off")
@@ -200,10 +244,15 @@ def estimate_memory(
     parts.append(MemoryPart("logits and loss", logits / GIB, f"vocab {shape.vocab_size:,}"))
 
     # --- runtime ----------------------------------------------------------------------------
-    slack = SLACK_WEIGHTS[ds] * weights / (ws if stage == 3 else 1) + SLACK_TRANSIENT[ds] * per_token * tokens
+    slack = SLACK_LOGIT_BYTES * shape.vocab_size * tokens
     parts.append(MemoryPart("allocator slack", slack / GIB, "cached blocks the allocator cannot reuse"))
+    if lengths == "variable":
+        parts.append(MemoryPart("length variability", FRAGMENTATION_GIB,
+                                "variable-length batches fragment the cache (--lengths fixed if packed)"))
+    else:
+        parts.append(MemoryPart("length variability", 0.0, "fixed-length (packed) data: no allowance"))
     context = CONTEXT_GIB + (DEEPSPEED_CONTEXT_GIB if ds else 0.0)
-    parts.append(MemoryPart("runtime context", context, "HIP/CUDA context, BLAS" + (", RCCL/NCCL" if ds else "")))
+    parts.append(MemoryPart("runtime context", context, "HIP/CUDA context" + (", RCCL/NCCL, DeepSpeed" if ds else "")))
 
     if seq_len is None:
         result.notes.append(f"sequences taken at cutoff_len ({seq}); shorter data peaks lower")

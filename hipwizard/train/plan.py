@@ -53,7 +53,7 @@ class Plan:
 
 
 def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, world_size: int = 1,
-              seq_len: int | None = None, field_errors: list[tuple[str, str]] | None = None,
+              seq_len: int | None = None, lengths: str | None = None, field_errors: list[tuple[str, str]] | None = None,
               context: RuleContext | None = None) -> Plan:
     """Validate ``config``, estimate its peak memory on ``device`` and rank faster variants that fit."""
     ctx = context or RuleContext.gather(config, base_dir, device)
@@ -61,8 +61,8 @@ def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, worl
     issues += check_config(config, ctx)
     plan = Plan(config, device, world_size, issues, ctx.shape)
     plan.estimate = estimate_memory(config, ctx.shape, world_size=world_size, seq_len=seq_len,
-                                    device_vram_gib=device.vram_gib)
+                                    device_vram_gib=device.vram_gib, lengths=lengths)
     shape = ctx.shape.shape if ctx.shape else None
     plan.advice = advise(config, shape, vram_gib=device.vram_gib, world_size=world_size, seq_len=seq_len,
-                         deepspeed_available=ctx.deepspeed_installed)
+                         deepspeed_available=ctx.deepspeed_installed, lengths=lengths)
     return plan

@@ -1,7 +1,8 @@
 """``hipwizard train plan`` and ``hipwizard train init``: the plan side of step 4, headless.
 
-- ``train plan CONFIG.yaml [--gpus N] [--vram GIB] [--device NAME] [--arch ISA] [--seq-len N] [--json]``:
-  validation, memory breakdown against the device, and the advisor's ranked suggestions.
+- ``train plan CONFIG.yaml [--gpus N] [--vram GIB] [--device NAME] [--arch ISA] [--seq-len N]
+  [--lengths variable|fixed] [--json]``: validation, memory breakdown against the device, and the
+  advisor's ranked suggestions.
   Exit 0 when the config is valid, 1 when it has errors, 2 on unusable input (malformed YAML, ...).
 - ``train init [--preset NAME | --demo] --out DIR``: write a run directory from a preset.
 """
@@ -32,6 +33,9 @@ def add_train_commands(train_sub) -> None:
     p.add_argument("--arch", default=None, metavar="ISA", help="GPU architecture for the bf16 rule (gfx942, sm_90, ...)")
     p.add_argument("--seq-len", type=int, default=None, metavar="N",
                    help="padded tokens per sequence at the peak (default: cutoff_len, the worst case)")
+    p.add_argument("--lengths", choices=("variable", "fixed"), default=None,
+                   help="sample lengths: variable (default; padding varies per batch and fragments memory) "
+                        "or fixed (packed or equal-length samples)")
     p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR", help="workspace with the doctor's report")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
@@ -57,7 +61,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     plan = make_plan(loaded.config, base_dir=loaded.base_dir, device=device, world_size=args.gpus,
-                     seq_len=args.seq_len, field_errors=loaded.errors)
+                     seq_len=args.seq_len, lengths=args.lengths, field_errors=loaded.errors)
     plan.notes.extend(loaded.notes)
     if loaded.unknown_keys:
         plan.notes.append(f"kept as written (not edited by hipwizard): {', '.join(loaded.unknown_keys)}")

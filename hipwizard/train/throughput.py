@@ -1,10 +1,20 @@
-"""Expected training throughput (tokens/s per run) of a config, calibrated on one H200.
+"""Expected steady-state training throughput (tokens/s per run) of a config, calibrated on one H200.
 
-The model: compute per token (forward 2N, backward 2N, weight gradients 2N for full fine-tuning, the
-forward again under gradient checkpointing) against an effective peak measured with the 8B LoRA recipe;
-a saturation curve for small micro-batches (the GPU is not full at 4 x 830 tokens); and factors for what
-DeepSpeed and offload cost. Factors marked *measured* come from issue 6's runs; the others are stated
-assumptions, shown as such. Absolute numbers are H200-calibrated; the advisor ranks by the ratio.
+A time model of one optimizer step on one GPU, built from terms with stated sources:
+
+- tokens: each token costs compute in proportion to parameters x a compute multiple (forward 2N + input
+  gradients 2N; + 2N weight gradients for full fine-tuning), at the rate measured for 8B LoRA on the H200;
+  gradient checkpointing multiplies it by the measured recompute factor; eager attention by an assumed one;
+- per micro-batch: a fixed cost (kernel launches, Python, the loss) measured from 4 x 4 / 8 x 2 / 16 x 1 —
+  why fewer, larger micro-batches are faster for the same effective batch;
+- ZeRO-3: per forward/backward pass, every parameter is gathered and released (on one GPU this is pure
+  overhead), measured; parameter offload streams them from host RAM instead, measured;
+- optimizer offload: AdamW on the CPU per step (assumed, per trainable parameter);
+- several GPUs: an assumed data-parallel efficiency.
+
+*Measured* terms come from our steady-state H200 runs (``tests/fixtures/train/h200_measured.json``, step
+arrival clock, warm-up excluded); the others are assumptions and say so. Absolute numbers are
+H200-calibrated; the advisor ranks by the ratio.
 """
 
 from __future__ import annotations
@@ -15,67 +25,76 @@ from hipwizard.train.config import TrainConfig
 from hipwizard.train.model_shape import ModelShape
 
 REF_PARAMS = 8.03e9
-# H200, 8B LoRA (q_proj,v_proj), no DeepSpeed, no checkpointing, at saturation (fit of 8,698 / 12,125 /
-# 12,467 tokens/s at 4 / 8 / 16 sequences of 830 tokens).
-REF_PEAK_TOKENS_S = 12_600.0
-SATURATION_TOKENS = 2641.0  # micro-batch tokens at which the GPU reaches half its peak
-SATURATION_POWER = 3.5
-ZERO3_FACTOR = 0.482  # measured: ZeRO-3 on one H200, 2,792 vs 5,797 tokens/s (model) for the same run
-ZERO2_FACTOR = 0.90  # assumed: gradient reduce-scatter and bucket copies
-ZERO0_FACTOR = 0.97  # assumed: DeepSpeed engine overhead alone
-OFFLOAD_OPTIMIZER_FACTOR = {"lora": 0.85, "full": 0.35, "freeze": 0.6}  # assumed: CPU AdamW + PCIe copies
-OFFLOAD_PARAM_FACTOR = 0.25  # assumed: every layer crosses PCIe twice per step
-EAGER_ATTENTION_FACTOR = 0.85  # assumed: unfused softmax(QK^T)V
+# Least-squares fit of step time = micro-batches x MICRO_BATCH_OVERHEAD_S + tokens / REF_TOKENS_S to the
+# steady rates without DeepSpeed or checkpointing: 11,979 / 12,375 / 13,276 tokens/s at 4 x 4 / 8 x 2 / 16 x 1
+# (830-token sequences, 8B LoRA q_proj,v_proj); residuals within 2.3%.
+REF_TOKENS_S = 13_515.0
+MICRO_BATCH_OVERHEAD_S = 0.0335
+# Measured: checkpointing on, 4 x 4: 8,643 vs 11,979 tokens/s -> token time x 1.43 (the FLOP count says 1.5
+# for LoRA: the recomputed forward is the cheaper pass). For full fine-tuning the recompute is a smaller share.
+CHECKPOINT_TOKEN_FACTOR = 1.43
+# Measured: ZeRO-3 on one GPU, checkpointing on (3 passes), 4 x 4: 4,603 vs 8,643 tokens/s -> +0.337 s per
+# micro-batch = 0.112 s per pass for 8.03 B parameters.
+ZERO3_S_PER_PARAM_PASS = 0.112 / REF_PARAMS
+# Measured: ZeRO-3 with optimizer + parameter offload, same run: 2,911 tokens/s -> +0.419 s per micro-batch
+# on top of ZeRO-3 (LoRA: the optimizer part is a few million parameters, so this is the parameter stream).
+OFFLOAD_PARAM_S_PER_PARAM_PASS = 0.140 / REF_PARAMS
+OFFLOAD_OPTIMIZER_S_PER_PARAM = 1.5e-9  # assumed: CPU AdamW plus the gradient/weight copies, per step
+ZERO2_FACTOR = 1.0  # measured 1.03x (8,878 vs 8,643 tokens/s) at ckpt on, 4 x 4: within run noise, taken as 1
+EAGER_ATTENTION_FACTOR = 1.0 / 0.85  # assumed: unfused softmax(QK^T)V costs token time
 DATA_PARALLEL_EFFICIENCY = 0.90  # assumed: gradient all-reduce per GPU added
 
 
 @dataclass(frozen=True)
 class Throughput:
     tokens_per_s: float
-    factors: tuple[tuple[str, float], ...]  # (why, multiplier) — how the number was built
-
-
-def saturation(tokens_per_micro_batch: float) -> float:
-    """Share of peak reached at this micro-batch size (Hill curve fitted to the H200 runs)."""
-    x = (max(tokens_per_micro_batch, 1.0) / SATURATION_TOKENS) ** SATURATION_POWER
-    return x / (1.0 + x)
+    step_seconds: float  # one optimizer step on one GPU
+    terms: tuple[tuple[str, float], ...]  # (why, seconds per optimizer step) — how the number was built
 
 
 def compute_multiple(config: TrainConfig) -> float:
-    """Compute per token in units of the model's parameter count (LoRA without checkpointing = 4)."""
-    mult = 4.0 + (2.0 if config.finetuning_type == "full" else 0.0)
-    if config.gradient_checkpointing:
-        mult += 2.0
-    return mult
+    """Compute per token in units of the model's parameter count, without recomputation (LoRA = 4)."""
+    return 4.0 + (2.0 if config.finetuning_type == "full" else 0.0)
+
+
+def checkpoint_factor(config: TrainConfig) -> float:
+    """Token-time multiplier of gradient checkpointing: measured for LoRA, scaled by the recompute's share."""
+    if not config.gradient_checkpointing:
+        return 1.0
+    return 1.0 + (CHECKPOINT_TOKEN_FACTOR - 1.0) * 4.0 / compute_multiple(config)
 
 
 def estimate_throughput(config: TrainConfig, shape: ModelShape, *, world_size: int = 1, seq_len: int) -> Throughput:
-    """Tokens/s of the whole run (all GPUs) for ``config`` with sequences of ``seq_len``."""
-    factors: list[tuple[str, float]] = []
-    base = REF_PEAK_TOKENS_S * (REF_PARAMS * 4.0) / (shape.total_params * compute_multiple(config))
-    sat = saturation(config.per_device_train_batch_size * seq_len)
-    factors.append((f"micro-batch {config.per_device_train_batch_size} x {seq_len} tokens fills {sat:.0%} of the GPU", sat))
+    """Steady-state tokens/s of the whole run (all GPUs) for ``config`` with sequences of ``seq_len``."""
+    micro = config.per_device_train_batch_size * seq_len
+    accum = config.gradient_accumulation_steps
+    params = shape.total_params
+    token_s = (params * compute_multiple(config)) / (REF_PARAMS * 4.0) / REF_TOKENS_S
+    terms: list[tuple[str, float]] = []
+    tokens_time = accum * micro * token_s
+    terms.append((f"{accum} x {micro:,} tokens of compute ({params / 1e9:.2f} B params, measured rate)", tokens_time))
     if config.gradient_checkpointing:
-        factors.append(("gradient checkpointing recomputes the forward pass", (compute_multiple(config) - 2) / compute_multiple(config)))
-    stage = config.zero_stage
-    if stage == 3:
-        factors.append(("ZeRO-3 gathers and frees every layer each pass (measured on one H200)", ZERO3_FACTOR))
-    elif stage == 2:
-        factors.append(("ZeRO-2 gradient partitioning (assumed)", ZERO2_FACTOR))
-    elif stage == 0:
-        factors.append(("DeepSpeed engine without ZeRO (assumed)", ZERO0_FACTOR))
-    if config.offload_optimizer:
-        factors.append(("optimizer step on the CPU (assumed)", OFFLOAD_OPTIMIZER_FACTOR[config.finetuning_type]))
-    if config.offload_param:
-        factors.append(("weights stream from host RAM (assumed)", OFFLOAD_PARAM_FACTOR))
+        terms.append(("gradient checkpointing recomputes the forward pass (measured)",
+                      tokens_time * (checkpoint_factor(config) - 1.0)))
     if config.flash_attn == "disabled":
-        factors.append(("eager attention (assumed)", EAGER_ATTENTION_FACTOR))
+        terms.append(("eager attention (assumed)", tokens_time * (EAGER_ATTENTION_FACTOR - 1.0)))
+    terms.append((f"{accum} micro-batch(es) x fixed launch/loss cost (measured)", accum * MICRO_BATCH_OVERHEAD_S))
+    passes = 3 if config.gradient_checkpointing else 2
+    if config.zero_stage == 3:
+        terms.append((f"ZeRO-3 gathers and frees every layer, {passes} passes per micro-batch (measured)",
+                      accum * passes * params * ZERO3_S_PER_PARAM_PASS))
+        if config.offload_param:
+            terms.append(("weights stream from host RAM each pass (measured)",
+                          accum * passes * params * OFFLOAD_PARAM_S_PER_PARAM_PASS))
+    if config.offload_optimizer:
+        from hipwizard.train.memory import trainable_params
+
+        terms.append(("optimizer step on the CPU (assumed)",
+                      trainable_params(shape, config) * OFFLOAD_OPTIMIZER_S_PER_PARAM))
+    step = sum(t for _, t in terms)
+    if config.zero_stage == 2:
+        step /= ZERO2_FACTOR
+    rate = accum * micro / step
     if world_size > 1:
-        factors.append((f"{world_size} GPUs, data parallel (assumed {DATA_PARALLEL_EFFICIENCY:.0%} each)",
-                        world_size * DATA_PARALLEL_EFFICIENCY))
-    # the checkpointing factor is already inside compute_multiple: show it, do not apply it twice
-    value = base * sat
-    for why, f in factors[1:]:
-        if not why.startswith("gradient checkpointing"):
-            value *= f
-    return Throughput(value, tuple(factors))
+        rate *= world_size * DATA_PARALLEL_EFFICIENCY
+    return Throughput(rate, step, tuple(terms))

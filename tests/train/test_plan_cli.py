@@ -23,8 +23,20 @@ def test_plan_of_the_recipe_on_an_h200(tmp_path, capsys):
     code, out, err = run(capsys, "plan", str(cfg), "--device", "h200", "--seq-len", "830")
     assert code == 0, err
     assert "✔ ok: no problems found" in out and "✔ fits" in out
-    assert "1. 4.49x  no DeepSpeed, ckpt off, batch 16 x 1" in out
+    assert "1. 2.84x  no DeepSpeed, ckpt off, batch 16 x 1" in out  # steady state; measured 2.88x
+    assert "length variability" in out and "variable-length" in out  # the default allowance, named
     assert "kept as written" in out and "ddp_timeout" in out
+
+
+def test_plan_with_fixed_length_data_drops_the_fragmentation_allowance(tmp_path, capsys):
+    cfg = recipe_dir(tmp_path) / "recipe.yaml"
+    args = ("plan", str(cfg), "--device", "h200", "--seq-len", "830", "--json")
+    variable = json.loads(run(capsys, *args)[1])["estimate"]
+    fixed = json.loads(run(capsys, *args, "--lengths", "fixed")[1])["estimate"]
+    assert (variable["lengths"], fixed["lengths"]) == ("variable", "fixed")
+    # the recipe (ZeRO-3, 4 x 4) measured 23.42 GiB on fixed-length data
+    assert abs(fixed["total_gib"] - 23.42) / 23.42 <= 0.10
+    assert variable["total_gib"] - fixed["total_gib"] > 2
 
 
 def test_plan_json(tmp_path, capsys):
