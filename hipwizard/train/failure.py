@@ -25,12 +25,25 @@ class Failure:
     detail: str = ""  # the original exception line
 
 
+_RANK_PREFIX = re.compile(r"^\[(?:default)?rank\d+\]:")  # torchrun prefixes each worker's lines
+# What torchrun and llamafactory-cli raise when a worker failed: they hide the worker's own error.
+_LAUNCHER_WRAPPERS = ("CalledProcessError", "ChildFailedError")
+
+
 def last_exception(text: str) -> str | None:
-    """The last ``SomeError: message`` line of the text (the outermost exception of the traceback)."""
+    """The last ``SomeError: message`` line of the text (the outermost exception of the traceback).
+    With several ranks, the worker's error wins over the launcher's wrapper that follows it."""
+    wrapper = None
     for line in reversed(text.splitlines()):
-        if _EXC_LINE.match(line.strip()) and not line.startswith((" ", "\t")):
-            return line.strip()
-    return None
+        m = _RANK_PREFIX.match(line)
+        body = line[m.end():].lstrip(" ") if m else line
+        exc = _EXC_LINE.match(body.strip())
+        if exc and not body.startswith((" ", "\t")):
+            if exc.group(1) in _LAUNCHER_WRAPPERS:
+                wrapper = wrapper or body.strip()
+                continue
+            return body.strip()
+    return wrapper
 
 
 def _field_with_value(config: Mapping[str, Any], text: str) -> str | None:

@@ -107,6 +107,9 @@ class RunHistory:
                 continue
             used += 1
             self.records += 1
+            if self.last is not None and (p.step < self.last.step or (
+                    p.loss is not None and self.points and p.step <= self.points[-1].step)):
+                self._rewind(p.step)  # resumed: a step at or before one already logged came again
             self.last = p
             if p.loss is not None:
                 self.loss.append((p.step, p.loss))
@@ -116,6 +119,14 @@ class RunHistory:
             if p.eval_loss is not None:
                 self.eval_loss.append((p.step, p.eval_loss))
         return used
+
+    def _rewind(self, step: int) -> None:
+        """A resume from an earlier checkpoint appends to the same log (overwrite_output_dir: false):
+        the steps after the checkpoint were redone, so the old ones from ``step`` on are dropped."""
+        self.loss = [x for x in self.loss if x[0] < step]
+        self.lr = [x for x in self.lr if x[0] < step]
+        self.eval_loss = [x for x in self.eval_loss if x[0] < step]
+        self.points = [x for x in self.points if x.step < step]
 
     @property
     def smoothed_loss(self) -> list[tuple[int, float]]:

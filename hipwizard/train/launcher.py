@@ -87,9 +87,6 @@ def build_environment(config: Mapping[str, Any], options: LaunchOptions, platfor
     }
     removed: list[str] = []
     uses_deepspeed = bool(config.get("deepspeed"))
-    if uses_deepspeed or options.nnodes > 1:
-        # llamafactory-cli only goes through torchrun (which DeepSpeed needs) when forced or multi-GPU.
-        delta["FORCE_TORCHRUN"] = "1"
     nproc = options.nproc_per_node or (len(options.gpus) if options.gpus else None)
     if nproc is None and platform == "cpu":
         nproc = 1  # llamafactory would count 0 accelerators
@@ -97,6 +94,11 @@ def build_environment(config: Mapping[str, Any], options: LaunchOptions, platfor
         if nproc < 1:
             raise UserError("NPROC_PER_NODE must be at least 1")
         delta["NPROC_PER_NODE"] = str(nproc)
+    if uses_deepspeed or options.nnodes > 1 or (nproc or 1) > 1:
+        # llamafactory-cli only goes through torchrun (which DeepSpeed needs) when forced or when it
+        # counts more than one accelerator itself — on CPU it counts none, so NPROC_PER_NODE=2 alone
+        # would silently train in ONE process (world size 1).
+        delta["FORCE_TORCHRUN"] = "1"
     if options.nnodes > 1:
         if not options.master_addr or not options.master_port:
             raise UserError("a multi-node run needs --master-addr and --master-port")
@@ -149,6 +151,7 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
     """Start the run in RUN_DIR and return its manifest (already saved). Raises UserError on bad input."""
     from hipwizard.gpu import detect_platform
     from hipwizard.train.runs import is_running
+    from hipwizard.train.stop import STOP_MARK
 
     options = options or LaunchOptions()
     run_dir = Path(run_dir).expanduser().resolve()
@@ -170,6 +173,8 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
     log_path = run_dir / LOG_NAME
     try:
         (run_dir / EXIT_NAME).unlink(missing_ok=True)
+        # A stop mark left by the previous run (stop, then resume) would call this one "stopped".
+        (run_dir / STOP_MARK).unlink(missing_ok=True)
         log = open(log_path, "wb")
     except OSError as exc:
         raise UserError(f"cannot write in {run_dir}: {exc.strerror or exc}") from None

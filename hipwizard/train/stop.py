@@ -25,6 +25,7 @@ import psutil
 from hipwizard.train.manifest import RunManifest, read_exit, write_exit
 
 STOP_MARK = "stop_requested"
+AFTER_TRAINERS_S = 5.0  # how long the launchers above the trainers get to exit on their own
 
 
 @dataclass
@@ -120,12 +121,16 @@ def _signal_all(procs, sig) -> None:
             pass
 
 
-def _wait_gone(manifest: RunManifest, seen: dict[int, psutil.Process], timeout: float, poll: float) -> dict[int, psutil.Process]:
+def _wait_gone(manifest: RunManifest, seen: dict[int, psutil.Process], timeout: float, poll: float,
+               watch: list[psutil.Process] | None = None) -> dict[int, psutil.Process]:
+    """Wait until no process of the run lives (or, with ``watch``, until none of those lives)."""
     deadline = time.monotonic() + timeout
     while True:
         seen.update(run_processes(manifest, seen))
         live = {pid: p for pid, p in seen.items() if _alive(p)}
         if not live or time.monotonic() >= deadline:
+            return live
+        if watch is not None and not any(_alive(p) for p in watch):
             return live
         time.sleep(poll)
 
@@ -153,7 +158,11 @@ def stop_run(manifest: RunManifest, *, grace_s: float = 60.0, term_s: float = 15
     if trainers and grace_s > 0:
         _signal_all(trainers, signal.SIGABRT)
         result.steps.append(f"SIGABRT to trainer pid {', '.join(str(p.pid) for p in trainers)} (graceful: save and stop)")
-        live = _wait_gone(manifest, seen, grace_s, poll)
+        # The grace is for the trainers to save. Once they have all exited, whatever is left (torchrun's
+        # agent in its exit barrier waits up to 300 s for the other nodes) has nothing to save.
+        live = _wait_gone(manifest, seen, grace_s, poll, watch=trainers)
+        if live:
+            live = _wait_gone(manifest, seen, min(AFTER_TRAINERS_S, grace_s), poll)
     else:
         live = {pid: p for pid, p in seen.items() if _alive(p)}
     if live:
