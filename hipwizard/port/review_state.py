@@ -2,8 +2,10 @@
 
 The state lives in one JSON file beside the output directory (``<out>.review.json`` next to ``<out>``):
 readable, with a ``version`` field, one hunk and one decision per line so a team can commit it and review
-in turns. Every change (decision, edit, split, undo) rewrites it atomically (temp file, fsync, rename), so
-``kill -9`` loses at most the keystroke in flight.
+in turns. Every change (decision, edit, split, undo) is appended at once, fsync'd, to a journal beside it
+(``review_journal``), so ``kill -9`` loses at most the keystroke in flight; the state file itself is
+rewritten atomically (temp file, fsync, rename) from memory on ``save``/``compact`` (open, exit, every few
+hundred changes) and always reads back with the journal applied.
 
 Decisions per hunk id: ``pending`` (keep the original), ``accepted`` (take the translation), ``rejected``
 (keep the original, on purpose), ``edited`` (take the user's edited translation). Source fingerprints
@@ -15,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal
 
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
+from hipwizard.port import review_journal
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, Hunk
 from hipwizard.port.scan import encode_source
 from hipwizard.port.split import split_hunk
@@ -94,6 +96,8 @@ class ReviewState:
         self._decision_cache: dict[str, tuple[Decision, str]] = {}
         self._hunks_block: tuple[list | None, str] = (None, "")
         self._counts: tuple[int, list | None, dict] = (-1, None, {})
+        self._journal_entries = 0  # changes in the journal, not yet in the state file
+        self._on_disk: Path | None = None  # the state file this journal belongs to (written or read)
         self._set_hunks(list(hunks))
 
     # --- construction -------------------------------------------------------------------------------
@@ -125,7 +129,7 @@ class ReviewState:
             raise UserError(f"review state {p} has version {version!r}, newer than this hipwizard understands "
                             f"({REVIEW_VERSION}); upgrade hipwizard — the file was kept as it is")
         try:
-            return cls(
+            state = cls(
                 p, Path(data["src"]), Path(data["out"]), backend=data.get("backend", ""),
                 files=data.get("files", {}), hunks=[Hunk.from_dict(h) for h in data.get("hunks", [])],
                 decisions={k: Decision.from_dict(v) for k, v in data.get("decisions", {}).items()},
@@ -134,6 +138,28 @@ class ReviewState:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"review state {p} is damaged ({exc!r}); it was kept as it is") from None
+        state._on_disk = p
+        try:
+            state._replay()
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise UserError(f"review journal {state.journal} is damaged ({exc!r}); it was kept as it is") from None
+        return state
+
+    @property
+    def journal(self) -> Path:
+        return review_journal.journal_path(self.path)
+
+    def _replay(self) -> None:
+        """Apply the journal's changes made after the state file's revision (see ``review_journal``)."""
+        for entry in review_journal.read(self.journal):
+            if entry["rev"] <= self.revision:
+                continue  # already in the state file (compacted before the journal was removed)
+            if entry["rev"] != self.revision + 1:
+                raise ValueError(f"revision {entry['rev']} follows {self.revision}")
+            self._apply(entry)
+            del self.history[:-HISTORY_LIMIT]
+            self.revision = entry["rev"]
+            self._journal_entries += 1
 
     def _set_hunks(self, hunks: list[Hunk]) -> None:
         self.hunks = hunks
@@ -155,8 +181,17 @@ class ReviewState:
 
     # --- saving ---------------------------------------------------------------------------------------
     def save(self) -> None:
-        """Write the whole state atomically. Raises ``OSError`` when the folder is not writable."""
+        """Write the whole state atomically (the journal's changes included, so the journal goes).
+        Raises ``OSError`` when the folder is not writable."""
         atomic_write_text(self.path, self.to_json())
+        review_journal.remove(self.journal)
+        self._journal_entries = 0
+        self._on_disk = self.path
+
+    def compact(self) -> None:
+        """Fold the journal into the state file, if there is one (on open and exit)."""
+        if self._journal_entries or self.journal.exists():
+            self.save()
 
     def to_json(self) -> str:
         head = {"version": REVIEW_VERSION, "kind": KIND, "src": str(self.src), "out": str(self.out),
@@ -239,70 +274,53 @@ class ReviewState:
                 return i
         return None
 
-    # --- changing decisions (each saves, each undoable) ----------------------------------------------
-    @contextmanager
-    def _change(self):
-        """Make a change, then save it. If saving fails (``OSError``), memory is put back as it was, so
-        what the screen shows is always what is on disk."""
+    # --- changing decisions (each saved at once, each undoable) -----------------------------------------
+    def _commit(self, op: dict):
+        """Apply ``op`` (a journal entry without its revision), then save it: a journal line, or the whole
+        file every ``COMPACT_EVERY`` changes. If saving fails (``OSError``), memory is put back as it was,
+        so what the screen shows is always what is on disk. Returns what ``_apply`` returns."""
         snapshot = (self.hunks, dict(self.decisions), dict(self.splits), list(self.history), self.revision)
         try:
-            yield
+            result = self._apply(op)
             del self.history[:-HISTORY_LIMIT]
             self.revision += 1
-            self.save()
+            if self._on_disk != self.path or self._journal_entries + 1 >= review_journal.COMPACT_EVERY:
+                self.save()
+            else:
+                review_journal.append(self.journal, {"rev": self.revision, **op})
+                self._journal_entries += 1
         except BaseException:
             hunks, self.decisions, self.splits, self.history, self.revision = snapshot
             self._set_hunks(hunks)
             raise
+        return result
 
-    def decide(self, hunk_ids: Iterable[str], state: DecisionState, *, only_pending: bool = False) -> list[str]:
-        """Set ``state`` on the hunks; returns the ids that changed. One undo step for the whole batch."""
-        entry = []
-        for hid in hunk_ids:
-            old = self.decision(hid)
-            if (only_pending and old.state != "pending") or (old.state == state and not old.changed):
-                continue
-            entry.append({"op": "decide", "id": hid, "before": old.to_dict()})
-        if not entry:
-            return []
-        with self._change():
-            for e in entry:
-                self.decisions[e["id"]] = Decision(state)
+    def _apply(self, op: dict):
+        """Make one change in memory (also used to replay the journal, so it must be deterministic)."""
+        kind = op["op"]
+        if kind in ("decide", "edit"):
+            ids = op["ids"] if kind == "decide" else [op["id"]]
+            entry = [{"op": "decide", "id": hid, "before": self.decision(hid).to_dict()} for hid in ids]
+            for hid in ids:
+                self.decisions[hid] = Decision(op["state"]) if kind == "decide" else Decision("edited", list(op["lines"]))
             self.history.append(entry)
-        return [e["id"] for e in entry]
-
-    def edit(self, hunk_id: str, lines: list[str]) -> None:
-        """Keep the user's own translated side for this hunk (it is applied like an accepted hunk)."""
-        old = self.decision(hunk_id)
-        with self._change():
-            self.decisions[hunk_id] = Decision("edited", list(lines))
-            self.history.append([{"op": "decide", "id": hunk_id, "before": old.to_dict()}])
-
-    def split(self, hunk_id: str) -> list[Hunk]:
-        """Split a hunk in place; returns its children (``[]`` when it cannot be split). Children start
-        with the parent's decision (an edited parent's children start pending: the edit no longer fits)."""
-        parent = self.hunk(hunk_id)
-        children = split_hunk(parent)
-        if len(children) <= 1:
-            return []
-        before = self.decision(hunk_id)
-        start = "pending" if before.state == "edited" else before.state
-        i = self.index_of[hunk_id]
-        with self._change():
+            return ids
+        if kind == "split":
+            hunk_id = op["id"]
+            parent = self.hunk(hunk_id)
+            children = split_hunk(parent)
+            before = self.decision(hunk_id)
+            start = "pending" if before.state == "edited" else before.state
+            i = self.index_of[hunk_id]
             self._set_hunks(self.hunks[:i] + children + self.hunks[i + 1:])
             self.splits[hunk_id] = {"hunk": parent.to_dict(), "children": [c.hunk_id for c in children]}
             self.decisions.pop(hunk_id, None)
             for c in children:
                 self.decisions[c.hunk_id] = Decision(start)
             self.history.append([{"op": "split", "id": hunk_id, "before": before.to_dict()}])
-        return children
-
-    def undo(self) -> list[str] | None:
-        """Undo the last change; returns the hunk ids it touched, or None when there is nothing to undo."""
-        if not self.history:
-            return None
-        touched = []
-        with self._change():
+            return children
+        if kind == "undo":
+            touched = []
             entry = self.history.pop()
             for step in reversed(entry):
                 hid = step["id"]
@@ -310,7 +328,37 @@ class ReviewState:
                     self._unsplit(hid)
                 self.decisions[hid] = Decision.from_dict(step["before"])
                 touched.append(hid)
-        return touched
+            return touched
+        raise ValueError(f"unknown change {kind!r}")
+
+    def decide(self, hunk_ids: Iterable[str], state: DecisionState, *, only_pending: bool = False) -> list[str]:
+        """Set ``state`` on the hunks; returns the ids that changed. One undo step for the whole batch."""
+        ids = []
+        for hid in hunk_ids:
+            old = self.decision(hid)
+            if (only_pending and old.state != "pending") or (old.state == state and not old.changed):
+                continue
+            ids.append(hid)
+        if not ids:
+            return []
+        return self._commit({"op": "decide", "ids": ids, "state": state})
+
+    def edit(self, hunk_id: str, lines: list[str]) -> None:
+        """Keep the user's own translated side for this hunk (it is applied like an accepted hunk)."""
+        self._commit({"op": "edit", "id": hunk_id, "lines": list(lines)})
+
+    def split(self, hunk_id: str) -> list[Hunk]:
+        """Split a hunk in place; returns its children (``[]`` when it cannot be split). Children start
+        with the parent's decision (an edited parent's children start pending: the edit no longer fits)."""
+        if len(split_hunk(self.hunk(hunk_id))) <= 1:
+            return []
+        return self._commit({"op": "split", "id": hunk_id})
+
+    def undo(self) -> list[str] | None:
+        """Undo the last change; returns the hunk ids it touched, or None when there is nothing to undo."""
+        if not self.history:
+            return None
+        return self._commit({"op": "undo"})
 
     def _unsplit(self, parent_id: str) -> None:
         info = self.splits.pop(parent_id)

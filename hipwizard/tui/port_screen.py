@@ -33,7 +33,7 @@ class PortScreen(Screen):
     HELP_TITLE = "Port — review hipify hunks"
     HELP_TEXT = ("Like `git add -p`: each hunk is a change hipify made. y takes the translation, n keeps the "
                  "original, e lets you write your own. Pending hunks keep the original when you write. Every "
-                 "decision is saved at once in <output>.review.json beside the output folder.\n"
+                 "decision is saved at once beside the output folder (<output>.review.json and its journal).\n"
                  "File list: ○ pending  ✔ accepted/edited  ✖ rejected  ⚑ flagged hunks.")
     BINDINGS = [
         Binding("y", "accept", "Accept", id="review.accept"),
@@ -91,6 +91,10 @@ class PortScreen(Screen):
         self.query_one("#port-results", OptionList).display = False
         self._load()
 
+    def on_unmount(self) -> None:
+        if self.review is not None:
+            _compact(self.review)  # the state file complete again on exit, ready to commit
+
     def check_action(self, action: str, parameters) -> bool | None:
         if action in REVIEW_ACTIONS and self.review is None:
             return None  # shown disabled until a review is open
@@ -108,6 +112,7 @@ class PortScreen(Screen):
             if path is not None and path.exists():
                 review = ReviewState.load(path)
                 report = refresh(review)
+                _compact(review)
                 self.app.call_from_thread(self._open_review, review, report)
                 return
         except (UserError, OSError) as exc:
@@ -432,6 +437,15 @@ class PortScreen(Screen):
             self._show_hunk()
         self.notify(f"Wrote {report.written} of {len(report.files)} files; {report.compile_errors} compile error(s).",
                     severity="error" if report.compile_errors else "information")
+
+
+def _compact(review: ReviewState) -> None:
+    """Fold the decision journal into the state file. Failing is harmless (the journal stays and is read
+    with the state), so a read-only review still opens."""
+    try:
+        review.compact()
+    except OSError:
+        pass
 
 
 def run_review(state_path: Path) -> None:

@@ -68,6 +68,23 @@ async def test_opens_at_first_pending_and_y_n_advance_and_save(tmp_path):
         assert screen.nav.current.hunk_id == ids[3]
 
 
+async def test_decisions_go_to_the_journal_and_are_folded_in_on_open_and_exit(tmp_path):
+    ws, review = _workspace(tmp_path)
+    review.decide([review.hunks[0].hunk_id], "accepted")  # journaled before the screen opens
+    assert review.journal.exists()
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        assert not review.journal.exists()  # compacted on open
+        on_open = review.path.read_bytes()
+        await pilot.press("y")
+        assert review.path.read_bytes() == on_open and review.journal.exists()
+        second = screen.review.hunks[1].hunk_id
+        assert _disk(review).decision(second).state == "accepted"
+    assert not review.journal.exists()  # compacted on exit: the state file alone is complete
+    assert '"state": "accepted"' in review.path.read_text().split(second, 1)[1].split("\n", 1)[0]
+
+
 async def test_j_k_J_K_move_through_hunks_and_pending(tmp_path):
     ws, review = _workspace(tmp_path)
     ids = [h.hunk_id for h in review.hunks]
