@@ -280,10 +280,13 @@ class ReviewState:
         file every ``COMPACT_EVERY`` changes. If saving fails (``OSError``), memory is put back as it was,
         so what the screen shows is always what is on disk. Returns what ``_apply`` returns."""
         snapshot = (self.hunks, dict(self.decisions), dict(self.splits), list(self.history), self.revision)
+        counted = self._counts
         try:
             result = self._apply(op)
             del self.history[:-HISTORY_LIMIT]
             self.revision += 1
+            if op["op"] in ("decide", "edit") and counted[0] == self.revision - 1 and counted[1] is self.hunks:
+                self._counts = (self.revision, self.hunks, self._recount(counted[2], self.history[-1]))
             if self._on_disk != self.path or self._journal_entries + 1 >= review_journal.COMPACT_EVERY:
                 self.save()
             else:
@@ -292,8 +295,23 @@ class ReviewState:
         except BaseException:
             hunks, self.decisions, self.splits, self.history, self.revision = snapshot
             self._set_hunks(hunks)
+            self._counts = (-1, None, {})
             raise
         return result
+
+    def _recount(self, counts: dict, entry: list[dict]) -> dict:
+        """``counts`` after the decisions of history ``entry`` (one per hunk, with its state before): a
+        keystroke costs O(hunks decided), not O(all hunks)."""
+        c = dict(counts)
+        for step in entry:
+            h = self.hunk(step["id"])
+            high = h.max_severity == "high"
+            for d, sign in ((Decision.from_dict(step["before"]), -1), (self.decision(step["id"]), 1)):
+                c[d.state] += sign
+                c["changed"] += sign * d.changed
+                if d.state == "pending" and high:
+                    c["high_pending"] += sign
+        return c
 
     def _apply(self, op: dict):
         """Make one change in memory (also used to replay the journal, so it must be deterministic)."""

@@ -124,6 +124,7 @@ class HunkView(ScrollView, can_focus=True):
         self._key: Hashable = None
         self._lines: list[Strip] = []
         self._style = None
+        self._paint = (None, 0, 0)
         self._cache: OrderedDict[tuple, list[Strip]] = OrderedDict()
 
     def show(self, key: Hashable, renderable: RenderableType) -> None:
@@ -170,11 +171,18 @@ class HunkView(ScrollView, can_focus=True):
         self._style = style
         return lines
 
-    def render_line(self, y: int) -> Strip:
-        if self._lines and self._style != self.rich_style:  # focus or theme changed since drawn
+    def render_lines(self, crop):
+        # The style walks the DOM: look it up once per repaint, not once per line.
+        style = self.rich_style
+        if self._lines and self._style != style:  # focus or theme changed since drawn
             self._lines = self._render_at(self._lines[0].cell_length)
-        index = y + self.scroll_offset.y
-        width = self.scrollable_content_region.width
+        self._paint = (style, self.scroll_offset.y, self.scrollable_content_region.width)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        style, top, width = self._paint
+        index = y + top
         if 0 <= index < len(self._lines):
-            return self._lines[index].crop_extend(0, width, self.rich_style)
-        return Strip.blank(width, self.rich_style)
+            line = self._lines[index]
+            return line if line.cell_length == width else line.crop_extend(0, width, style)
+        return Strip.blank(width, style)

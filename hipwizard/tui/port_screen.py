@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from hipwizard.errors import UserError
 from hipwizard.port.review_nav import FILTERS, ReviewNav
 from hipwizard.port.review_state import ReviewState
+from hipwizard.tui.file_list import FileList
 from hipwizard.tui.hunk_view import HunkView, render_hunk
 from hipwizard.tui.port_dialogs import ConfirmWrite, MigrationForm
 
@@ -72,7 +73,7 @@ class PortScreen(Screen):
                 with Vertical(id="port-files"):
                     yield Select([(label, key) for key, label in FILTERS], value="all", allow_blank=False,
                                  id="port-filter", compact=True)
-                    yield OptionList(id="port-filelist")
+                    yield FileList(id="port-filelist")
                 with Vertical(id="port-right"):
                     yield HunkView(id="port-hunk-body")
                     with Horizontal(id="port-actions"):
@@ -175,11 +176,11 @@ class PortScreen(Screen):
         files.add_options([Option(Text(self.nav.file_prompt(rel)), id=rel) for rel in self.nav.files])
 
     def _update_files(self, rels) -> None:
-        files = self.query_one("#port-filelist", OptionList)
+        files = self.query_one("#port-filelist", FileList)
         for rel in rels:
             row = self.nav.file_row.get(rel)
             if row is not None:
-                files.replace_option_prompt_at_index(row, Text(self.nav.file_prompt(rel)))
+                files.set_prompt_at(row, Text(self.nav.file_prompt(rel)))
 
     def _show_hunk(self) -> None:
         body = self.query_one("#port-hunk-body", HunkView)

@@ -93,3 +93,17 @@ def test_a_journal_with_a_gap_is_refused_and_kept(tmp_path):
     with pytest.raises(UserError, match="journal .* damaged"):
         ReviewState.load(state.path)
     assert state.journal.read_text() == bad
+
+
+def test_counts_kept_up_to_date_per_decision_match_a_full_count(tmp_path):
+    state = new_review(tmp_path)
+    ids = [h.hunk_id for h in state.hunks]
+    state.counts()  # primed: later decisions adjust it instead of counting every hunk again
+    state.decide(ids[:3], "accepted")
+    state.decide([ids[1]], "rejected")
+    state.edit(ids[2], ["x\n"])
+    state.decide(ids, "rejected", only_pending=True)
+    state.undo()
+    for _ in range(2):
+        assert state.counts() == state.counts(range(len(state.hunks)))
+        state.decide([ids[0]], "pending")
