@@ -85,8 +85,9 @@ class TrainPlanPane(Vertical):
     # --- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         presets = load_presets()
+        self._first_preset = _initial_preset(getattr(self.app, "workspace", None), presets)
         with Horizontal(id="plan-top"):
-            yield Select([(p.title, n) for n, p in presets.items()], value=DEFAULT_PRESET, allow_blank=False,
+            yield Select([(p.title, n) for n, p in presets.items()], value=self._first_preset, allow_blank=False,
                          id="plan-preset")
             yield Label("GPUs", classes="plan-top-label")
             yield Input("1", id="plan-gpus", restrict=r"[0-9]*", max_length=4)
@@ -125,7 +126,29 @@ class TrainPlanPane(Vertical):
     def on_mount(self) -> None:
         workspace = getattr(self.app, "workspace", None)
         self.base_dir = workspace.root if workspace is not None else Path.cwd()
-        self.load(preset_config(DEFAULT_PRESET))
+        self.load(preset_config(self._first_preset))
+        if self._first_preset == DEMO_PRESET:
+            self._build_demo()
+
+    @work(thread=True, exclusive=True, group="plan-demo-build")
+    def _build_demo(self) -> None:
+        """The demo preset points at the tiny model: build it (a subprocess, once) and re-check the form."""
+        from hipwizard.demo_model import demo_assets
+        from hipwizard.train.presets import ensure_demo_built
+
+        if demo_assets().ready:
+            return
+        self.app.call_from_thread(self.notify, "building the tiny demo model (offline, once) …")
+        try:
+            ensure_demo_built()
+        except UserError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        self.app.call_from_thread(self._reload_if_demo)
+
+    def _reload_if_demo(self) -> None:
+        if self.query_one("#plan-preset", Select).value == DEMO_PRESET:
+            self.load(preset_config(DEMO_PRESET))
 
     # --- loading ------------------------------------------------------------------------------
     def load(self, config: TrainConfig, document=None, base_dir: Path | None = None) -> None:
@@ -159,6 +182,8 @@ class TrainPlanPane(Vertical):
         widget_id = event.control.id or ""
         if widget_id == "plan-preset":
             self.load(preset_config(str(event.value)))
+            if event.value == DEMO_PRESET:
+                self._build_demo()
             return
         if widget_id in ("plan-gpus", "plan-seq"):
             self._schedule()
@@ -311,3 +336,15 @@ class TrainPlanPane(Vertical):
             return
         self.notify(f"✔ saved {run.path.name}")
         self.post_message(self.Saved(run.path))
+
+
+DEMO_PRESET = "demo"
+
+
+def _initial_preset(workspace, presets) -> str:
+    """The embedded demo opens on the demo preset (the tiny model on CPU); other workspaces on the recipe."""
+    try:
+        is_demo = bool(workspace is not None and workspace.read_state("workspace").get("demo"))
+    except OSError:
+        is_demo = False
+    return DEMO_PRESET if is_demo and DEMO_PRESET in presets else DEFAULT_PRESET

@@ -168,3 +168,35 @@ def test_snapshot_after_applying_advice(tmp_path, snap_compare):
         await settle(pilot)
 
     assert snap_compare(make_app(tmp_path), terminal_size=SIZE, run_before=before)
+
+
+class DemoPlanApp(App):
+    def __init__(self, workspace: Workspace) -> None:
+        super().__init__()
+        self.workspace = workspace
+
+    def compose(self) -> ComposeResult:
+        yield TrainPlanPane()
+
+
+async def test_demo_workspace_opens_on_the_demo_preset_with_the_tiny_model(tmp_path, monkeypatch, demo_assets):
+    import os
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.symlink(demo_assets.root, cache / "demo-v1")  # the session's built demo stands in for the user's cache
+    monkeypatch.setenv("HIPWIZARD_CACHE", str(cache))
+    from hipwizard.demo_workspace import prepare_demo_workspace
+
+    ws = prepare_demo_workspace()
+    app = DemoPlanApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.5)
+        pane = app.query_one(TrainPlanPane)
+        assert pane.query_one("#plan-preset", Select).value == "demo"
+        assert pane.query_one("#in-model_name_or_path", Input).value == str(cache / "demo-v1" / "model")
+        issues = str(pane.query_one("#plan-issues", Static).render())
+        assert "checking" not in issues and "error" not in issues.lower(), issues
+        assert "fits" in str(pane.query_one("#plan-memory", Static).render())
