@@ -136,19 +136,18 @@ class HunkView(ScrollView, can_focus=True):
         self._draw()
 
     def _draw(self) -> None:
-        width = self.scrollable_content_region.width
-        view = self.size
-        if width <= 0 or not view.height:
+        # The full width inside the padding, whether or not the previous hunk needed a scrollbar.
+        width, height = self.content_region.width, self.content_region.height
+        if width <= 0 or height <= 0:
             return  # not laid out yet: drawn on the first resize
         lines = self._render_at(width)
-        if len(lines) > self.content_region.height:  # a scrollbar takes its columns: draw narrower
-            bar = self.styles.scrollbar_size_vertical
-            if width == self.content_region.width and width - bar > 0:
-                lines = self._render_at(width - bar)
+        bar = self.styles.scrollbar_size_vertical
+        if len(lines) > height and width - bar > 0:  # a scrollbar takes its columns: draw narrower
+            lines = self._render_at(width - bar)
         self._lines = lines
         # The virtual height never drops below the view, so hunks that fit keep the same virtual size
         # and the screen needs no new layout when the next one is shown.
-        self.virtual_size = Size(width, max(len(lines), self.content_region.height))
+        self.virtual_size = Size(lines[0].cell_length if lines else width, max(len(lines), height))
         self.refresh()
 
     def _render_at(self, width: int) -> list[Strip]:
