@@ -9,7 +9,7 @@ from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port_dialogs import ConfirmWrite  # noqa: E402
 from hipwizard.tui.port_screen import PortScreen  # noqa: E402
 from hipwizard.workspace import Workspace  # noqa: E402
-from tests.port.review_factory import KERNEL, new_review
+from tests.port.review_factory import KERNEL, new_review, translation
 
 SIZE = (110, 32)
 
@@ -413,3 +413,27 @@ async def test_demo_workspace_opens_on_the_demo_cuda_project(tmp_path, monkeypat
         screen = app.screen
         assert screen.review is not None and screen.review.src == ws.root / "cuda_project"
         assert "matmul.cu" in screen.nav.files and screen.review.rule_ids()
+
+
+async def test_a_tall_hunk_scrolls_and_the_next_short_one_gets_the_full_width_back(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    orig = "".join(f"cudaFree(p{i});\n" for i in range(60)) + "int x;\n" * 5 + "cudaMalloc(&q, 4);\n"
+    (src / "t.cu").write_text(orig)
+    review = ReviewState.create(src, tmp_path / "out", [translation("t.cu", orig, orig.replace("cuda", "hip"))])
+    review.save()
+    app = HipwizardApp(Workspace(tmp_path), resume=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = PortScreen(review.path)
+        await app.push_screen(screen)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        view = screen.query_one("#port-hunk-body")
+        assert view.show_vertical_scrollbar and not view.show_horizontal_scrollbar
+        await pilot.press("end")
+        await pilot.pause()
+        assert "no risk flags" in "".join(s.text for s in view.render_line(view.size.height - 1))
+        await pilot.press("j")
+        await pilot.pause()
+        assert not view.show_vertical_scrollbar and view.scroll_y == 0
+        assert view.virtual_size.width == view.content_region.width  # drawn at the full width again
