@@ -9,17 +9,29 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int = 0o644) -> None:
     """Write ``data`` to ``path`` atomically (creating parent folders)."""
+    atomic_write_chunks(path, (data,), mode)
+
+
+def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[Any], mode: int = 0o644) -> None:
+    """Write the buffers of ``chunks`` (bytes, memoryviews, arrays) back to back to ``path`` atomically.
+
+    Writing buffers in place, one after the other, spares joining them into one bytes object first
+    (a full copy of a file that can be hundreds of MB).
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with os.fdopen(fd, "wb", buffering=0) as fh:
+            for chunk in chunks:
+                view = memoryview(chunk).cast("B")
+                while view:  # a raw write may be partial
+                    view = view[fh.write(view):]
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)

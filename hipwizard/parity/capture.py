@@ -163,10 +163,12 @@ def capture_model(
     model_dir: str | Path, *, dtype: str = "fp32", device: str = "auto", seed: int = 0, batch: int = 2,
     seq: int = 32, layers: list[str] | None = None, inputs_from: dict | None = None,
     perturb: dict[str, float] | None = None, attn: str | None = None, progress: Progress = _quiet,
+    on_device: bool = False,
 ) -> tuple[dict, dict]:
     """Run the model once with hooks. Returns (tensors for the file, metadata dict).
 
     ``inputs_from`` (a dict of CPU tensors, e.g. a reference capture's inputs) replaces the seeded inputs.
+    ``on_device`` leaves the module outputs on the run's device (for comparing there); inputs are on the CPU.
     """
     import torch
 
@@ -186,7 +188,8 @@ def capture_model(
         inputs = {k: v for k, v in inputs_from.items()}
     else:
         inputs = make_inputs(model.config.vocab_size, seed, batch, seq)
-    captured, order, timings["forward_s"] = run_hooked(model, names, inputs, device, perturb, progress)
+    captured, order, timings["forward_s"] = run_hooked(model, names, inputs, device, perturb, progress,
+                                                       to_host=not on_device)
     tensors = {f"input/{k}": v.detach().cpu().contiguous() for k, v in inputs.items()}
     tensors.update({f"output/{n}": captured[n] for n in order})
     meta = {
@@ -206,8 +209,9 @@ def capture_model(
 
 
 def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict[str, float] | None = None,
-               progress: Progress = _quiet) -> tuple[dict, list[str], float]:
-    """One forward pass with capture hooks on ``names``. Returns (outputs on CPU, execution order, seconds)."""
+               progress: Progress = _quiet, to_host: bool = True) -> tuple[dict, list[str], float]:
+    """One forward pass with capture hooks on ``names``. Returns (outputs, execution order, seconds);
+    the outputs are on the CPU, or left on ``device`` when ``to_host`` is False."""
     import torch
 
     by_name = dict(model.named_modules())
@@ -238,7 +242,8 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
         t0 = time.perf_counter()
         with torch.inference_mode():
             model(**{k: v.to(device) for k, v in inputs.items()}, use_cache=False)
-        captured = {n: t.to("cpu").contiguous() for n, t in captured.items()}
+        if to_host:
+            captured = {n: t.to("cpu").contiguous() for n, t in captured.items()}
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         seconds = time.perf_counter() - t0
@@ -248,17 +253,38 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
     return captured, order, seconds
 
 
+_SAFETENSORS_TAGS = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
+                     "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL"}
+
+
+def tensor_entries(tensors: dict) -> dict[str, tuple[str, list[int], Any]]:
+    """(dtype tag, shape, bytes buffer) per tensor, for ``write_tensor_file``; no copy for CPU tensors.
+
+    A tensor's bytes are read in place through a uint8 view (bf16 included, which numpy cannot hold).
+    """
+    import torch
+
+    entries = {}
+    for name, t in tensors.items():
+        t = t.detach()
+        tag = _SAFETENSORS_TAGS.get(str(t.dtype).removeprefix("torch."))
+        if tag is None:
+            raise UserError(f"cannot store {name!r}: dtype {t.dtype} has no safetensors tag hipwizard reads")
+        flat = t.to("cpu").contiguous().reshape(-1)
+        entries[name] = (tag, list(t.shape), flat.view(torch.uint8).numpy())
+    return entries
+
+
 def write_capture(path: str | Path, tensors: dict, meta: dict) -> CaptureResult:
-    """Serialise tensors + metadata to ``path`` atomically (never a half-written capture)."""
-    from safetensors.torch import save
+    """Serialise tensors + metadata to ``path`` atomically (never a half-written capture), in one pass."""
+    from hipwizard.parity.tensorfile import write_tensor_file
 
     t0 = time.perf_counter()
-    blob = save(tensors, metadata={META_KEY: json.dumps(meta)})
-    atomic_write_bytes(path, blob)
+    size = write_tensor_file(path, tensor_entries(tensors), {META_KEY: json.dumps(meta)})
     write_s = time.perf_counter() - t0
     timings = dict(meta.get("timings", {}), write_s=round(write_s, 4))
     n = sum(1 for k in tensors if k.startswith("output/"))
-    return CaptureResult(Path(path), len(blob), n, timings, meta)
+    return CaptureResult(Path(path), size, n, timings, meta)
 
 
 def read_inputs(path: str | Path) -> tuple[dict, dict]:

@@ -84,9 +84,11 @@ def check_same_inputs(ref: TensorFile, cand: TensorFile) -> None:
 def compare_captures(
     ref: TensorFile, cand: TensorFile, *, tolerance: str | None = None,
     overrides: dict[str, float] | None = None, tolerance_file: Path | None = None, jump: float = 4.0,
+    metric=metrics.compute,
 ) -> Comparison:
     """Per-module metrics of ``cand`` against ``ref``. ``tolerance`` names a dtype profile; default:
-    the less precise of the two captures' dtypes."""
+    the less precise of the two captures' dtypes. ``metric(ref, cand, tol)`` computes one module's
+    Metrics: numpy by default; ``metrics_torch.compute`` when ``cand`` holds tensors still on a device."""
     t0 = time.perf_counter()
     ref_meta, cand_meta = capture_meta(ref), capture_meta(cand)
     check_same_subject(ref_meta, cand_meta)
@@ -116,7 +118,7 @@ def compare_captures(
             layers.append(LayerResult(name, i, list(r.shape), "shape",
                                       detail=f"candidate shape {list(c.shape)}"))
             continue
-        m = metrics.compute(r, c, tol)
+        m = metric(r, c, tol)
         layers.append(LayerResult(name, i, list(r.shape), m.verdict, metrics=m, detail="; ".join(m.reasons)))
     extra = sorted(n[len(OUTPUT_PREFIX):] for n in cand.tensors
                    if n.startswith(OUTPUT_PREFIX) and n[len(OUTPUT_PREFIX):] not in order)

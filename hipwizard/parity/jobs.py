@@ -90,7 +90,11 @@ def check_fingerprint(ref_meta: dict, model_dir: Path) -> None:
 
 def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path | None = None,
                   progress: Progress = _quiet, **compare_kwargs) -> Comparison:
-    """Feed the reference's stored inputs to ``subject`` on this machine and compare per module."""
+    """Feed the reference's stored inputs to ``subject`` on this machine and compare per module.
+
+    A model's outputs are compared where they were computed (``metrics_torch``: on the GPU with
+    ``--device cuda``), without a round trip through a file; ``keep`` still writes the candidate capture.
+    """
     from hipwizard.parity.capture import read_inputs
 
     ref_meta = read_meta(ref)
@@ -106,6 +110,8 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
     inputs, _meta = read_inputs(ref)
     if subject.harness is None and "input_ids" not in inputs:
         raise UserError(f"{ref} holds no input_ids: it cannot be re-run")
+    if subject.harness is None:
+        return _compare_model_on_device(ref, subject.model, opts, inputs, keep, progress, compare_kwargs)
     with _capture_dir(keep) as folder:
         t0 = time.perf_counter()
         cand = capture(subject, opts, folder / "candidate.safetensors", inputs_from=inputs, progress=progress)
@@ -113,6 +119,38 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
         progress("compare", None, None)
         result = compare_files(ref, cand.path, **compare_kwargs)
     result.timings.update(candidate_capture_s=round(capture_s, 4), candidate_bytes=cand.bytes)
+    return result
+
+
+def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, inputs: dict, keep: Path | None,
+                             progress: Progress, compare_kwargs: dict) -> Comparison:
+    """Re-run a model on the reference's inputs and compare on the device the outputs are on."""
+    import json
+
+    from hipwizard.parity import metrics_torch
+    from hipwizard.parity.capture import capture_model, write_capture
+    from hipwizard.parity.compare import compare_captures
+    from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
+
+    t0 = time.perf_counter()
+    tensors, meta = capture_model(model_dir, dtype=opts.dtype, device=opts.device, seed=opts.seed, batch=opts.batch,
+                                  seq=opts.seq, layers=opts.layers, inputs_from=inputs, perturb=opts.perturb or None,
+                                  attn=opts.attn, progress=progress, on_device=True)
+    capture_s = time.perf_counter() - t0
+    timings: dict = {"candidate_capture_s": round(capture_s, 4)}
+    cand_path = Path(f"{model_dir.name} on {meta['device']} (this run)")
+    if keep is not None:
+        progress("write capture", None, None)
+        written = write_capture(Path(keep) / "candidate.safetensors", tensors, meta)
+        cand_path, timings["candidate_bytes"] = written.path, written.bytes
+    progress("compare", None, None)
+    ref_tf = read_tensor_file(ref)
+    # the candidate's inputs are the reference's own (CPU tensors); its outputs stay where they were computed
+    cand_tensors = {k: (v.numpy() if k.startswith("input/") and not v.is_floating_point() else v)
+                    for k, v in tensors.items()}
+    cand_tf = TensorFile(cand_path, cand_tensors, {}, {META_KEY: json.dumps(meta)})
+    result = compare_captures(ref_tf, cand_tf, metric=metrics_torch.compute, **compare_kwargs)
+    result.timings.update(timings)
     return result
 
 

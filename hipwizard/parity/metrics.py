@@ -1,5 +1,7 @@
 """Error metrics between a reference tensor and a candidate tensor (numpy, computed in float64).
 
+``metrics_torch`` computes the same numbers with torch on the device that holds the candidate.
+
 NaN and Inf are counted and reported as such; a tensor holding any is never a pass, whatever the other
 numbers say (numpy would otherwise let a NaN silently poison or vanish from a max).
 """
@@ -14,10 +16,93 @@ from hipwizard.parity.tolerances import Tolerance
 # Histogram of per-element |Δ| by decade: edges 1e-12 ... 1e+2, plus "exactly equal" and ">= 1e2".
 HIST_DECADES = tuple(range(-12, 3))
 WORST_COUNT = 5
+_EDGES = np.array([float(f"1e{d}") for d in HIST_DECADES])  # the decade bounds, as written
+_LABELS = [f"<1e{HIST_DECADES[0]}"] + [f"1e{d}" for d in HIST_DECADES[:-1]] + [f"≥1e{HIST_DECADES[-1]}"]
+
+
+# Elements per block of the single pass: the float64 temporaries of a block (~2 MB each) stay in cache,
+# so each tensor is read from memory once instead of once per metric.
+BLOCK = 1 << 18
 
 
 def compute(ref: np.ndarray, cand: np.ndarray, tol: Tolerance) -> Metrics:
-    """Compare ``cand`` to ``ref`` (same shape) under ``tol``. Shapes must already match."""
+    """Compare ``cand`` to ``ref`` (same shape) under ``tol``. Shapes must already match.
+
+    One pass over the tensors in blocks: each block is widened to float64 (float32 and decoded bf16
+    are exact in float64) and feeds float64 sums (Σr², Σc², Σd², Σr·c), the max |Δ|, the count outside
+    tolerance, the histogram and the worst-element candidates. Same definitions as the whole-array
+    formulas, only the summation order differs (relative differences ~1e-15).
+    """
+    r = np.asarray(ref).ravel()
+    c = np.asarray(cand).ravel()
+    n = r.size
+    sums = np.zeros(4)  # Σr², Σc², Σd², Σr·c
+    max_abs, outside, zero = 0.0, 0, 0
+    counts = np.zeros(len(HIST_DECADES) + 1, dtype=np.int64)
+    top_val: list[np.ndarray] = []
+    top_idx: list[np.ndarray] = []
+    k = min(WORST_COUNT, n)
+    for start in range(0, n, BLOCK):
+        rr = r[start:start + BLOCK].astype(np.float64)
+        cc = c[start:start + BLOCK].astype(np.float64)
+        d = cc - rr
+        absd = np.abs(d)
+        block_max = absd.max()
+        if not np.isfinite(block_max) or not np.isfinite(rr).all() or not np.isfinite(cc).all():
+            return _compute_nonfinite(ref, cand, tol)  # rare: NaN/Inf counted and reported as such
+        sums += (rr @ rr, cc @ cc, d @ d, rr @ cc)
+        max_abs = max(max_abs, float(block_max))
+        bound = np.abs(rr)
+        bound *= tol.rtol
+        bound += tol.atol
+        outside += int(np.count_nonzero(absd > bound))
+        block_zero = int(np.count_nonzero(absd == 0))
+        zero += block_zero
+        # edges 1e-12 .. 1e2: bin i counts 1e(lo+i-1) <= |Δ| < 1e(lo+i); zeros land in bin 0, taken out below
+        counts += np.bincount(np.searchsorted(_EDGES, absd, side="right"), minlength=counts.size)
+        counts[0] -= block_zero
+        pick = _block_top(absd, k)
+        top_val.append(absd[pick])
+        top_idx.append(pick + start)
+    ref_norm, cand_norm, diff_norm = (float(np.sqrt(x)) for x in sums[:3])
+    if ref_norm == 0.0:
+        # A zero reference: relative error is undefined; only an exact zero matches it.
+        rel_l2 = 0.0 if diff_norm == 0.0 else float("inf")
+        cosine = 1.0 if cand_norm == 0.0 else 0.0
+    else:
+        rel_l2 = diff_norm / ref_norm
+        cosine = 1.0 if cand_norm == 0.0 and diff_norm == 0.0 else (
+            float(sums[3] / (ref_norm * cand_norm)) if cand_norm else 0.0)
+    outside_share = outside / n if n else 0.0
+    histogram = [] if n == 0 else [("0", zero)] + [(label, int(x)) for label, x in zip(_LABELS, counts)]
+    worst = []
+    if n:
+        vals, idx = np.concatenate(top_val), np.concatenate(top_idx)
+        worst = _worst(ref, cand, vals, idx)
+    return verdict_of(tol, cosine, max_abs, rel_l2, outside_share, histogram, worst)
+
+
+def verdict_of(tol: Tolerance, cosine: float, max_abs: float, rel_l2: float, outside_share: float,
+               histogram: list[tuple[str, int]], worst: list[ElementError]) -> Metrics:
+    """The finite case's Metrics: reasons (and so the verdict) from the numbers and ``tol``.
+
+    Shared by the numpy and the torch paths so that their verdicts cannot drift apart.
+    """
+    reasons = []
+    if cosine < tol.cosine_min:
+        reasons.append(f"cosine {cosine:.6f} < {tol.cosine_min:g}")
+    if rel_l2 > tol.rel_l2_max:
+        reasons.append(f"rel L2 {rel_l2:.3g} > {tol.rel_l2_max:g}")
+    if outside_share > tol.outside_max:
+        reasons.append(f"{outside_share:.2%} of elements outside tolerance > {tol.outside_max:.2%}")
+    return Metrics(
+        cosine=cosine, max_abs=max_abs, rel_l2=rel_l2, outside_share=outside_share, nan_count=0, inf_count=0,
+        verdict="fail" if reasons else "pass", reasons=reasons, histogram=histogram, worst=worst,
+    )
+
+
+def _compute_nonfinite(ref: np.ndarray, cand: np.ndarray, tol: Tolerance) -> Metrics:
+    """Whole-array float64 path for tensors holding NaN/Inf (or whose difference overflows)."""
     r = np.asarray(ref, dtype=np.float64).ravel()
     c = np.asarray(cand, dtype=np.float64).ravel()
     nan_count = int(np.isnan(c).sum() + np.isnan(r).sum())
@@ -37,61 +122,54 @@ def compute(ref: np.ndarray, cand: np.ndarray, tol: Tolerance) -> Metrics:
             nan_count=nan_count, inf_count=inf_count, verdict=which, reasons=reasons,
             histogram=_histogram(diff), worst=[],
         )
+    # finite inputs whose difference overflowed float64: the whole-array formulas, as before
     diff = c - r
     absd = np.abs(diff)
-    ref_norm = float(np.linalg.norm(r))
-    cand_norm = float(np.linalg.norm(c))
-    diff_norm = float(np.linalg.norm(diff))
+    ref_norm, cand_norm, diff_norm = (float(np.linalg.norm(x)) for x in (r, c, diff))
     if ref_norm == 0.0:
-        # A zero reference: relative error is undefined; only an exact zero matches it.
         rel_l2 = 0.0 if diff_norm == 0.0 else float("inf")
         cosine = 1.0 if cand_norm == 0.0 else 0.0
     else:
         rel_l2 = diff_norm / ref_norm
         cosine = 1.0 if cand_norm == 0.0 and diff_norm == 0.0 else (
             float(np.dot(r, c) / (ref_norm * cand_norm)) if cand_norm else 0.0)
-    outside = absd > (tol.atol + tol.rtol * np.abs(r))
-    outside_share = float(outside.mean()) if r.size else 0.0
-    reasons = []
-    if cosine < tol.cosine_min:
-        reasons.append(f"cosine {cosine:.6f} < {tol.cosine_min:g}")
-    if rel_l2 > tol.rel_l2_max:
-        reasons.append(f"rel L2 {rel_l2:.3g} > {tol.rel_l2_max:g}")
-    if outside_share > tol.outside_max:
-        reasons.append(f"{outside_share:.2%} of elements outside tolerance > {tol.outside_max:.2%}")
-    return Metrics(
-        cosine=cosine, max_abs=float(absd.max()) if absd.size else 0.0, rel_l2=rel_l2,
-        outside_share=outside_share, nan_count=0, inf_count=0, verdict="fail" if reasons else "pass",
-        reasons=reasons, histogram=_histogram(absd), worst=_worst(ref, cand, absd),
-    )
+    outside_share = float((absd > (tol.atol + tol.rtol * np.abs(r))).mean()) if r.size else 0.0
+    top = _block_top(absd, WORST_COUNT)
+    return verdict_of(tol, cosine, float(absd.max()) if absd.size else 0.0, rel_l2, outside_share,
+                      _histogram(absd), _worst(ref, cand, absd[top], top))
 
 
 def _histogram(absd: np.ndarray) -> list[tuple[str, int]]:
     """Counts of |Δ| per decade, labelled; decades with no element are kept so bars line up."""
     if absd.size == 0:
         return []
-    lo, hi = HIST_DECADES[0], HIST_DECADES[-1]
-    zero = int((absd == 0).sum())
-    with np.errstate(divide="ignore"):
-        decades = np.floor(np.log10(absd[absd > 0]))
-    # one pass: bin 0 = below 1e{lo}, bins 1.. = 1e{lo} .. 1e{hi-1}, last = at or above 1e{hi}
-    bins = np.clip(decades - lo + 1, 0, hi - lo + 1).astype(np.int64)
-    counts = np.bincount(bins, minlength=hi - lo + 2)
-    labels = [f"<1e{lo}"] + [f"1e{d}" for d in HIST_DECADES[:-1]] + [f"≥1e{hi}"]
-    return [("0", zero)] + [(label, int(n)) for label, n in zip(labels, counts)]
+    zero = int(np.count_nonzero(absd == 0))
+    counts = np.bincount(np.searchsorted(_EDGES, absd, side="right"), minlength=len(_LABELS))
+    counts[0] -= zero
+    return [("0", zero)] + [(label, int(n)) for label, n in zip(_LABELS, counts)]
 
 
-def _worst(ref: np.ndarray, cand: np.ndarray, absd: np.ndarray) -> list[ElementError]:
-    if absd.size == 0:
+def _block_top(absd: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k largest |Δ| of a block, ties broken by position (lowest first): deterministic,
+    so the numpy and torch paths report the same worst elements."""
+    if k == 0 or absd.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    k = min(k, absd.size)
+    kth = np.partition(absd, absd.size - k)[absd.size - k]
+    above = np.flatnonzero(absd > kth)
+    return np.concatenate((above, np.flatnonzero(absd == kth)[: k - above.size]))
+
+
+def _worst(ref: np.ndarray, cand: np.ndarray, values: np.ndarray, flat_index: np.ndarray) -> list[ElementError]:
+    """The WORST_COUNT largest |Δ| among candidate ``values`` at flat positions ``flat_index``, largest first."""
+    if values.size == 0:
         return []
-    k = min(WORST_COUNT, absd.size)
-    flat = np.argpartition(-absd, k - 1)[:k]
-    flat = flat[np.argsort(-absd[flat], kind="stable")]
+    pick = np.lexsort((flat_index, -values))[:WORST_COUNT]  # largest first; ties by position
     rr, cc = np.asarray(ref).ravel(), np.asarray(cand).ravel()
     return [
-        ElementError(tuple(int(i) for i in np.unravel_index(int(j), np.shape(ref))), float(rr[j]), float(cc[j]),
-                     float(absd[j]))
-        for j in flat
+        ElementError(tuple(int(i) for i in np.unravel_index(int(flat_index[j]), np.shape(ref))),
+                     float(rr[flat_index[j]]), float(cc[flat_index[j]]), float(values[j]))
+        for j in pick
     ]
 
 

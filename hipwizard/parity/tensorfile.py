@@ -12,9 +12,11 @@ import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from hipwizard.atomic import atomic_write_chunks
 from hipwizard.errors import UserError
 
 META_KEY = "hipwizard"
@@ -105,3 +107,32 @@ def read_meta(path: str | Path) -> dict:
         return json.loads(meta)
     except ValueError:
         raise UserError(f"{path}: its hipwizard metadata is not valid JSON") from None
+
+
+def write_tensor_file(path: str | Path, entries: dict[str, tuple[str, list[int], Any]],
+                      metadata: dict[str, str]) -> int:
+    """Write a safetensors file in one pass, atomically; returns its size in bytes.
+
+    ``entries`` maps a tensor name to (dtype tag such as "BF16", shape, buffer of its little-endian
+    bytes). The buffers are written where they lie: no serialised copy of the whole file is built
+    (``safetensors.torch.save`` copies every tensor into one bytes object first, which doubled the
+    cost of writing a capture). The layout is the one safetensors writes (header padded with spaces
+    to 8 bytes, data back to back in header order), so ``safetensors`` itself reads these files.
+    """
+    header: dict[str, Any] = {"__metadata__": metadata}
+    views = []
+    offset = 0
+    for name, (tag, shape, buf) in entries.items():
+        if tag not in _ITEMSIZE:
+            raise ValueError(f"tensor {name!r}: unknown dtype tag {tag}")
+        view = memoryview(buf).cast("B")
+        count = int(np.prod(shape)) if shape else 1
+        if view.nbytes != count * _ITEMSIZE[tag]:
+            raise ValueError(f"tensor {name!r}: {view.nbytes} bytes for {tag} shape {shape}")
+        header[name] = {"dtype": tag, "shape": list(shape), "data_offsets": [offset, offset + view.nbytes]}
+        views.append(view)
+        offset += view.nbytes
+    raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    raw += b" " * (-len(raw) % 8)  # data starts 8-byte aligned, as safetensors writes it
+    atomic_write_chunks(path, [struct.pack("<Q", len(raw)), raw, *views])
+    return 8 + len(raw) + offset

@@ -1,0 +1,96 @@
+"""The torch (on-device) metrics agree with the numpy ones; the one-pass numpy metrics agree with the
+whole-array float64 definitions; capture files written in one pass are real safetensors files."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hipwizard.parity import metrics, metrics_torch
+from hipwizard.parity.compare import compare_files
+from hipwizard.parity.jobs import RunOptions, Subject, compare_rerun
+from hipwizard.parity.tolerances import resolve
+
+torch = pytest.importorskip("torch")
+
+
+def _definition(ref, cand, tol):
+    """The metric definitions, written as whole-array float64 formulas (the oracle)."""
+    r, c = np.asarray(ref, np.float64).ravel(), np.asarray(cand, np.float64).ravel()
+    d = np.abs(c - r)
+    rn, cn = np.linalg.norm(r), np.linalg.norm(c)
+    return {"cosine": float(r @ c / (rn * cn)), "rel_l2": float(np.linalg.norm(c - r) / rn), "max_abs": float(d.max()),
+            "outside_share": float((d > tol.atol + tol.rtol * np.abs(r)).mean()), "zero": int((d == 0).sum())}
+
+
+@pytest.mark.parametrize("block", [7, 1 << 18])
+def test_one_pass_numpy_metrics_equal_the_definitions(monkeypatch, block):
+    monkeypatch.setattr(metrics, "BLOCK", block)  # 7: many blocks, the top-k merge and sums across blocks
+    rng = np.random.default_rng(1)
+    ref = rng.standard_normal((3, 50)).astype(np.float32)
+    cand = ref + (rng.standard_normal(ref.shape) * 0.01).astype(np.float32)
+    cand[0, :20] = ref[0, :20]  # exact matches: the "0" histogram bin
+    cand[2, 5] = ref[2, 5] + 3.0  # the worst element
+    cand[1, 7] = ref[1, 7] - 3.0  # tied with it (same |Δ| up to rounding of the float32 values)
+    tol = resolve("bf16")
+    m, want = metrics.compute(ref, cand, tol), _definition(ref, cand, tol)
+    for key in ("cosine", "rel_l2", "max_abs", "outside_share"):
+        assert math.isclose(getattr(m, key), want[key], rel_tol=1e-12), key
+    assert m.histogram[0] == ("0", want["zero"]) and sum(n for _l, n in m.histogram) == ref.size
+    assert {m.worst[0].index, m.worst[1].index} == {(2, 5), (1, 7)}
+    assert [w.abs_err for w in m.worst] == sorted((w.abs_err for w in m.worst), reverse=True)
+
+
+def test_torch_metrics_equal_numpy_metrics_and_fall_back_on_nan():
+    rng = np.random.default_rng(2)
+    ref = rng.standard_normal((4, 300)).astype(np.float32)
+    cand_t = torch.from_numpy(ref).to(torch.bfloat16)  # a bf16 run of the same numbers
+    tol = resolve("bf16")
+    a, b = metrics.compute(ref, cand_t.float().numpy(), tol), metrics_torch.compute(ref, cand_t, tol)
+    for key in ("cosine", "rel_l2", "max_abs", "outside_share"):
+        assert math.isclose(getattr(a, key), getattr(b, key), rel_tol=1e-12), key
+    assert a.verdict == b.verdict and a.histogram == b.histogram and a.worst == b.worst
+    bad = cand_t.clone()
+    bad[0, 0] = float("nan")
+    m = metrics_torch.compute(ref, bad, tol)
+    assert m.verdict == "nan" and m.nan_count == 1
+
+
+@pytest.mark.slow
+def test_on_device_rerun_matches_two_file_compare_on_the_demo_model(demo_assets, tmp_path):
+    from hipwizard.parity.capture import capture_model, write_capture
+
+    tensors, meta = capture_model(demo_assets.model_dir, device="cpu", dtype="fp32", seed=5)
+    ref = write_capture(tmp_path / "ref.safetensors", tensors, meta).path
+    opts = RunOptions(dtype="bf16", device="cpu", perturb={"model.layers.1.mlp": 0.05})
+    on_device = compare_rerun(ref, Subject(model=demo_assets.model_dir), opts, keep=tmp_path / "keep")
+    files = compare_files(ref, tmp_path / "keep" / "candidate.safetensors")  # the numpy path, same candidate
+    assert on_device.verdict == files.verdict == "fail"
+    assert on_device.first_divergent == files.first_divergent == "model.layers.1.mlp"
+    assert len(on_device.layers) == len(files.layers) == 6
+    for x, y in zip(on_device.layers, files.layers):
+        assert (x.name, x.verdict, x.detail) == (y.name, y.verdict, y.detail)
+        for key in ("cosine", "rel_l2", "max_abs", "outside_share"):
+            assert math.isclose(getattr(x.metrics, key), getattr(y.metrics, key), rel_tol=1e-6), (x.name, key)
+        assert x.metrics.histogram == y.metrics.histogram and x.metrics.worst == y.metrics.worst
+
+
+def test_capture_file_written_in_one_pass_is_read_by_safetensors(tmp_path):
+    from safetensors.torch import load_file
+
+    from hipwizard.parity.capture import write_capture
+    from hipwizard.parity.tensorfile import read_tensor_file
+
+    x = torch.randn(3, 5, dtype=torch.float32)
+    tensors = {"input/input_ids": torch.arange(6).reshape(2, 3), "output/a": x.to(torch.bfloat16),
+               "output/b": x, "output/s": torch.tensor(2.5, dtype=torch.float64)}
+    result = write_capture(tmp_path / "c.safetensors", tensors, {"format": "hipwizard-parity/1"})
+    assert result.bytes == (tmp_path / "c.safetensors").stat().st_size and result.modules == 3
+    back = load_file(tmp_path / "c.safetensors")
+    for name, t in tensors.items():
+        assert back[name].dtype == t.dtype and torch.equal(back[name], t), name
+    ours = read_tensor_file(tmp_path / "c.safetensors")
+    assert np.array_equal(ours.tensors["output/a"], x.to(torch.bfloat16).float().numpy())
+    assert list(tmp_path.iterdir()) == [tmp_path / "c.safetensors"]  # no temp file left behind
