@@ -10,7 +10,8 @@ Latency, two ways for each key:
 - Pilot round trip: ``pilot.press(key)`` + ``pilot.pause()``. Pilot then waits until the process looks idle
   (sleeps of 20 ms until CPU time stops moving), so this has a floor of ~80 ms whatever the app does.
 Peer, measured in the same run with the same harness: a bare Textual app whose `j` only updates one
-Static (the framework's floor). Targets (issue 4): open < 2 s, next-hunk (j) median < 30 ms.
+Static (the framework's floor). Every 4th file also carries three risks on unchanged lines, shown under
+each of its hunks. Targets (issue 4): open < 2 s, next-hunk (j) median < 30 ms.
 
     .venv/bin/python benchmarks/review.py [--files 500] [--hunks-per-file 10] [--presses 150]
 """
@@ -37,6 +38,8 @@ from hipwizard.tui.port_screen import PortScreen
 from hipwizard.workspace import Workspace
 
 FLAG = RiskFlag("WARP32_LITERAL", "high", "warp size hard-coded to 32", "use warpSize", "HIP porting guide")
+LANE = ("LANE_MASK_31", "high", "lane index masked with 31: wrong on 64-lane wavefronts", "use warpSize - 1",
+        "HIP porting guide")
 
 
 FRAMES: list[float] = []  # perf_counter at the end of each frame drawn
@@ -84,7 +87,11 @@ def build(root: Path, files: int, per_file: int) -> Path:
         for n, h in enumerate(hunks):
             if n % 7 == 0:
                 h.flags.append(FLAG)
-        translations.append(FileTranslation(rel, text, text.replace("cudaMemset", "hipMemset"), "builtin", hunks))
+        # Every 4th file also has risks on lines the translation left unchanged (the `& 31` lane masks):
+        # its hunks are drawn with the "Risks on unchanged lines" section under them.
+        untouched = [RiskFlag(*LANE, line=5 + 5 * k) for k in range(min(per_file, 3))] if f % 4 == 0 else []
+        translations.append(FileTranslation(rel, text, text.replace("cudaMemset", "hipMemset"), "builtin", hunks,
+                                            untouched_flags=untouched))
     review = ReviewState.create(src, root / "out", translations)
     review.save()
     return review.path

@@ -90,7 +90,14 @@ def start(ws: Workspace, src: str | Path, out: str | Path, progress: Progress | 
 
 def refresh(review: ReviewState, progress: Progress | None = None) -> ReconcileReport | None:
     """When sources changed since the review started, re-translate and reconcile (saved). Returns the
-    report, or None when nothing changed."""
+    report, or None when nothing changed. A review from before untouched-line risks were stored (state
+    version 1) gets them from a fresh translation; its decisions are not touched."""
     if not review.changed_sources():
+        if review.needs_untouched and review.src.is_dir():
+            review.set_untouched(_translate(review.src, review.out, progress, review.backend))
+            try:
+                review.save()  # now version 2
+            except OSError:
+                pass  # a read-only review still shows them, from memory
         return None
     return review.reconcile(_translate(review.src, review.out, progress, review.backend))

@@ -113,3 +113,39 @@ class FileTranslation:
     # "utf-8", or "utf-8+surrogateescape" when the source was not UTF-8: write with
     # hipwizard.port.scan.encode_source so its bytes come back unchanged.
     encoding: str = "utf-8"
+
+
+@dataclass(frozen=True)
+class UntouchedRisk:
+    """A risk on a line the translation left unchanged (no hunk to decide, a manual edit to make).
+
+    ``flag.line`` is the line in the translated file; ``old_line`` the same line in the original (they
+    differ when hunks above it added or removed lines); ``code`` is the line's text, without its ending.
+    """
+
+    flag: RiskFlag
+    code: str
+    old_line: int | None = None
+
+    def to_dict(self) -> dict:
+        return {**self.flag.to_dict(), "code": self.code, "old_line": self.old_line}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "UntouchedRisk":
+        d = dict(d)
+        code, old_line = str(d.pop("code", "")), d.pop("old_line", None)
+        return cls(RiskFlag.from_dict(d), code, old_line)
+
+    @classmethod
+    def of(cls, ft: FileTranslation) -> tuple["UntouchedRisk", ...]:
+        """The untouched-line flags of a translation, with their code lines and original line numbers."""
+        if not ft.untouched_flags:
+            return ()
+        lines = ft.translated.split("\n")
+        out = []
+        for f in ft.untouched_flags:
+            n = f.line or 0
+            shift = sum(len(h.old_lines) - len(h.new_lines) for h in ft.hunks if h.new_start + len(h.new_lines) <= n)
+            code = lines[n - 1].rstrip("\r") if 0 < n <= len(lines) else ""
+            out.append(cls(f, code, n + shift if n else None))
+        return tuple(out)

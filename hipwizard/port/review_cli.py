@@ -56,11 +56,21 @@ def _summary(review, as_json: bool) -> int:
           f"{data['pending']} pending ({data['changed']} changed) in {data['files']} files")
     sev = data["flagged"]
     print(f"  flagged hunks: {sev['high']} high, {sev['med']} med, {sev['low']} low")
+    print(_manual_line(review))
     if data["changed_sources"]:
         print(f"  ⚠ {len(data['changed_sources'])} source file(s) changed since the review; "
               f"open it to reconcile")
     print(f"  state: {review.path}")
     return 0
+
+
+def _manual_line(review) -> str:
+    """"  3 risks on unchanged lines need a manual edit (2 high, 1 med, 0 low) in 1 file"."""
+    u = review.untouched_counts()
+    if not u["total"]:
+        return "  ✔ no risks on unchanged lines"
+    return (f"  ⚑ {u['total']} risks on unchanged lines need a manual edit ({u['high']} high, {u['med']} med, "
+            f"{u['low']} low) in {len(review.untouched)} file(s)")
 
 
 def _write(review, args) -> int:
@@ -75,6 +85,8 @@ def _write(review, args) -> int:
         print(json.dumps({
             "out": str(report.out), "written": report.written, "copied": report.copied,
             "compile_errors": report.compile_errors, "note": report.check_note,
+            "untouched": {rel: [{**r.to_dict(), "written_line": review.written_line(rel, r)} for r in risks]
+                          for rel, risks in review.untouched.items()},
             "files": [{"path": f.path, "status": f.status, "detail": f.detail, "check": f.check,
                        "errors": [e.__dict__ for e in f.errors]} for f in report.files],
         }, indent=2))
@@ -90,6 +102,11 @@ def _write(review, args) -> int:
         print(f"wrote {report.written} of {len(report.files)} files to {report.out}"
               + (f", copied {report.copied} others" if report.copied else "")
               + (f"; {report.compile_errors} compile error(s)" if report.compile_errors else ""))
+        if review.untouched:
+            print(_manual_line(review))
+            for rel, risks in review.untouched.items():
+                for r in risks:
+                    print(f"    ⚑ {rel}:{review.written_line(rel, r)}  {r.flag.rule_id} ({r.flag.severity})  {r.code.strip()}")
     if report.written == 0 and report.files:
         return 2
     return 1 if failed else 0

@@ -1,11 +1,14 @@
 """Where the reviewer is: the hunks the filter shows, the current one, and moving between them.
 
 Plain Python (no Textual) so the screen stays layout and wiring, and navigation is testable on its own.
+A file whose only risks are on lines the translation left unchanged (no hunk, or none the filter shows)
+is a stop of its own in the view, so it is listed and its risks can be read; there is nothing to decide
+on it (``current`` is None there, ``current_file`` names it).
 """
 
 from __future__ import annotations
 
-from hipwizard.port.model import Hunk
+from hipwizard.port.model import Hunk, UntouchedRisk
 from hipwizard.port.review_state import ReviewState
 
 FILTERS: list[tuple[str, str]] = [("all", "All hunks"), ("flagged", "⚑ Flagged only"), ("pending", "○ Pending only")]
@@ -41,53 +44,92 @@ class ReviewNav:
         rule = self.filter.removeprefix("rule:")
         return any(f.rule_id == rule for f in h.flags)
 
+    def shown_risks(self, rel: str) -> tuple[UntouchedRisk, ...]:
+        """The file's risks on unchanged lines that the filter lets through (none for "pending only":
+        there is nothing to decide about them)."""
+        risks = self.review.untouched.get(rel, ())
+        if not risks or self.filter in ("all", "flagged"):
+            return risks
+        if self.filter == "pending":
+            return ()
+        rule = self.filter.removeprefix("rule:")
+        return tuple(r for r in risks if r.flag.rule_id == rule)
+
     def set_filter(self, key: str) -> None:
         self.filter = key if key in self.filter_keys() else "all"
-        self.rebuild(keep=self.current.hunk_id if self.current else None)
+        current = self.current
+        self.rebuild(keep=current.hunk_id if current else None, keep_file=None if current else self.current_file)
 
-    def rebuild(self, keep: str | None = None) -> None:
-        """Recompute the view (after a filter change, a split or an undo), staying on ``keep`` or the
-        first shown hunk after it."""
-        hunks = self.review.hunks
-        self.view = [i for i, h in enumerate(hunks) if self._shown(h)]
-        self.pos_of = {i: p for p, i in enumerate(self.view)}
+    def rebuild(self, keep: str | None = None, keep_file: str | None = None) -> None:
+        """Recompute the view (after a filter change, a split or an undo), staying on ``keep`` (a hunk id)
+        or the first shown hunk after it, else on file ``keep_file``.
+
+        ``view`` holds hunk indices in file order; a file shown without hunks (only risks on unchanged
+        lines) is the entry ``-1 - k``, ``k`` its index in ``risk_files``."""
+        review, hunks = self.review, self.review.hunks
+        self.view: list[int] = []
+        self.risk_files: list[str] = []
         self.files: list[str] = []
         self.file_first: dict[str, int] = {}
-        for p, i in enumerate(self.view):
-            f = hunks[i].file
-            if f not in self.file_first:
-                self.file_first[f] = p
+        order = list(review.files) + [f for f in review.by_file if f not in review.files]
+        for f in order:
+            first = len(self.view)
+            self.view.extend(i for i in review.by_file.get(f, ()) if self._shown(hunks[i]))
+            if len(self.view) == first and self.shown_risks(f):
+                self.view.append(-1 - len(self.risk_files))
+                self.risk_files.append(f)
+            if len(self.view) > first:
+                self.file_first[f] = first
                 self.files.append(f)
+        self.pos_of = {i: p for p, i in enumerate(self.view) if i >= 0}
         self.file_row = {f: r for r, f in enumerate(self.files)}
-        target = self.review.index_of.get(keep) if keep else None
-        if target is None:
-            self.pos = min(self.pos, max(len(self.view) - 1, 0))
-        else:
+        target = review.index_of.get(keep) if keep else None
+        if target is not None:
             self.pos = next((p for p, i in enumerate(self.view) if i >= target), max(len(self.view) - 1, 0))
+        elif keep_file in self.file_first:
+            self.pos = self.file_first[keep_file]
+        else:
+            self.pos = min(self.pos, max(len(self.view) - 1, 0))
 
     # --- where ----------------------------------------------------------------------------------------
     @property
     def current(self) -> Hunk | None:
-        if not self.view:
+        """The hunk at the position; None with an empty view or on a file shown without hunks."""
+        if not self.view or self.view[self.pos] < 0:
             return None
         return self.review.hunks[self.view[self.pos]]
+
+    @property
+    def current_file(self) -> str | None:
+        """The file at the position (of the hunk, or the file shown without hunks)."""
+        if not self.view:
+            return None
+        i = self.view[self.pos]
+        return self.review.hunks[i].file if i >= 0 else self.risk_files[-1 - i]
 
     def where(self) -> str:
         h = self.current
         if h is None:
-            return ""
+            if self.current_file is None:
+                return ""
+            what = "no hunks in this file" if not self.review.by_file.get(self.current_file) else "no hunk shown"
+            return f"{what} · {self.pos + 1}/{len(self.view)} shown"
         in_file = self.review.by_file[h.file]
         n = in_file.index(self.view[self.pos]) + 1
         return f"hunk {n}/{len(in_file)} of file · {self.pos + 1}/{len(self.view)} shown"
 
     def file_prompt(self, rel: str) -> str:
         """Two lines for the file list: state symbol and path, then counts with symbols."""
-        c = self.review.counts(self.review.by_file.get(rel, []))
-        flagged = sum(1 for i in self.review.by_file.get(rel, []) if self.review.hunks[i].flags)
+        indices = self.review.by_file.get(rel, [])
+        unchanged = len(self.review.untouched.get(rel, ()))
+        if not indices:  # nothing to decide: only risks on lines the translation left as they were
+            return f"⚑ {rel}\n  ⚑{unchanged} on unchanged lines"
+        c = self.review.counts(indices)
+        flagged = sum(1 for i in indices if self.review.hunks[i].flags)
         symbol = "✔" if c["pending"] == 0 else ("◐" if c["pending"] < c["total"] else "○")
         counts = f"  ○{c['pending']} ✔{c['accepted'] + c['edited']} ✖{c['rejected']}"
-        if flagged:
-            counts += f" ⚑{flagged}"
+        if flagged or unchanged:
+            counts += f" ⚑{flagged + unchanged}" + (f" ({unchanged} unchanged)" if unchanged else "")
         if c["high_pending"]:
             counts += f" !{c['high_pending']} high"
         return f"{symbol} {rel}\n{counts}"
@@ -106,7 +148,8 @@ class ReviewNav:
     def step_pending(self, delta: int) -> bool:
         p = self.pos + delta
         while 0 <= p < len(self.view):
-            if self.review.decision(self.review.hunks[self.view[p]].hunk_id).state == "pending":
+            i = self.view[p]
+            if i >= 0 and self.review.decision(self.review.hunks[i].hunk_id).state == "pending":
                 self.pos = p
                 return True
             p += delta
@@ -142,7 +185,7 @@ class ReviewNav:
         hunks = self.review.hunks
         if not q or not hunks:
             return None
-        start = self.view[self.pos] if self.view else -1
+        start = max(self.view[self.pos], -1) if self.view else -1
         for k in range(1, len(hunks) + 1):
             h = hunks[(start + k) % len(hunks)]
             hay = [h.file, *h.old_lines, *h.new_lines, *(f.rule_id for f in h.flags)]

@@ -7,6 +7,11 @@ in turns. Every change (decision, edit, split, undo) is appended at once, fsync'
 rewritten atomically (temp file, fsync, rename) from memory on ``save``/``compact`` (open, exit, every few
 hundred changes) and always reads back with the journal applied.
 
+Risks on lines the translation left unchanged (``untouched``: file -> ``UntouchedRisk`` list) are kept
+per file, files without hunks included: nothing to decide about them, but a manual edit to make.
+Version 1 files (before ``untouched``) still load; ``needs_untouched`` tells the caller to fill them in
+from a fresh translation (``migration.refresh`` does).
+
 Decisions per hunk id: ``pending`` (keep the original), ``accepted`` (take the translation), ``rejected``
 (keep the original, on purpose), ``edited`` (take the user's edited translation). Source fingerprints
 (sha256 of each original file) tell when the sources changed; ``reconcile`` then keeps the decisions of
@@ -24,11 +29,11 @@ from typing import Iterable, Literal
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.port import review_journal
-from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, Hunk
+from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, Hunk, UntouchedRisk
 from hipwizard.port.scan import encode_source
 from hipwizard.port.split import split_hunk
 
-REVIEW_VERSION = 1
+REVIEW_VERSION = 2  # 2 added "untouched"; version 1 files load without it
 KIND = "hipwizard-review"
 HISTORY_LIMIT = 500
 DecisionState = Literal["pending", "accepted", "rejected", "edited"]
@@ -81,7 +86,8 @@ class ReviewState:
     def __init__(self, path: Path, src: Path, out: Path, *, backend: str = "", files: dict | None = None,
                  hunks: Iterable[Hunk] = (), decisions: dict[str, Decision] | None = None,
                  splits: dict | None = None, history: list | None = None, revision: int = 0,
-                 last_write: dict | None = None) -> None:
+                 last_write: dict | None = None,
+                 untouched: dict[str, tuple[UntouchedRisk, ...]] | None = None) -> None:
         self.path = Path(path)
         self.src = Path(src)
         self.out = Path(out)
@@ -92,6 +98,8 @@ class ReviewState:
         self.history: list[list[dict]] = history or []
         self.revision = revision
         self.last_write = last_write
+        self.untouched: dict[str, tuple[UntouchedRisk, ...]] = untouched or {}
+        self.needs_untouched = False  # loaded from a version 1 file: untouched risks not computed yet
         self._line_cache: dict[str, str] = {}  # hunk id -> its serialized JSON line (hunks rarely change)
         self._decision_cache: dict[str, tuple[Decision, str]] = {}
         self._hunks_block: tuple[list | None, str] = (None, "")
@@ -135,10 +143,13 @@ class ReviewState:
                 decisions={k: Decision.from_dict(v) for k, v in data.get("decisions", {}).items()},
                 splits=data.get("splits", {}), history=data.get("history", []),
                 revision=int(data.get("revision", 0)), last_write=data.get("last_write"),
+                untouched={f: tuple(UntouchedRisk.from_dict(r) for r in risks)
+                           for f, risks in data.get("untouched", {}).items()},
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UserError(f"review state {p} is damaged ({exc!r}); it was kept as it is") from None
         state._on_disk = p
+        state.needs_untouched = version < 2
         try:
             state._replay()
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -177,7 +188,14 @@ class ReviewState:
             raw = encode_source(t.original)
             self.files[t.path] = {"sha256": fingerprint(raw), "hunks": len(t.hunks)}
             hunks.extend(sorted(t.hunks, key=lambda h: h.old_start))
+        self.set_untouched(translations)
         self._set_hunks(hunks)
+
+    def set_untouched(self, translations: Iterable[FileTranslation]) -> None:
+        """Take the untouched-line risks of ``translations`` (files of this review only). Not saved."""
+        self.untouched = {t.path: risks for t in translations if t.path in self.files
+                          for risks in [UntouchedRisk.of(t)] if risks}
+        self.needs_untouched = False
 
     # --- saving ---------------------------------------------------------------------------------------
     def save(self) -> None:
@@ -199,6 +217,8 @@ class ReviewState:
         parts = ["{\n"]
         parts += [f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items()]
         parts.append(_block("files", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in self.files.items()], "{}"))
+        parts.append(_block("untouched", [f"{json.dumps(k)}: {json.dumps([r.to_dict() for r in v])}"
+                                          for k, v in self.untouched.items()], "{}"))
         parts.append(_block("decisions", [self._decision_line(h.hunk_id) for h in self.hunks], "{}"))
         if self._hunks_block[0] is not self.hunks:  # the hunk list is replaced (never mutated) on change
             self._hunks_block = (self.hunks, _block("hunks", [self._hunk_line(h) for h in self.hunks], "[]"))
@@ -243,6 +263,17 @@ class ReviewState:
         if d.state == "edited" and d.lines is not None:
             return d.lines
         return hunk.old_lines
+
+    def written_line(self, rel: str, risk: UntouchedRisk) -> int | None:
+        """Where an unchanged line with a risk lands in the file written from the current decisions."""
+        if risk.old_line is None:
+            return None
+        shift = 0
+        for i in self.by_file.get(rel, ()):
+            h = self.hunks[i]
+            if h.old_start + len(h.old_lines) <= risk.old_line:
+                shift += len(self.chosen_lines(h)) - len(h.old_lines)
+        return risk.old_line + shift
 
     def counts(self, hunk_indices: Iterable[int] | None = None) -> dict[str, int]:
         """pending / accepted / rejected / edited / high_pending / changed, over all hunks or some."""
@@ -455,11 +486,22 @@ class ReviewState:
 
     # --- queries for the screen and the CLI ---------------------------------------------------------------
     def rule_ids(self) -> list[str]:
-        """Rule ids present in the hunks (cached per hunk list: the screen asks on every redraw)."""
-        cached = getattr(self, "_rules", (None, []))
-        if cached[0] is not self.hunks:
-            cached = self._rules = (self.hunks, sorted({f.rule_id for h in self.hunks for f in h.flags}))
-        return list(cached[1])
+        """Rule ids present in the hunks and on untouched lines (cached per hunk list and untouched map:
+        the screen asks on every redraw)."""
+        cached = getattr(self, "_rules", (None, None, []))
+        if cached[0] is not self.hunks or cached[1] is not self.untouched:
+            rules = {f.rule_id for h in self.hunks for f in h.flags}
+            rules |= {r.flag.rule_id for risks in self.untouched.values() for r in risks}
+            cached = self._rules = (self.hunks, self.untouched, sorted(rules))
+        return list(cached[2])
+
+    def untouched_counts(self) -> dict[str, int]:
+        """Risks on unchanged lines by severity, plus ``total``."""
+        c = dict.fromkeys(SEVERITY_ORDER, 0)
+        for risks in self.untouched.values():
+            for r in risks:
+                c[r.flag.severity] += 1
+        return {**c, "total": sum(c.values())}
 
     def summary(self) -> dict:
         c = self.counts()
@@ -469,7 +511,7 @@ class ReviewState:
                 sev[h.max_severity] += 1
         return {"files": len(self.files), "hunks": c["total"],
                 "decided": c["accepted"] + c["rejected"] + c["edited"], **c,
-                "flagged": sev, "revision": self.revision, "last_write": self.last_write,
+                "flagged": sev, "untouched": self.untouched_counts(), "revision": self.revision, "last_write": self.last_write,
                 "state_file": str(self.path), "src": str(self.src), "out": str(self.out)}
 
 

@@ -13,13 +13,14 @@ from functools import lru_cache
 from typing import Hashable
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hipwizard.port.model import Hunk
+from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
 
 DECISION_LABEL = {
     "pending": "○ pending",
@@ -64,9 +65,48 @@ def _row(mark: str, old_no: int | None, new_no: int | None, body: Text, style: s
     return row
 
 
+def _flag_lines(f: RiskFlag, indent: str = "", at: str = "") -> list[Text]:
+    """A flag as rows: severity, rule id and reason (then ``at``), the fix hint, the source."""
+    line = Text(indent)
+    line.append(f"{SEVERITY_LABEL[f.severity]} {f.rule_id}", style=SEVERITY_STYLE[f.severity])
+    line.append(f"  {f.reason}")
+    if at:
+        line.append(f"  ({at})", style="dim")
+    rows = [line, Text(f"{indent}    fix: {f.hint}")]
+    if f.source:
+        rows.append(Text(f"{indent}    source: {f.source}", style="dim"))
+    return rows
+
+
+def render_untouched(risks: tuple[UntouchedRisk, ...]) -> list[RenderableType]:
+    """The section "Risks on unchanged lines of this file": per risk its line numbers and code, then the
+    flag. Nothing to accept or reject: the translation did not touch these lines, a person must."""
+    if not risks:
+        return []
+    head = Text(f"⚑ Risks on unchanged lines of this file ({len(risks)})", style="bold")
+    head.append(" — the translation left these lines as they were: edit them by hand", style="italic")
+    rows = [Text(""), head]
+    codes = _highlight([r.code for r in risks])
+    for r, code in zip(risks, codes):
+        rows.append(_row("⚑", r.old_line, r.flag.line, code, ""))
+        # Indented as a block, so a long reason or source wraps under itself, not under the line numbers.
+        rows.append(Padding(Group(*_flag_lines(r.flag)), (0, 0, 0, 6)))
+    return rows
+
+
+def render_file_risks(rel: str, risks: tuple[UntouchedRisk, ...], where: str) -> Group:
+    """What the hunk view shows on a file listed for its risks on unchanged lines only."""
+    header = Text()
+    header.append(rel, style="bold")
+    header.append(f"   {where}   ")
+    header.append("ℹ nothing to accept or reject", style="bold")
+    return Group(header, *render_untouched(risks))
+
+
 def render_hunk(hunk: Hunk, decision: str, *, edited: list[str] | None, changed: bool, where: str,
-                errors: list[tuple[int | None, str]] = ()) -> Group:
-    """What the hunk view shows for ``hunk``: header, diff, flags, compile errors."""
+                errors: list[tuple[int | None, str]] = (), untouched: tuple[UntouchedRisk, ...] = ()) -> Group:
+    """What the hunk view shows for ``hunk``: header, diff, flags, compile errors, then the risks on
+    unchanged lines of its file (``untouched``)."""
     header = Text()
     header.append(f"{hunk.file}", style="bold")
     header.append(f"   {where}   ")
@@ -95,19 +135,12 @@ def render_hunk(hunk: Hunk, decision: str, *, edited: list[str] | None, changed:
     if hunk.flags:
         parts.append(Text(""))
         for f in hunk.flags:
-            line = Text()
-            line.append(f"{SEVERITY_LABEL[f.severity]} {f.rule_id}", style=SEVERITY_STYLE[f.severity])
-            line.append(f"  {f.reason}")
-            if f.line:
-                line.append(f"  (translated L{f.line})", style="dim")
-            parts.append(line)
-            parts.append(Text(f"    fix: {f.hint}"))
-            if f.source:
-                parts.append(Text(f"    source: {f.source}", style="dim"))
+            parts.extend(_flag_lines(f, at=f"translated L{f.line}" if f.line else ""))
     else:
         parts.append(Text("\n✔ no risk flags on this hunk", style="dim"))
     for line_no, message in errors:
         parts.append(Text(f"✖ compile error at written L{line_no}: {message}", style="bold red"))
+    parts.extend(render_untouched(untouched))
     return Group(*parts)
 
 

@@ -21,7 +21,7 @@ from hipwizard.errors import UserError
 from hipwizard.port.review_nav import FILTERS, ReviewNav
 from hipwizard.port.review_state import ReviewState
 from hipwizard.tui.file_list import FileList
-from hipwizard.tui.hunk_view import HunkView, render_hunk
+from hipwizard.tui.hunk_view import HunkView, render_file_risks, render_hunk
 from hipwizard.tui.port_dialogs import ConfirmWrite, MigrationForm
 
 REVIEW_ACTIONS = {"accept", "reject", "undo", "split", "edit", "accept_file", "reject_file", "accept_unflagged",
@@ -35,7 +35,9 @@ class PortScreen(Screen):
     HELP_TEXT = ("Like `git add -p`: each hunk is a change hipify made. y takes the translation, n keeps the "
                  "original, e lets you write your own. Pending hunks keep the original when you write. Every "
                  "decision is saved at once beside the output folder (<output>.review.json and its journal).\n"
-                 "File list: ○ pending  ✔ accepted/edited  ✖ rejected  ⚑ flagged hunks.")
+                 "File list: ○ pending  ✔ accepted/edited  ✖ rejected  ⚑ risk flags (on hunks, and on lines the "
+                 "translation left unchanged: \"(n unchanged)\"). Risks on unchanged lines have nothing to "
+                 "accept or reject — they are listed under each hunk of their file and need a manual edit.")
     BINDINGS = [
         Binding("y", "accept", "Accept", id="review.accept"),
         Binding("n", "reject", "Reject", id="review.reject"),
@@ -184,17 +186,22 @@ class PortScreen(Screen):
 
     def _show_hunk(self) -> None:
         body = self.query_one("#port-hunk-body", HunkView)
-        hunk = self.nav.current
-        if hunk is None:
+        hunk, rel = self.nav.current, self.nav.current_file
+        if rel is None:
             body.show(None, "No hunk matches this filter. Press f to change it.")
         else:
-            d = self.review.decision(hunk.hunk_id)
-            where, errors = self.nav.where(), self.errors.get(hunk.hunk_id, [])
-            # Everything the drawing depends on (the hunk id is a hash of its file and text).
-            key = (hunk.hunk_id, d.state, tuple(d.lines or ()), d.changed, where, tuple(errors))
-            body.show(key, render_hunk(hunk, d.state, edited=d.lines if d.state == "edited" else None,
-                                       changed=d.changed, where=where, errors=errors))
-            row = self.nav.file_row.get(hunk.file)
+            risks, where = self.review.untouched.get(rel, ()), self.nav.where()
+            if hunk is None:  # a file listed for its risks on unchanged lines only
+                risks = self.nav.shown_risks(rel)
+                body.show(("file", rel, where, risks), render_file_risks(rel, risks, where))
+            else:
+                d = self.review.decision(hunk.hunk_id)
+                errors = self.errors.get(hunk.hunk_id, [])
+                # Everything the drawing depends on (the hunk id is a hash of its file and text).
+                key = (hunk.hunk_id, d.state, tuple(d.lines or ()), d.changed, where, tuple(errors), risks)
+                body.show(key, render_hunk(hunk, d.state, edited=d.lines if d.state == "edited" else None,
+                                           changed=d.changed, where=where, errors=errors, untouched=risks))
+            row = self.nav.file_row.get(rel)
             files = self.query_one("#port-filelist", OptionList)
             if row is not None and files.highlighted != row:
                 files.highlighted = row
@@ -256,7 +263,8 @@ class PortScreen(Screen):
             if not self.review.history:
                 self.notify("Nothing to undo.")
             return
-        self.nav.rebuild(keep=touched[-1] if touched[-1] in self.review.index_of else current)
+        self.nav.rebuild(keep=touched[-1] if touched[-1] in self.review.index_of else current,
+                         keep_file=self.nav.current_file)
         self._fill_files()
         self._show_hunk()
 
@@ -321,7 +329,7 @@ class PortScreen(Screen):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "port-filelist":
-            self._move(self.nav.go_to_file(event.option.id), "hunk in this file")
+            self._move(self.nav.go_to_file(event.option.id), "hunk or risk in this file")
         elif event.option_list.id == "port-results" and event.option.id:
             self._jump_to_hunk(event.option.id.split("|", 1)[1])
 
@@ -429,14 +437,16 @@ class PortScreen(Screen):
                     self.errors.setdefault(e.hunk_id, []).append((e.line, e.message))
         results = self.query_one("#port-results", OptionList)
         results.clear_options()
-        results.add_options(result_options(report))
+        results.add_options(result_options(report, self.review))
         results.display = True
         first_error = next((e.hunk_id for f in report.files for e in f.errors if e.hunk_id), None)
         if first_error:
             self._jump_to_hunk(first_error)
         else:
             self._show_hunk()
-        self.notify(f"Wrote {report.written} of {len(report.files)} files; {report.compile_errors} compile error(s).",
+        manual = self.review.untouched_counts()["total"]
+        self.notify(f"Wrote {report.written} of {len(report.files)} files; {report.compile_errors} compile error(s)"
+                    + (f"; ⚑ {manual} risks on unchanged lines need a manual edit." if manual else "."),
                     severity="error" if report.compile_errors else "information")
 
 

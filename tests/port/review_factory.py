@@ -71,3 +71,26 @@ def new_review(tmp_path: Path, files: dict[str, str] | None = None) -> ReviewSta
     state = ReviewState.create(src, tmp_path / "out", write_project(src, files))
     state.save()
     return state
+
+
+HEADER = """#pragma once
+#include <cstdio>
+
+#define WARP_SIZE 32
+#define FULL_MASK 0xffffffff
+"""
+
+
+def risky_project(tmp_path: Path) -> ReviewState:
+    """A review made by the real engine (built-in backend, real risk rules) of a tree where
+    ``include/common.cuh`` is not changed by the translation at all but holds 32-lane risks, and
+    ``main.cu`` has hunks and no risk."""
+    from hipwizard.port.engine import translate_tree
+
+    src = tmp_path / "src"
+    (src / "include").mkdir(parents=True, exist_ok=True)
+    (src / "include" / "common.cuh").write_text(HEADER)
+    (src / "main.cu").write_text("#include <cuda_runtime.h>\nvoid f(float* d) {\n  cudaFree(d);\n}\n")
+    state = ReviewState.create(src, tmp_path / "out", translate_tree(src, backend="builtin"))
+    state.save()
+    return state

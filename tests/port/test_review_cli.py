@@ -10,7 +10,7 @@ import sys
 import time
 
 import pexpect
-from tests.port.review_factory import KERNEL, new_review
+from tests.port.review_factory import KERNEL, new_review, risky_project
 
 from hipwizard.port.review_state import ReviewState
 
@@ -77,3 +77,15 @@ def test_decisions_survive_sigkill_of_a_real_review_process(tmp_path):
         child.kill(signal.SIGKILL)
         child.wait()
     assert ReviewState.load(review.path).revision == after.revision
+
+
+def test_summary_and_write_count_risks_on_unchanged_lines(tmp_path):
+    review = risky_project(tmp_path)
+    text = _hipwizard("review", str(review.out), "--summary").stdout
+    assert "⚑ 2 risks on unchanged lines need a manual edit (2 high, 0 med, 0 low) in 1 file(s)" in text
+    data = json.loads(_hipwizard("review", str(review.out), "--summary", "--json").stdout)
+    assert data["untouched"]["total"] == 2
+    proc = _hipwizard("review", str(review.out), "--write", "--no-check")
+    assert proc.returncode == 0, proc.stderr
+    assert "⚑ include/common.cuh:4  WARP32_LITERAL (high)  #define WARP_SIZE 32" in proc.stdout
+    assert (review.out / "include" / "common.cuh").read_text().splitlines()[3] == "#define WARP_SIZE 32"

@@ -9,7 +9,7 @@ from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port_dialogs import ConfirmWrite  # noqa: E402
 from hipwizard.tui.port_screen import PortScreen  # noqa: E402
 from hipwizard.workspace import Workspace  # noqa: E402
-from tests.port.review_factory import KERNEL, new_review, translation
+from tests.port.review_factory import KERNEL, new_review, risky_project, translation
 
 SIZE = (110, 32)
 
@@ -315,6 +315,50 @@ async def test_bindings_are_remappable_by_id(tmp_path):
         assert _disk(review).decision(first).state == "accepted"
 
 
+# --- risks on unchanged lines ---------------------------------------------------------------------
+
+def _risky_workspace(tmp_path) -> tuple[Workspace, ReviewState]:
+    review = risky_project(tmp_path)
+    ws = Workspace(tmp_path)
+    ws.update_state("port", src=str(review.src), out=str(review.out))
+    return ws, review
+
+
+async def test_a_file_with_only_untouched_risks_is_listed_shown_and_filtered(tmp_path):
+    ws, review = _risky_workspace(tmp_path)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        files = screen.query_one("#port-filelist")
+        assert str(files.get_option_at_index(0).prompt) == "⚑ include/common.cuh\n  ⚑2 on unchanged lines"
+        assert screen.nav.current.file == "main.cu"  # opens at the first pending hunk
+        await pilot.click("#port-filelist", offset=(4, 0))
+        await pilot.pause()
+        assert screen.nav.current is None and screen.nav.current_file == "include/common.cuh"
+        body = _body(screen)
+        for words in ("nothing to accept or reject", "Risks on unchanged lines of this file (2)",
+                      "#define WARP_SIZE 32", "WARP32_LITERAL", "FULL_MASK_32", "fix: ", "source: "):
+            assert words in body
+        await pilot.press("y", "n", "a")  # nothing to decide here
+        await pilot.pause()
+        assert _disk(review).counts()["pending"] == len(review.hunks)
+        await pilot.press("f")  # flagged only: main.cu has no flag, the header stays for its risks
+        await pilot.pause()
+        assert screen.nav.filter == "flagged" and screen.nav.files == ["include/common.cuh"]
+        assert screen.nav.current_file == "include/common.cuh" and "WARP_SIZE 32" in _body(screen)
+        assert files.option_count == 1
+
+
+def test_snapshot_untouched_risks_only_file(tmp_path, snap_compare):
+    ws, _review = _risky_workspace(tmp_path)
+
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("k")  # from main.cu's hunk back to the header listed for its risks
+        await pilot.pause()
+    assert snap_compare(HipwizardApp(ws), terminal_size=SIZE, run_before=go)
+
+
 # --- snapshots ---------------------------------------------------------------------------------------
 
 def _snap_app(tmp_path, decide: int = 0):
@@ -413,6 +457,16 @@ async def test_demo_workspace_opens_on_the_demo_cuda_project(tmp_path, monkeypat
         screen = app.screen
         assert screen.review is not None and screen.review.src == ws.root / "cuda_project"
         assert "matmul.cu" in screen.nav.files and screen.review.rule_ids()
+        # hipify leaves `#define WARP_SIZE 32` alone; it is still shown as a risk under the file's hunks
+        assert screen.nav.go_to_file("include/common.cuh")
+        screen._show_hunk()
+        body = _body(screen)
+        assert "Risks on unchanged lines of this file" in body
+        warp = body[body.index("Risks on unchanged lines"):]
+        warp = warp[warp.index("#define WARP_SIZE 32"):]
+        assert warp.split("\n")[1].strip().startswith("✖ high WARP32_LITERAL")
+        row = screen.query_one("#port-filelist").get_option_at_index(screen.nav.file_row["include/common.cuh"])
+        assert "unchanged)" in str(row.prompt)
 
 
 async def test_a_tall_hunk_scrolls_and_the_next_short_one_gets_the_full_width_back(tmp_path):
