@@ -149,7 +149,7 @@ def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, input
     cand_tensors = {k: (v.numpy() if k.startswith("input/") and not v.is_floating_point() else v)
                     for k, v in tensors.items()}
     cand_tf = TensorFile(cand_path, cand_tensors, {}, {META_KEY: json.dumps(meta)})
-    result = compare_captures(ref_tf, cand_tf, metric=metrics_torch.compute, **compare_kwargs)
+    result = compare_captures(ref_tf, cand_tf, metric=metrics_torch.metric_for(meta["device"]), **compare_kwargs)
     result.timings.update(timings)
     return result
 

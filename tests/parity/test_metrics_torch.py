@@ -59,19 +59,31 @@ def test_torch_metrics_equal_numpy_metrics_and_fall_back_on_nan():
 
 
 @pytest.mark.slow
-def test_on_device_rerun_matches_two_file_compare_on_the_demo_model(demo_assets, tmp_path):
+def test_on_device_metrics_match_two_file_compare_on_the_demo_model(demo_assets, tmp_path):
+    import json
+
     from hipwizard.parity.capture import capture_model, write_capture
+    from hipwizard.parity.compare import compare_captures
+    from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
     tensors, meta = capture_model(demo_assets.model_dir, device="cpu", dtype="fp32", seed=5)
     ref = write_capture(tmp_path / "ref.safetensors", tensors, meta).path
     opts = RunOptions(dtype="bf16", device="cpu", perturb={"model.layers.1.mlp": 0.05})
-    on_device = compare_rerun(ref, Subject(model=demo_assets.model_dir), opts, keep=tmp_path / "keep")
+    rerun = compare_rerun(ref, Subject(model=demo_assets.model_dir), opts, keep=tmp_path / "keep")
     files = compare_files(ref, tmp_path / "keep" / "candidate.safetensors")  # the numpy path, same candidate
-    assert on_device.verdict == files.verdict == "fail"
-    assert on_device.first_divergent == files.first_divergent == "model.layers.1.mlp"
-    assert len(on_device.layers) == len(files.layers) == 6
-    for x, y in zip(on_device.layers, files.layers):
-        assert (x.name, x.verdict, x.detail) == (y.name, y.verdict, y.detail)
+    # the torch path on the candidate's own tensors (bf16, left "on the device", here the CPU)
+    cand, cmeta = capture_model(demo_assets.model_dir, device="cpu", dtype="bf16", on_device=True,
+                                inputs_from={"input_ids": tensors["input/input_ids"],
+                                             "attention_mask": tensors["input/attention_mask"]},
+                                perturb=opts.perturb)
+    cand = {k: (v.numpy() if k.startswith("input/") else v) for k, v in cand.items()}
+    torch_path = compare_captures(read_tensor_file(ref), TensorFile(tmp_path, cand, {}, {META_KEY: json.dumps(cmeta)}),
+                                  metric=metrics_torch.compute)
+    assert torch_path.verdict == rerun.verdict == files.verdict == "fail"
+    assert torch_path.first_divergent == files.first_divergent == "model.layers.1.mlp"
+    assert len(torch_path.layers) == len(files.layers) == 6
+    for x, y, z in zip(torch_path.layers, files.layers, rerun.layers):
+        assert (x.name, x.verdict, x.detail) == (y.name, y.verdict, y.detail) == (z.name, z.verdict, z.detail)
         for key in ("cosine", "rel_l2", "max_abs", "outside_share"):
             assert math.isclose(getattr(x.metrics, key), getattr(y.metrics, key), rel_tol=1e-6), (x.name, key)
         assert x.metrics.histogram == y.metrics.histogram and x.metrics.worst == y.metrics.worst
