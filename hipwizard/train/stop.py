@@ -83,8 +83,8 @@ def run_processes(manifest: RunManifest, seen: dict[int, psutil.Process] | None 
             candidates += lead.children(recursive=True)
         except psutil.Error:
             pass
-    if lead is not None or seen:
-        candidates += group_members(manifest.pgid)
+    # Always scan the group: when the supervisor is gone, its orphans are found only this way.
+    candidates += group_members(manifest.pgid)
     for p in candidates:
         if _alive(p):
             procs[p.pid] = p

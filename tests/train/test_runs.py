@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 
 from hipwizard.train.launcher import LaunchOptions, launch
 from hipwizard.train.manifest import load_manifest
 from hipwizard.train.runs import list_runs, run_info
-from hipwizard.train.stop import run_processes, stop_run
+from hipwizard.train.stop import group_members, run_processes, stop_run
 
 from .helpers import pids_alive, run_dir_with, script, wait_for
 
@@ -57,7 +59,11 @@ def test_states_finished_failed_lost_and_not_launched(tmp_path):
     m = load_manifest(lost)
     for p in run_processes(m).values():
         p.kill()  # as if the machine went down: no exit.json
-    wait_for(lambda: not run_processes(m), timeout=10)
+    try:  # a child forked between the listing and the kill is still in the group
+        os.killpg(m.pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    wait_for(lambda: not run_processes(m) and not group_members(m.pgid), timeout=10)
     (lost / "exit.json").unlink(missing_ok=True)
     assert run_info(lost).state == "lost"
 
