@@ -101,6 +101,7 @@ def compare_captures(
                     if n.startswith(OUTPUT_PREFIX) and n[len(OUTPUT_PREFIX):] not in order)
     layers: list[LayerResult] = []
     problems: list[str] = []
+    pending: list[tuple[int, object, object]] = []  # (row in layers, ref, cand) of the modules to compare
     for i, name in enumerate(order):
         key = OUTPUT_PREFIX + name
         r = ref.tensors.get(key)
@@ -118,8 +119,15 @@ def compare_captures(
             layers.append(LayerResult(name, i, list(r.shape), "shape",
                                       detail=f"candidate shape {list(c.shape)}"))
             continue
-        m = metric(r, c, tol)
-        layers.append(LayerResult(name, i, list(r.shape), m.verdict, metrics=m, detail="; ".join(m.reasons)))
+        pending.append((len(layers), r, c))
+        layers.append(LayerResult(name, i, list(r.shape), "pass"))  # verdict and metrics filled in below
+    # A metric with a batched form (``metric.many``, e.g. on-device torch) computes every module before
+    # bringing results to the host at once; otherwise one call per module.
+    many = getattr(metric, "many", None)
+    results = many([(r, c) for _i, r, c in pending], tol) if many else [metric(r, c, tol) for _i, r, c in pending]
+    for (at, _r, _c), m in zip(pending, results):
+        layer = layers[at]
+        layers[at] = LayerResult(layer.name, layer.order, layer.shape, m.verdict, metrics=m, detail="; ".join(m.reasons))
     extra = sorted(n[len(OUTPUT_PREFIX):] for n in cand.tensors
                    if n.startswith(OUTPUT_PREFIX) and n[len(OUTPUT_PREFIX):] not in order)
     for j, name in enumerate(extra):

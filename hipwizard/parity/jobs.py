@@ -144,7 +144,8 @@ def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, input
         written = write_capture(Path(keep) / "candidate.safetensors", tensors, meta)
         cand_path, timings["candidate_bytes"] = written.path, written.bytes
     progress("compare", None, None)
-    ref_tf = read_tensor_file(ref)
+    # bf16 stays undecoded: the torch metrics copy half the bytes to the device and widen there
+    ref_tf = read_tensor_file(ref, decode_bf16=False)
     # the candidate's inputs are the reference's own (CPU tensors); its outputs stay where they were computed
     cand_tensors = {k: (v.numpy() if k.startswith("input/") and not v.is_floating_point() else v)
                     for k, v in tensors.items()}

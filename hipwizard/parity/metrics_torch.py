@@ -23,6 +23,7 @@ import numpy as np
 
 from hipwizard.parity import metrics
 from hipwizard.parity.report import ElementError, Metrics
+from hipwizard.parity.tensorfile import BF16Bits
 from hipwizard.parity.tolerances import Tolerance
 
 # Elements per block: bounds the float64 temporaries on the device (~4 x 128 MB) for huge logits.
@@ -30,11 +31,20 @@ BLOCK = 1 << 24
 
 
 def as_device_tensor(x: Any, device):
-    """A numpy array (bf16 already decoded to float32) or tensor, as a tensor on ``device`` (no dtype change)."""
+    """A numpy array, ``BF16Bits`` or tensor, as a tensor on ``device``.
+
+    ``BF16Bits`` (a bf16 tensor read undecoded) goes over as bfloat16: one copy of half the bytes of
+    the decoded float32, widened on the device by the caller. Other inputs keep their dtype.
+    """
     import torch
 
-    if isinstance(x, np.ndarray):
+    if isinstance(x, BF16Bits):
         with warnings.catch_warnings():  # read-only file buffers: we only read them (then copy to the device)
+            warnings.simplefilter("ignore", UserWarning)
+            bits = torch.from_numpy(np.ascontiguousarray(x.bits).view(np.int16))
+        return bits.view(torch.bfloat16).to(device)
+    if isinstance(x, np.ndarray):
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             x = torch.from_numpy(np.ascontiguousarray(x))
     return x.to(device, non_blocking=False)
@@ -42,10 +52,48 @@ def as_device_tensor(x: Any, device):
 
 def compute(ref: Any, cand: Any, tol: Tolerance) -> Metrics:
     """``metrics.compute`` for tensors: ``cand`` a torch tensor (its device is where the work runs),
-    ``ref`` a numpy array or tensor of the same shape."""
+    ``ref`` a numpy array, ``BF16Bits`` or tensor of the same shape."""
+    return compute_many([(ref, cand)], tol)[0]
+
+
+def compute_many(pairs: list[tuple[Any, Any]], tol: Tolerance) -> list[Metrics]:
+    """``compute`` for many (ref, cand) pairs, with one device->host transfer for all of them.
+
+    Each pair is reduced on its candidate's device into a few small tensors (sums, histogram, finite
+    flag and the worst-element candidates with their values); only after every pair is queued are they
+    concatenated and copied to the host at once, so the GPU never waits for the host between modules.
+    """
     import torch
 
-    cand = cand if isinstance(cand, torch.Tensor) else torch.from_numpy(np.asarray(cand))
+    parts, layouts = [], []
+    with torch.inference_mode():
+        for ref, cand in pairs:
+            cand = cand if isinstance(cand, torch.Tensor) else torch.from_numpy(np.asarray(cand))
+            flat, m = _reduce(ref, cand, tol)
+            parts.append(flat)
+            layouts.append(m)
+        # the single device->host copy (and sync) for every pair
+        host_np = torch.cat([p.to(parts[0].device) for p in parts]).cpu().numpy() if parts else np.zeros(0)
+    out, offset = [], 0
+    for (ref, cand), m in zip(pairs, layouts):
+        size = _HEAD + 4 * m
+        out.append(_finish(ref, cand, tol, host_np[offset:offset + size], m))
+        offset += size
+    return out
+
+
+compute.many = compute_many  # compare_captures uses the batched form when a metric offers one
+
+# Layout of one pair's flat float64 result: Σr², Σc², Σd², Σr·c, outside, zeros, max|Δ|, finite, histogram,
+# then m worst-element candidates: |Δ|, flat index (exact in float64 below 2**53), ref value, cand value.
+_NHIST = len(metrics._LABELS)
+_HEAD = 8 + _NHIST
+
+
+def _reduce(ref: Any, cand, tol: Tolerance):
+    """One pair's reductions on the candidate's device, as one flat float64 tensor (no host sync)."""
+    import torch
+
     device = cand.device
     r = as_device_tensor(ref, device).reshape(-1)
     c = cand.detach().reshape(-1)
@@ -54,35 +102,45 @@ def compute(ref: Any, cand: Any, tol: Tolerance) -> Metrics:
     edges = torch.tensor(metrics._EDGES, dtype=f64, device=device)
     acc = torch.zeros(6, dtype=f64, device=device)  # Σr², Σc², Σd², Σr·c, outside, zeros
     top = torch.zeros((), dtype=f64, device=device)  # max |Δ|
-    counts = torch.zeros(len(metrics._LABELS), dtype=torch.int64, device=device)
+    counts = torch.zeros(_NHIST, dtype=torch.int64, device=device)
     finite = torch.ones((), dtype=torch.bool, device=device)
-    top_vals, top_idx = [], []
     k = min(metrics.WORST_COUNT, n)
-    with torch.inference_mode():
-        for start in range(0, n, BLOCK):
-            rr = r[start:start + BLOCK].to(f64)
-            cc = c[start:start + BLOCK].to(f64)
-            d = cc - rr
-            absd = d.abs()
-            finite &= torch.isfinite(rr).all() & torch.isfinite(cc).all() & torch.isfinite(absd).all()
-            bound = rr.abs().mul_(tol.rtol).add_(tol.atol)
-            acc += torch.stack((rr @ rr, cc @ cc, d @ d, rr @ cc, (absd > bound).sum().to(f64),
-                                (absd == 0).sum().to(f64)))
-            top = torch.maximum(top, absd.max())
-            # same bins as numpy's searchsorted(side="right"): index = number of edges <= |Δ|
-            counts += torch.bincount(torch.bucketize(absd, edges, right=True), minlength=counts.numel())
-            idx = _block_top(absd, k)
+    positions = torch.arange(min(BLOCK, n), dtype=torch.int64, device=device) if k else None
+    top_vals, top_idx = [], []
+    for start in range(0, n, BLOCK):
+        rr = r[start:start + BLOCK].to(f64)
+        cc = c[start:start + BLOCK].to(f64)
+        d = cc - rr
+        absd = d.abs()
+        finite &= torch.isfinite(rr).all() & torch.isfinite(cc).all() & torch.isfinite(absd).all()
+        bound = rr.abs().mul_(tol.rtol).add_(tol.atol)
+        acc += torch.stack((rr @ rr, cc @ cc, d @ d, rr @ cc, (absd > bound).sum().to(f64),
+                            (absd == 0).sum().to(f64)))
+        top = torch.maximum(top, absd.max())
+        # same bins as numpy's searchsorted(side="right"): index = number of edges <= |Δ|
+        counts += torch.bincount(torch.bucketize(absd, edges, right=True), minlength=_NHIST)
+        if k:
+            idx = _block_top(absd, k, positions[:absd.numel()])
             top_vals.append(absd[idx])
             top_idx.append(idx + start)
-        if not bool(finite):  # one device->host sync for the whole tensor
-            return metrics.compute(_host(ref), _host(cand), tol)
-        sums = acc.cpu().numpy()
-        hist = counts.cpu().numpy()
-        vals = torch.cat(top_vals).cpu().numpy() if n else np.zeros(0)
-        idx = torch.cat(top_idx).cpu().numpy() if n else np.zeros(0, dtype=np.int64)
-        picked = _pick_worst(vals, idx)
-        ref_at = r[torch.as_tensor(idx[picked], device=device)].to(f64).cpu().numpy() if n else []
-        cand_at = c[torch.as_tensor(idx[picked], device=device)].to(f64).cpu().numpy() if n else []
+    if top_idx:
+        idx = torch.cat(top_idx)
+        worst = torch.cat((torch.cat(top_vals), idx.to(f64), r[idx].to(f64), c[idx].to(f64)))
+    else:
+        worst = torch.zeros(0, dtype=f64, device=device)
+    head = torch.cat((acc, top.reshape(1), finite.to(f64).reshape(1), counts.to(f64)))
+    return torch.cat((head, worst)), worst.numel() // 4
+
+
+def _finish(ref: Any, cand, tol: Tolerance, flat: np.ndarray, m: int) -> Metrics:
+    """Metrics from one pair's host copy of its ``_reduce`` result (the numpy path for NaN/Inf)."""
+    if not flat[7]:
+        return metrics.compute(_host(ref), _host(cand), tol)
+    sums, max_abs = flat[:6], float(flat[6])
+    hist = flat[8:_HEAD].astype(np.int64)
+    vals, idx, ref_at, cand_at = (flat[_HEAD + j * m:_HEAD + (j + 1) * m] for j in range(4))
+    idx = idx.astype(np.int64)
+    n = int(np.prod(tuple(cand.shape)))
     ref_norm, cand_norm, diff_norm = (float(np.sqrt(x)) for x in sums[:3])
     if ref_norm == 0.0:
         rel_l2 = 0.0 if diff_norm == 0.0 else float("inf")
@@ -95,23 +153,28 @@ def compute(ref: Any, cand: Any, tol: Tolerance) -> Metrics:
     hist[0] -= zero
     histogram = [] if n == 0 else [("0", zero)] + [(label, int(x)) for label, x in zip(metrics._LABELS, hist)]
     shape = tuple(cand.shape)
-    worst = [ElementError(tuple(int(i) for i in np.unravel_index(int(idx[j]), shape)), float(a), float(b), float(vals[j]))
-             for j, a, b in zip(picked, ref_at, cand_at)]
+    worst = [ElementError(tuple(int(i) for i in np.unravel_index(int(idx[j]), shape)), float(ref_at[j]),
+                          float(cand_at[j]), float(vals[j]))
+             for j in _pick_worst(vals, idx)]
     outside_share = float(sums[4]) / n if n else 0.0
-    return metrics.verdict_of(tol, cosine, float(top) if n else 0.0, rel_l2, outside_share, histogram, worst)
+    return metrics.verdict_of(tol, cosine, max_abs if n else 0.0, rel_l2, outside_share, histogram, worst)
 
 
-def _block_top(absd, k: int):
-    """Flat positions of the k largest |Δ| of a block, ties broken by position (lowest first), so the
-    worst elements are the same ones the numpy path reports."""
+def _block_top(absd, k: int, positions):
+    """Flat positions (within the block) of a superset of its k largest |Δ|, ties broken by position
+    (lowest first), found without a host sync: the k of ``topk`` (every value above the k-th largest is
+    among them) plus the k lowest positions holding the k-th largest value. ``_pick_worst`` merges
+    them (duplicates removed), so the worst elements are the same ones the numpy path reports."""
     import torch
 
-    if k == 0 or absd.numel() == 0:
-        return torch.zeros(0, dtype=torch.int64, device=absd.device)
-    kth = torch.topk(absd, min(k, absd.numel())).values[-1]
-    above = torch.nonzero(absd > kth).reshape(-1)
-    tied = torch.nonzero(absd == kth).reshape(-1)[: k - above.numel()]
-    return torch.cat((above, tied))
+    k = min(k, absd.numel())
+    best = torch.topk(absd, k)
+    kth = best.values[-1]
+    # the lowest positions equal to kth: the largest of -position among them (others pushed below all)
+    tied_key = torch.where(absd == kth, -positions, torch.iinfo(torch.int64).min)
+    tied = -torch.topk(tied_key, k).values
+    tied = torch.where(tied >= 0, tied, best.indices[0])  # fewer than k ties: repeat a valid one (deduped)
+    return torch.cat((best.indices, tied))
 
 
 def compute_on_host(ref: Any, cand: Any, tol: Tolerance) -> Metrics:
@@ -129,10 +192,12 @@ def metric_for(device: str):
 
 
 def _pick_worst(vals: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Positions (into vals/idx) of the WORST_COUNT largest values, largest first, ties by element index."""
+    """Positions (into vals/idx) of the WORST_COUNT largest values, largest first, ties by element index;
+    each element index at most once (the block candidates may name one twice)."""
     if vals.size == 0:
         return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((idx, -vals))
+    _unique, first = np.unique(idx, return_index=True)
+    order = first[np.lexsort((idx[first], -vals[first]))]
     return order[:metrics.WORST_COUNT]
 
 

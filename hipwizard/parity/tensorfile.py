@@ -29,12 +29,43 @@ _NUMPY_DTYPES = {
 _ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
 
 
+class BF16Bits:
+    """A bf16 tensor kept undecoded: its raw bits as uint16 (``bits``) and its shape.
+
+    Numpy consumers see the decoded float32 array (``np.asarray`` calls ``__array__``), so the numpy
+    metrics work on it unchanged; ``metrics_torch`` instead moves ``bits`` to the device as bfloat16
+    (half the bytes of the decoded float32) and widens there.
+    """
+
+    __slots__ = ("bits",)
+    dtype = np.dtype(np.float32)  # what it decodes to (so input checks treat it as a float tensor)
+
+    def __init__(self, bits: np.ndarray):
+        self.bits = bits
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.bits.shape
+
+    @property
+    def size(self) -> int:
+        return self.bits.size
+
+    def decode(self) -> np.ndarray:
+        """The exact float32 values (a bf16 value is the top half of a float32)."""
+        return (self.bits.astype(np.uint32) << 16).view(np.float32)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.decode()
+        return arr if dtype is None else arr.astype(dtype)
+
+
 @dataclass
 class TensorFile:
-    """A safetensors file read into memory: tensors as numpy arrays and the string metadata."""
+    """A safetensors file read into memory: tensors as numpy arrays (or ``BF16Bits``) and the metadata."""
 
     path: Path
-    tensors: dict[str, np.ndarray]
+    tensors: dict[str, Any]
     stored_dtypes: dict[str, str]  # safetensors dtype tag per tensor ("BF16", "F32", ...)
     metadata: dict[str, str]
 
@@ -65,12 +96,16 @@ def read_header(path: Path) -> tuple[dict, int, int]:
     return header, 8 + n, size
 
 
-def read_tensor_file(path: str | Path) -> TensorFile:
-    """Load every tensor of ``path``. Raises UserError for truncated or malformed files."""
+def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFile:
+    """Load every tensor of ``path``. Raises UserError for truncated or malformed files.
+
+    bf16 tensors are decoded to float32 arrays, or, with ``decode_bf16=False``, kept as ``BF16Bits``
+    (no host decode: for comparing on a device, which decodes faster and needs half the copy).
+    """
     path = Path(path)
     header, offset, size = read_header(path)
     metadata = header.pop("__metadata__", None) or {}
-    data = path.read_bytes()[offset:]
+    data = memoryview(path.read_bytes())[offset:]  # a view: slicing bytes would copy the whole file again
     tensors: dict[str, np.ndarray] = {}
     dtypes: dict[str, str] = {}
     for name, info in header.items():
@@ -89,10 +124,11 @@ def read_tensor_file(path: str | Path) -> TensorFile:
             raise UserError(f"{path}: tensor {name!r} has {end - start} bytes for shape {shape}")
         buf = data[start:end]
         if tag == "BF16":
-            arr = (np.frombuffer(buf, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+            bits = BF16Bits(np.frombuffer(buf, dtype="<u2").reshape(shape))
+            tensors[name] = bits.decode() if decode_bf16 else bits
         else:
             arr = np.frombuffer(buf, dtype=np.dtype(_NUMPY_DTYPES[tag]).newbyteorder("<"))
-        tensors[name] = arr.reshape(shape)
+            tensors[name] = arr.reshape(shape)
         dtypes[name] = tag
     return TensorFile(path, tensors, dtypes, {str(k): str(v) for k, v in metadata.items()})
 

@@ -106,3 +106,43 @@ def test_capture_file_written_in_one_pass_is_read_by_safetensors(tmp_path):
     ours = read_tensor_file(tmp_path / "c.safetensors")
     assert np.array_equal(ours.tensors["output/a"], x.to(torch.bfloat16).float().numpy())
     assert list(tmp_path.iterdir()) == [tmp_path / "c.safetensors"]  # no temp file left behind
+
+
+@pytest.mark.parametrize("block", [7, 1 << 24])
+def test_undecoded_bf16_reference_gives_identical_metrics(tmp_path, monkeypatch, block):
+    """The re-run route (bf16 bits to the device, widened there; all modules in one transfer) reports
+    exactly what the decoded numpy route reports, ties of the worst elements included."""
+    import json
+
+    from hipwizard.parity.capture import write_capture
+    from hipwizard.parity.compare import compare_captures
+    from hipwizard.parity.tensorfile import META_KEY, BF16Bits, TensorFile, read_tensor_file
+
+    monkeypatch.setattr(metrics_torch, "BLOCK", block)  # 7: many blocks, ties across and within blocks
+    gen = torch.Generator().manual_seed(3)
+    outs = {f"m{i}": torch.randn(4, 37, generator=gen).to(torch.bfloat16) for i in range(3)}
+    outs["m2"] = torch.zeros(4, 37, dtype=torch.bfloat16)  # a zero reference
+    cand = {n: t.float() for n, t in outs.items()}
+    cand["m0"] = cand["m0"] + 0.25  # every |Δ| tied: the worst are the five lowest positions
+    cand["m1"][1, 3] += 5.0
+    cand["m1"][3, 30] -= 5.0  # tied with it, in a later block
+    ids = torch.arange(8).reshape(2, 4)
+    meta = {"format": "hipwizard-parity/1", "kind": "model", "dtype": "bf16", "device": "cpu",
+            "modules": [{"name": n, "order": i, "shape": [4, 37]} for i, n in enumerate(outs)]}
+    path = write_capture(tmp_path / "ref.safetensors", {"input/input_ids": ids, **{f"output/{n}": t for n, t in outs.items()}}, meta)
+    raw, decoded = read_tensor_file(path.path, decode_bf16=False), read_tensor_file(path.path)
+    assert isinstance(raw.tensors["output/m0"], BF16Bits) and raw.stored_dtypes["output/m0"] == "BF16"
+    assert np.array_equal(np.asarray(raw.tensors["output/m1"]), decoded.tensors["output/m1"])
+    cand_tf = TensorFile(tmp_path, {"input/input_ids": ids.numpy(), **{f"output/{n}": t for n, t in cand.items()}},
+                         {}, {META_KEY: json.dumps(meta)})
+    on_device = compare_captures(raw, cand_tf, metric=metrics_torch.compute)
+    numpy_path = compare_captures(decoded, TensorFile(tmp_path, {k: np.asarray(v) for k, v in cand_tf.tensors.items()},
+                                                      {}, cand_tf.metadata))
+    assert [x.verdict for x in numpy_path.layers] == ["fail", "fail", "pass"]
+    for x, y in zip(on_device.layers, numpy_path.layers):
+        assert (x.name, x.verdict, x.detail) == (y.name, y.verdict, y.detail)
+        for key in ("cosine", "rel_l2", "max_abs", "outside_share"):
+            assert math.isclose(getattr(x.metrics, key), getattr(y.metrics, key), rel_tol=1e-12, abs_tol=1e-300), key
+        assert x.metrics.histogram == y.metrics.histogram and x.metrics.worst == y.metrics.worst
+    assert [w.index for w in on_device.layers[0].metrics.worst] == [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4)]
+    assert {w.index for w in on_device.layers[1].metrics.worst[:2]} == {(1, 3), (3, 30)}
