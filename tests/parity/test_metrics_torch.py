@@ -116,7 +116,12 @@ def test_undecoded_bf16_reference_gives_identical_metrics(tmp_path, monkeypatch,
 
     from hipwizard.parity.capture import write_capture
     from hipwizard.parity.compare import compare_captures
-    from hipwizard.parity.tensorfile import META_KEY, BF16Bits, TensorFile, read_tensor_file
+    from hipwizard.parity.tensorfile import (
+        META_KEY,
+        BF16Bits,
+        TensorFile,
+        read_tensor_file,
+    )
 
     monkeypatch.setattr(metrics_torch, "BLOCK", block)  # 7: many blocks, ties across and within blocks
     gen = torch.Generator().manual_seed(3)
