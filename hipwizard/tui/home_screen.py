@@ -76,7 +76,8 @@ class HomeScreen(Screen):
         self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]")
         for spec in STEPS:
             self.query_one(f"#step-{spec.key}", StepCard).show("…", "reading", "reading the workspace …", False)
-        self.refresh_status()
+        # After the first frame: the worker's imports would otherwise compete with it for the GIL.
+        self.call_after_refresh(self.refresh_status)
 
     def on_screen_resume(self) -> None:
         self.refresh_status()
