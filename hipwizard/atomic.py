@@ -42,7 +42,7 @@ def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[Any], mod
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, mode: int = 0o644) -> None:
@@ -53,7 +53,8 @@ def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """fsync a folder so a rename or a new file in it survives a crash (best effort)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from hipwizard.atomic import atomic_write_bytes
 from hipwizard.errors import UserError
 from hipwizard.parity.fingerprint import config_hash, weights_hash
 from hipwizard.parity.tensorfile import META_KEY
@@ -170,7 +169,6 @@ def capture_model(
     ``inputs_from`` (a dict of CPU tensors, e.g. a reference capture's inputs) replaces the seeded inputs.
     ``on_device`` leaves the module outputs on the run's device (for comparing there); inputs are on the CPU.
     """
-    import torch
 
     model_dir = Path(model_dir)
     timings: dict[str, float] = {}

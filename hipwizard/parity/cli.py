@@ -7,7 +7,6 @@ mismatch). ``python -m hipwizard.parity.worker`` runs the same commands with JSO
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path

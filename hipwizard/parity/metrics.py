@@ -25,6 +25,17 @@ _LABELS = [f"<1e{HIST_DECADES[0]}"] + [f"1e{d}" for d in HIST_DECADES[:-1]] + [f
 BLOCK = 1 << 18
 
 
+def scores_of(sums) -> tuple[float, float]:
+    """(relative L2 error, cosine) from the float64 sums (Σr², Σc², Σd², Σr·c, ...) of one tensor pair."""
+    ref_norm, cand_norm, diff_norm = (float(np.sqrt(x)) for x in sums[:3])
+    if ref_norm == 0.0:
+        # A zero reference: relative error is undefined; only an exact zero matches it.
+        return (0.0 if diff_norm == 0.0 else float("inf")), (1.0 if cand_norm == 0.0 else 0.0)
+    cosine = 1.0 if cand_norm == 0.0 and diff_norm == 0.0 else (
+        float(sums[3] / (ref_norm * cand_norm)) if cand_norm else 0.0)
+    return diff_norm / ref_norm, cosine
+
+
 def compute(ref: np.ndarray, cand: np.ndarray, tol: Tolerance) -> Metrics:
     """Compare ``cand`` to ``ref`` (same shape) under ``tol``. Shapes must already match.
 
@@ -64,15 +75,7 @@ def compute(ref: np.ndarray, cand: np.ndarray, tol: Tolerance) -> Metrics:
         pick = _block_top(absd, k)
         top_val.append(absd[pick])
         top_idx.append(pick + start)
-    ref_norm, cand_norm, diff_norm = (float(np.sqrt(x)) for x in sums[:3])
-    if ref_norm == 0.0:
-        # A zero reference: relative error is undefined; only an exact zero matches it.
-        rel_l2 = 0.0 if diff_norm == 0.0 else float("inf")
-        cosine = 1.0 if cand_norm == 0.0 else 0.0
-    else:
-        rel_l2 = diff_norm / ref_norm
-        cosine = 1.0 if cand_norm == 0.0 and diff_norm == 0.0 else (
-            float(sums[3] / (ref_norm * cand_norm)) if cand_norm else 0.0)
+    rel_l2, cosine = scores_of(sums)
     outside_share = outside / n if n else 0.0
     histogram = [] if n == 0 else [("0", zero)] + [(label, int(x)) for label, x in zip(_LABELS, counts)]
     worst = []

@@ -141,14 +141,7 @@ def _finish(ref: Any, cand, tol: Tolerance, flat: np.ndarray, m: int) -> Metrics
     vals, idx, ref_at, cand_at = (flat[_HEAD + j * m:_HEAD + (j + 1) * m] for j in range(4))
     idx = idx.astype(np.int64)
     n = int(np.prod(tuple(cand.shape)))
-    ref_norm, cand_norm, diff_norm = (float(np.sqrt(x)) for x in sums[:3])
-    if ref_norm == 0.0:
-        rel_l2 = 0.0 if diff_norm == 0.0 else float("inf")
-        cosine = 1.0 if cand_norm == 0.0 else 0.0
-    else:
-        rel_l2 = diff_norm / ref_norm
-        cosine = 1.0 if cand_norm == 0.0 and diff_norm == 0.0 else (
-            float(sums[3] / (ref_norm * cand_norm)) if cand_norm else 0.0)
+    rel_l2, cosine = metrics.scores_of(sums)
     zero = int(sums[5])
     hist[0] -= zero
     histogram = [] if n == 0 else [("0", zero)] + [(label, int(x)) for label, x in zip(metrics._LABELS, hist)]

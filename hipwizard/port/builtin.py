@@ -74,7 +74,7 @@ class BuiltinTranslator:
         starts = line_starts(text)
         own_names = set(DEFINED_NAME.findall(text))  # the file's own macros are not CUDA APIs
         seen_groups: set[str] = set()
-        opts, tables = self.options, self.tables
+        opts = self.options
 
         def report(kind: str, name: str, offset: int, message: str) -> None:
             line = line_of(starts, offset)

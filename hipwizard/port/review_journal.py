@@ -13,6 +13,8 @@ import json
 import os
 from pathlib import Path
 
+from hipwizard.atomic import fsync_dir
+
 COMPACT_EVERY = 256
 
 
@@ -38,7 +40,7 @@ def append(path: Path, entry: dict) -> None:
     finally:
         os.close(fd)
     if created:  # the new name itself must survive a crash
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
 
 
 def read(path: Path) -> list[dict]:
@@ -66,16 +68,3 @@ def remove(path: Path) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
