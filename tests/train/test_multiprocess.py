@@ -123,7 +123,8 @@ def test_relaunch_after_a_stop_is_not_reported_as_stopped(tmp_path):
     assert stop_run(m, grace_s=0.2, term_s=2).clean and run_info(d).state == "stopped"
     launch(d, LaunchOptions(platform="cpu", llamafactory_cli=script(tmp_path, "exit 0\n", name="ok-cli")))
     assert not (d / STOP_MARK).exists()
-    wait_for(lambda: read_exit(d), 20)
+    # exit.json is written by the supervisor just before it exits: wait for both
+    wait_for(lambda: read_exit(d) and run_info(d).state != "running", 20)
     assert run_info(d).state == "finished"
 
 
