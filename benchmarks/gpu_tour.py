@@ -30,7 +30,6 @@ import os
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 from pathlib import Path
 
@@ -39,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import memory_validate as mv  # noqa: E402
-from gpu_tour_clock import StepClock, steady_tokens_per_s  # noqa: E402
+from gpu_tour_clock import Poller, StepClock, steady_tokens_per_s  # noqa: E402
 
 from hipwizard.train.rundir import save_run_dir  # noqa: E402
 
@@ -124,33 +123,22 @@ def run_training(kind: str, run_dir: Path, config, tokens_per_step: float, warmu
     return result
 
 
-class TelemetryPeak:
+class TelemetryPeak(Poller):
     """Peak device memory (GiB) in use on GPU 0 through hipwizard's own telemetry, sampled every 0.2 s."""
 
     def __init__(self) -> None:
         from hipwizard.gpu import GpuTelemetry
 
+        super().__init__()
         self.telemetry, self.peak = GpuTelemetry(), 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def used_gib(self) -> float:
         reading = self.telemetry.sample()
         used = [s.vram_used for s in reading.samples if s.vram_used is not None]
         return (used[0] / 2**30) if used else 0.0
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.used_gib())
-            self._stop.wait(0.2)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
+    def poll(self) -> None:
+        self.peak = max(self.peak, self.used_gib())
 
 
 def advisor_pick(config, shape, seq_len: int):
