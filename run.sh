@@ -70,6 +70,9 @@ case "${1:-demo}" in
         ;;
     test)
         apt_install hipcc rocminfo rocm-smi
+        # Headless Chromium + its matching ChromeDriver for tests/test_web.py (the --web app in a real browser).
+        command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 \
+            || apt_install chromium chromium-driver
         setup
         shift || true
         # The whole suite, the slow real-trainer runs included (ZeRO-3 on CPU, two ranks, two nodes):

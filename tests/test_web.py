@@ -1,12 +1,20 @@
-"""`hipwizard --web`: the same app served on localhost (textual-serve)."""
+"""`hipwizard --web`: the same app served on localhost (textual-serve), fetched and driven in a real browser."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
 
 
 def _free_port() -> int:
@@ -15,21 +23,151 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_web_serves_the_wizard_on_localhost(tmp_path):
+@contextmanager
+def _web_server(workspace: Path, log: Path, timeout: float = 60):
+    """`hipwizard --web` on a free port, in its own process group; yields the URL once it answers HTTP.
+
+    textual-serve starts one app process per browser session (through a shell) in the same group, so
+    killing the group in ``finally`` leaves nothing behind."""
+    workspace.mkdir(parents=True, exist_ok=True)
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "hipwizard", "--web", "--port", str(port), str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "hipwizard", "--web", "--port", str(port), str(workspace)],
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://localhost:{port}/"
     try:
         page = ""
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and proc.poll() is None:
             try:
-                page = urllib.request.urlopen(f"http://localhost:{port}/", timeout=2).read().decode()
+                page = urllib.request.urlopen(url, timeout=5).read().decode()
                 break
             except OSError:
                 time.sleep(0.3)
-        assert proc.poll() is None, proc.stdout.read()
-        assert "textual.js" in page and "hipwizard" in page
+        assert proc.poll() is None, f"hipwizard --web exited ({proc.returncode}):\n{log.read_text()}"
+        assert page, f"hipwizard --web did not answer on {url} within {timeout:.0f} s:\n{log.read_text()}"
+        yield url, page
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def test_web_serves_the_wizard_on_localhost(tmp_path):
+    with _web_server(tmp_path / "ws", tmp_path / "server.log") as (_url, page):
+        assert "textual.js" in page and "hipwizard" in page
+
+
+# --- in a real browser ---------------------------------------------------------------------------------
+# textual-serve's page draws the terminal with xterm.js on a <canvas> (its WebGL/canvas renderers), so the
+# DOM holds no text (no `.xterm-rows`), and the accessibility tree exists only in screen-reader mode. What
+# the canvas shows is xterm's own buffer, so the test reads that: a script installed before the page's
+# scripts run catches textual.js's terminal wrapper the moment its constructor sets `websocket_url` (a
+# setter on Object.prototype that then steps aside), and `terminal.buffer.active` gives each row's text.
+# Keys go in the way a person types them: real key events (CDP Input) into xterm's focused textarea.
+
+_CATCH_TERMINAL = r"""
+Object.defineProperty(Object.prototype, 'websocket_url', {configurable: true, set(value) {
+  Object.defineProperty(this, 'websocket_url', {value, writable: true, enumerable: true, configurable: true});
+  if (!window.__hipwizardTerm) window.__hipwizardTerm = this;
+}});
+"""
+
+_READ_SCREEN = r"""
+const w = window.__hipwizardTerm;
+if (!w || !w.terminal || !w.terminal.buffer) return null;
+const buf = w.terminal.buffer.active, rows = [];
+for (let i = 0; i < buf.length; i++) { const line = buf.getLine(i); rows.push(line ? line.translateToString(true) : ''); }
+return rows.join('\n');
+"""
+
+# Closed network: no background connections, no QUIC, and every host but localhost fails to resolve at
+# once (the page links a Google font; without this its load event could wait on a DNS timeout).
+_CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1400,900",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+)
+
+
+def _chromium() -> tuple[str, str] | None:
+    browser = os.environ.get("HIPWIZARD_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = os.environ.get("HIPWIZARD_CHROMEDRIVER") or shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+def _wait_for_screen(driver, wanted: str, timeout: float) -> str:
+    """Poll the terminal's text until ``wanted`` shows; returns the text (the last read on timeout)."""
+    deadline = time.monotonic() + timeout
+    text = None
+    while time.monotonic() < deadline:
+        text = driver.execute_script(_READ_SCREEN)
+        if text and wanted in text:
+            return text
+        time.sleep(0.25)
+    return text
+
+
+def test_web_in_headless_chromium_home_then_port(tmp_path):
+    found = _chromium()
+    if found is None:
+        pytest.skip("headless browser test: no chromium + chromedriver on PATH "
+                    "(Debian: apt-get install chromium chromium-driver; `./run.sh test` installs them)")
+    browser, chromedriver = found
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in _CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="chromium-profile-", dir=tmp_path)
+    options.add_argument(f"--user-data-dir={profile}")
+
+    with _web_server(tmp_path / "ws", tmp_path / "server.log") as (url, _page):
+        # An explicit chromedriver path: Selenium Manager (which would go online) is never asked.
+        driver = webdriver.Chrome(options=options,
+                                  service=Service(chromedriver, log_output=str(tmp_path / "chromedriver.log")))
+        try:
+            driver.set_page_load_timeout(60)
+            driver.set_script_timeout(30)
+            driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _CATCH_TERMINAL})
+            driver.get(url)
+
+            home = _wait_for_screen(driver, "Suggested next", timeout=90)
+            if not home or "Suggested next" not in home:
+                driver.save_screenshot(str(tmp_path / "home.png"))
+                caught = driver.execute_script("return !!(window.__hipwizardTerm && window.__hipwizardTerm.terminal)")
+                pytest.fail(
+                    "Home screen not seen in the browser within 90 s "
+                    + ("" if caught else "(textual.js's xterm Terminal was never caught: did textual-serve "
+                       "change its page?) ")
+                    + f"— screenshot {tmp_path / 'home.png'}\nterminal:\n{home}\n"
+                    f"server log:\n{(tmp_path / 'server.log').read_text()}"
+                )
+            assert "Doctor" in home and "Port" in home
+            assert "CUDA source folder" not in home
+
+            driver.execute_script("window.__hipwizardTerm.terminal.focus()")
+            assert driver.execute_script("return document.activeElement.className").find("xterm-helper-textarea") >= 0
+            ActionChains(driver).send_keys("2").perform()
+
+            # The Port step with no migration yet: its set-up form (hipwizard/tui/port/dialogs.py).
+            port = _wait_for_screen(driver, "CUDA source folder", timeout=60)
+            if not port or "CUDA source folder" not in port:
+                driver.save_screenshot(str(tmp_path / "port.png"))
+                pytest.fail(f"Port screen not seen after pressing 2 — screenshot {tmp_path / 'port.png'}\n"
+                            f"terminal:\n{port}\nserver log:\n{(tmp_path / 'server.log').read_text()}")
+            assert "No migration yet" in port and "Output folder (HIP)" in port
+            assert "Suggested next" not in port
+        finally:
+            driver.quit()
