@@ -1,0 +1,1 @@
+"""The doctor step's screen and its widgets."""

@@ -1,0 +1,1 @@
+"""The parity step's screen and its widgets."""

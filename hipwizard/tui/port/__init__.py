@@ -1,0 +1,1 @@
+"""The port step's screen and its widgets."""

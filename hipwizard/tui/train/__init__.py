@@ -1,0 +1,1 @@
+"""The train step's screen and its widgets."""
