@@ -34,7 +34,7 @@ from hipwizard.port.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, RiskFlag
 from hipwizard.port.review_state import ReviewState
 from hipwizard.tui.app import HipwizardApp
-from hipwizard.tui.port_screen import PortScreen
+from hipwizard.tui.port.screen import PortScreen
 from hipwizard.workspace import Workspace
 
 FLAG = RiskFlag("WARP32_LITERAL", "high", "warp size hard-coded to 32", "use warpSize", "HIP porting guide")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 
 from hipwizard.paths import cache_dir
-from hipwizard.workspace import STEP_KEYS, Workspace
+from hipwizard.steps import STEP_KEYS
+from hipwizard.workspace import Workspace
 
 
 def prepare_demo_workspace() -> Workspace:

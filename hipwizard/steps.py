@@ -1,51 +1,67 @@
-"""The four steps as the app knows them: title, key and where the screen lives.
+"""The one list of hipwizard's steps. Everything that enumerates steps derives from ``STEPS``:
 
-A step whose screen module is not present in this build is listed as "not in this build" and cannot be
-opened — never shown as if it worked.
+- the workspace's step keys (``STEP_KEYS``) and each step's saved-state owner (``hipwizard.<key>.state``),
+- the CLI's sub-commands (each step's ``cli`` module adds ``commands``; the names are known here without
+  importing it, so opening the app does not pay for every step's CLI),
+- the Home cards, the command palette and the 1-4 keys of the TUI (``screen``, loaded on first use).
+
+Plain data: importing this module imports neither face nor any step package.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class StepSpec:
-    key: str  # workspace step key
-    number: int
+class Step:
+    key: str  # workspace key: .hipwizard/<key>.json, hipwizard.<key> package
+    number: int  # the digit that opens it from any screen
     title: str
     blurb: str
-    screen: str  # "module:Class"
+    cli: str  # module of the headless face that adds ``commands``
+    commands: tuple[str, ...]  # top-level sub-commands that module adds
+    screen: str  # "module:Class" of the TUI face
 
     @property
-    def available(self) -> bool:
-        module = self.screen.split(":")[0]
-        try:
-            return importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            return False
+    def state_module(self) -> str:
+        """The module that owns ``.hipwizard/<key>.json`` and provides ``summarize(ws)``."""
+        return f"hipwizard.{self.key}.state"
 
-    def load(self):
+    def load_screen(self):
         module, cls = self.screen.split(":")
         return getattr(importlib.import_module(module), cls)
 
 
-STEPS: tuple[StepSpec, ...] = (
-    StepSpec("doctor", 1, "Doctor", "Is this machine ready for an MI300X fine-tune?",
-             "hipwizard.tui.doctor_screen:DoctorScreen"),
-    StepSpec("port", 2, "Port", "Hipify the CUDA tree and review it hunk by hunk",
-             "hipwizard.tui.port_screen:PortScreen"),
-    StepSpec("parity", 3, "Parity", "Do the layers compute the same numbers?",
-             "hipwizard.tui.parity_screen:ParityScreen"),
-    StepSpec("train", 4, "Train", "Plan, launch and watch the LLaMA-Factory run",
-             "hipwizard.tui.train_screen:TrainScreen"),
+STEPS: tuple[Step, ...] = (
+    Step("doctor", 1, "Doctor", "Is this machine ready for an MI300X fine-tune?",
+         "hipwizard.cli.doctor", ("doctor",), "hipwizard.tui.doctor.screen:DoctorScreen"),
+    Step("port", 2, "Port", "Hipify the CUDA tree and review it hunk by hunk",
+         "hipwizard.cli.port", ("hipify", "review", "check"), "hipwizard.tui.port.screen:PortScreen"),
+    Step("parity", 3, "Parity", "Do the layers compute the same numbers?",
+         "hipwizard.cli.parity", ("parity",), "hipwizard.tui.parity.screen:ParityScreen"),
+    Step("train", 4, "Train", "Plan, launch and watch the LLaMA-Factory run",
+         "hipwizard.cli.train", ("train", "runs", "attach", "stop"), "hipwizard.tui.train.screen:TrainScreen"),
 )
 
+STEP_KEYS: tuple[str, ...] = tuple(s.key for s in STEPS)
 
-def step_by_key(key: str) -> StepSpec:
+# Workspace-wide commands (not a step's): ``hipwizard status``.
+WORKSPACE_CLI = "hipwizard.cli.status"
+WORKSPACE_COMMANDS: tuple[str, ...] = ("status",)
+
+
+def step_by_key(key: str) -> Step:
     for s in STEPS:
         if s.key == key:
             return s
     raise KeyError(key)
+
+
+def cli_modules() -> tuple[str, ...]:
+    return (WORKSPACE_CLI,) + tuple(s.cli for s in STEPS)
+
+
+def subcommands() -> frozenset[str]:
+    return frozenset(WORKSPACE_COMMANDS).union(*(s.commands for s in STEPS))

@@ -9,8 +9,8 @@ Layout (every file JSON, written atomically, each with a ``version`` field)::
     DIR/.hipwizard/train.json       run directories
     DIR/.hipwizard/runs/            run directories created by the Train step
 
-Each step package may provide ``hipwizard.<step>.status.summarize(ws) -> StepStatus``; the app and
-``hipwizard status`` call it to show "not started / in progress / done" with a one-line summary.
+Each step's ``hipwizard.<step>.state`` owns its file and provides ``summarize(ws) -> StepStatus``; the app
+and ``hipwizard status`` call it to show "not started / in progress / done" with a one-line summary.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import Any, Literal
 from hipwizard import __version__
 from hipwizard.atomic import atomic_write_json
 from hipwizard.errors import UserError
+from hipwizard.steps import STEP_KEYS, step_by_key
 
 STATE_VERSION = 1
 STATE_DIRNAME = ".hipwizard"
-STEP_KEYS = ("doctor", "port", "parity", "train")
 
 StepState = Literal["not started", "in progress", "done", "attention"]
 
@@ -105,11 +105,7 @@ class Workspace:
         if "_error" in state:
             return StepStatus("attention", state["_error"])
         try:
-            module = importlib.import_module(f"hipwizard.{step}.status")
-        except ModuleNotFoundError:
-            return StepStatus("not started", "not started")
-        try:
-            return module.summarize(self)
+            return importlib.import_module(step_by_key(step).state_module).summarize(self)
         except Exception as exc:  # a broken state file must not take the app down
             return StepStatus("attention", f"state unreadable: {exc}")
 

@@ -1,9 +1,9 @@
 """Entry point ``hipwizard``.
 
 ``hipwizard [DIR]`` opens the TUI on the workspace in DIR (default: the current folder);
-``hipwizard SUBCOMMAND ...`` runs a step headless. Each step contributes its sub-commands from a
-``cli`` module with ``add_commands(subparsers)``; handlers return an exit code. Bad input raises
-``UserError`` and becomes one line on stderr with exit code 2 — never a traceback.
+``hipwizard SUBCOMMAND ...`` runs a step headless. Each step of ``hipwizard.steps.STEPS`` contributes its
+sub-commands from its module here (``hipwizard.cli.<step>``) with ``add_commands(subparsers)``; handlers
+return an exit code. Bad input raises ``UserError`` and becomes one line on stderr with exit code 2 — never a traceback.
 """
 
 from __future__ import annotations
@@ -15,27 +15,7 @@ from typing import Sequence
 
 from hipwizard import __version__
 from hipwizard.errors import UserError
-
-# Modules that add sub-commands. Each must import nothing heavy at module level.
-# A module not present in this build is skipped (its commands are simply not offered).
-COMMAND_MODULES: tuple[str, ...] = (
-    "hipwizard.workspace_cli",
-    "hipwizard.doctor.cli",
-    "hipwizard.port.cli",
-    "hipwizard.port.review_cli",
-    "hipwizard.parity.cli",
-    "hipwizard.train.cli",
-)
-
-
-def import_optional(name: str):
-    """Import a module of this build, or None when the module itself is absent."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name == name:
-            return None
-        raise
+from hipwizard.steps import cli_modules, subcommands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,10 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hipwizard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
-    for name in COMMAND_MODULES:
-        module = import_optional(name)
-        if module is not None:
-            module.add_commands(sub)
+    for name in cli_modules():
+        importlib.import_module(name).add_commands(sub)
     return parser
 
 
@@ -69,9 +47,7 @@ def build_app_parser() -> argparse.ArgumentParser:
 
 # Top-level sub-command names, known without importing the step modules: opening the app must not
 # pay for every step's CLI (start-up is measured by benchmarks/startup.py). A test keeps this in sync.
-SUBCOMMANDS = frozenset({
-    "status", "doctor", "hipify", "check", "review", "parity", "train", "runs", "attach", "stop",
-})
+SUBCOMMANDS = subcommands()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

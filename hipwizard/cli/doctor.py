@@ -70,6 +70,7 @@ def make_runner(replay: str | None, record: str | None):
 def run_doctor(args) -> int:
     from hipwizard.doctor.probes import DEFAULT_TIMEOUT_S
     from hipwizard.doctor.report import diagnose, render_text
+    from hipwizard.doctor.state import save_report
     from hipwizard.workspace import Workspace
 
     timeout = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
@@ -84,7 +85,7 @@ def run_doctor(args) -> int:
         atomic_write_json(Path(args.record).expanduser() / "doctor-report.json", data)
     if not args.no_save:
         try:
-            Workspace.open(args.workspace).write_state("doctor", {"report": data})
+            save_report(Workspace.open(args.workspace), report)
         except OSError as exc:
             print(f"hipwizard: warning: report not saved in the workspace: {exc}", file=sys.stderr)
     if args.json:

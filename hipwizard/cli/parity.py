@@ -183,7 +183,7 @@ def cmd_compare(args, reporter: Reporter | None = None) -> int:
         raise UserError("compare REF with what? Give CAND.safetensors, --model DIR, --demo or --harness FILE.py")
     report = None
     if not args.no_save:
-        from hipwizard.parity.status import record_comparison
+        from hipwizard.parity.state import record_comparison
         from hipwizard.workspace import Workspace
 
         report = record_comparison(Workspace.open(args.workspace), comp, label)
@@ -213,7 +213,7 @@ def cmd_curves(args, reporter: Reporter | None = None) -> int:
     gap = compare_curves(read_curve(args.run_a), read_curve(args.run_b),
                          smoothing=args.smoothing, threshold=args.threshold)
     if not args.no_save:
-        from hipwizard.parity.status import record_curves
+        from hipwizard.parity.state import record_curves
         from hipwizard.workspace import Workspace
 
         record_curves(Workspace.open(args.workspace), str(args.run_a.resolve()), str(args.run_b.resolve()),

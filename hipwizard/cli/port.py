@@ -17,6 +17,9 @@ from hipwizard.errors import UserError
 
 
 def add_commands(sub) -> None:
+    from hipwizard.cli import port_review
+
+    port_review.add_commands(sub)
     p = sub.add_parser("hipify", help="translate a CUDA tree to HIP, flag risky hunks, start a review",
                        description="Translate CUDA sources to HIP (hipify-clang / hipify-perl when installed, "
                                    "else the built-in engine), split into hunks, flag porting risks, and write "
@@ -51,31 +54,13 @@ def add_commands(sub) -> None:
     c.set_defaults(func=_check)
 
 
-def doctor_facts(workspace: str | Path) -> tuple[str | None, str | None]:
-    """(HIP version, gfx arch) from the workspace's doctor report, when it has one."""
+def doctor_facts(workspace: str | Path):
+    """The doctor's findings (HIP version, gfx arch) in the workspace at ``workspace``."""
+    from hipwizard.doctor.state import target_facts
     from hipwizard.workspace import Workspace
 
-    try:
-        state = Workspace(workspace).read_state("doctor")
-    except Exception:  # a foreign or damaged workspace must not stop a translation
-        return None, None
-    found: dict[str, str] = {}
-
-    def walk(node) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if k in ("hip_version", "rocm_version") and isinstance(v, str) and v and k not in found:
-                    found[k] = v
-                elif isinstance(v, str) and v.startswith("gfx") and v[3:4].isdigit() and "arch" not in found:
-                    found["arch"] = v.split(":")[0]
-                else:
-                    walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(state)
-    return found.get("hip_version") or found.get("rocm_version"), found.get("arch")
+    path = Path(workspace).expanduser()
+    return target_facts(Workspace(path) if path.is_dir() else None)
 
 
 def _progress(label: str):
@@ -100,7 +85,8 @@ def _hipify(args) -> int:
         raise UserError("the output folder must not be the source folder or contain it")
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {args.out} exists and is not a folder")
-    hip_version, arch = doctor_facts(args.workspace)
+    facts = doctor_facts(args.workspace)
+    hip_version, arch = facts.hip_version, facts.arch
     report = port_tree(src, backend=args.backend, hip_version=args.hip_version or hip_version,
                        hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
                        experimental=args.experimental, exclude=[out], progress=_progress("translating"))
@@ -191,7 +177,7 @@ def _check(args) -> int:
                    if p.is_file() and p.suffix in UNITS and not (set(p.relative_to(root).parts) & SKIP_DIRS))
     if not files:
         raise UserError(f"no translation units ({' '.join(UNITS)}) under {args.dir}")
-    _, arch = doctor_facts(".")
+    arch = doctor_facts(".").arch
     checks = check_files(root, files, arch=args.arch or arch, jobs=args.jobs, progress=_progress("compiling"))
     if args.json:
         print(json.dumps([{"path": c.path, "status": c.status, "arch": c.arch, "note": c.note,

@@ -36,14 +36,14 @@ def _review(args) -> int:
         return _write(review, args)
     if args.json:
         raise UserError("--json goes with --summary or --write")
-    from hipwizard.tui.port_screen import run_review
+    from hipwizard.tui.port.screen import run_review
 
     run_review(path)
     return 0
 
 
 def _summary(review, as_json: bool) -> int:
-    from hipwizard.port.status import status_of
+    from hipwizard.port.state import status_of
 
     data = review.summary()
     data["changed_sources"] = review.changed_sources()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from hipwizard.workspace import STEP_KEYS, Workspace
+from hipwizard.steps import STEP_KEYS
+from hipwizard.workspace import Workspace
 
 
 def add_commands(sub) -> None:

@@ -1,24 +1,17 @@
 """``hipwizard train ...`` plus the run-management commands (``runs``, ``attach``, ``stop``).
 
-The plan side (config, DeepSpeed JSON, memory estimate, advisor) lives in ``plan_cli``; the run side
-(launch, tail, stop) in ``run_cli``. Each adds its own ``train`` sub-commands here.
+The plan side (config, DeepSpeed JSON, memory estimate, advisor) lives in ``train_plan``; the run side
+(launch, tail, stop) in ``train_run``. Each adds its own ``train`` sub-commands here.
 """
 
 from __future__ import annotations
 
-from hipwizard.cli import import_optional
-
-PARTS = ("hipwizard.train.plan_cli", "hipwizard.train.run_cli")
+from hipwizard.cli import train_plan, train_run
 
 
 def add_commands(sub) -> None:
-    modules = [m for m in (import_optional(name) for name in PARTS) if m is not None]
-    if not modules:
-        return
     train = sub.add_parser("train", help="step 4: plan, launch and watch a LLaMA-Factory fine-tune")
     train_sub = train.add_subparsers(dest="train_command", metavar="ACTION", required=True)
-    for module in modules:
+    for module in (train_plan, train_run):
         module.add_train_commands(train_sub)
-        extra = getattr(module, "add_commands", None)
-        if extra is not None:
-            extra(sub)
+    train_run.add_commands(sub)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.doctor.state import target_facts
 from hipwizard.train.device import KNOWN_DEVICES, resolve_device
 from hipwizard.train.plan import Plan, make_plan
 from hipwizard.train.presets import DEFAULT_PRESET, ensure_demo_built, load_presets, preset_config
@@ -55,9 +56,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.seq_len is not None and args.seq_len < 1:
         raise UserError(f"--seq-len must be positive, not {args.seq_len}")
     loaded = load_yaml(args.config)
-    doctor = Workspace(args.workspace).read_state("doctor") if args.workspace.is_dir() else {}
+    facts = target_facts(Workspace(args.workspace) if args.workspace.is_dir() else None)
     try:
-        device = resolve_device(vram_gib=args.vram, device=args.device, arch=args.arch, doctor_state=doctor)
+        device = resolve_device(vram_gib=args.vram, device=args.device, arch=args.arch, doctor_gpus=facts.gpus)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     plan = make_plan(loaded.config, base_dir=loaded.base_dir, device=device, world_size=args.gpus,

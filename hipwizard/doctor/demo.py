@@ -7,6 +7,7 @@ workspace so the screen opens with a line explaining that.
 
 from __future__ import annotations
 
+from hipwizard.doctor.state import set_demo_note
 from hipwizard.workspace import Workspace
 
 DEMO_NOTE = ("Demo: these are live checks of this machine. Every ✖ fail and ⚠ warn says what it lacks for an "
@@ -15,4 +16,4 @@ DEMO_NOTE = ("Demo: these are live checks of this machine. Every ✖ fail and �
 
 def prepare(ws: Workspace) -> None:
     """Record the demo note in the doctor's state (keeps a saved report if there is one)."""
-    ws.update_state("doctor", demo_note=DEMO_NOTE)
+    set_demo_note(ws, DEMO_NOTE)

@@ -17,7 +17,7 @@ import sys
 import traceback
 
 from hipwizard.errors import UserError
-from hipwizard.parity.cli import Reporter, add_actions
+from hipwizard.cli.parity import Reporter, add_actions
 
 
 def main(argv: list[str] | None = None) -> int:

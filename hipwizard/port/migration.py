@@ -25,7 +25,7 @@ def locate(target: str | Path) -> Path:
     if p.is_file() and p.name.endswith(".review.json"):
         return p.resolve()
     if (p / STATE_DIRNAME).is_dir():
-        from hipwizard.port.status import review_path
+        from hipwizard.port.state import review_path
 
         found = review_path(Workspace(p))
         if found is not None and found.exists():

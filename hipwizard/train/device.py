@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from hipwizard.doctor.models import GpuInfo
 
 # Usable device memory in GiB as the vendor tools report it (MiB / 1024), and the ISA.
 KNOWN_DEVICES: dict[str, tuple[str, float, str]] = {
@@ -58,16 +61,17 @@ def arch_has_bf16(arch: str) -> bool | None:
 
 def resolve_device(
     *, vram_gib: float | None = None, device: str | None = None, arch: str | None = None,
-    doctor_state: dict[str, Any] | None = None,
+    doctor_gpus: "Sequence[GpuInfo]" = (),
 ) -> DeviceTarget:
-    """Pick the target from explicit values, then the doctor's report, then the default MI300X."""
+    """Pick the target from explicit values, then the GPUs of the doctor's report
+    (``doctor.state.target_facts(ws).gpus``), then the default MI300X."""
     if device is not None:
         key = device.strip().lower()
         if key not in KNOWN_DEVICES:
             raise ValueError(f"unknown device {device!r}; known: {', '.join(KNOWN_DEVICES)}")
         name, vram, isa = KNOWN_DEVICES[key]
         return DeviceTarget(name, vram if vram_gib is None else vram_gib, arch or isa, f"--device {key}")
-    found = _from_doctor(doctor_state or {})
+    found = _from_doctor(doctor_gpus)
     if vram_gib is not None:
         base = found or DeviceTarget("GPU", None)
         return DeviceTarget(base.name, vram_gib, arch or base.arch, "--vram")
@@ -77,29 +81,10 @@ def resolve_device(
     return DeviceTarget(name, vram, arch or isa, f"default ({name}; pass --vram or run the doctor)")
 
 
-def _from_doctor(state: dict[str, Any]) -> DeviceTarget | None:
-    gpus = _find_gpus(state)
+def _from_doctor(gpus: "Sequence[GpuInfo]") -> DeviceTarget | None:
     for gpu in gpus:
-        vram = gpu.get("vram_bytes")
-        if not isinstance(vram, (int, float)) or vram <= 0:
+        if not gpu.vram_bytes or gpu.vram_bytes <= 0:
             continue
-        arch = str(gpu.get("gfx") or "")
-        cc = str(gpu.get("compute_capability") or "")
-        if not arch and cc:
-            arch = "sm_" + cc.replace(".", "")
-        return DeviceTarget(str(gpu.get("name") or "GPU"), round(vram / 2**30, 1), arch, "doctor report")
+        arch = gpu.gfx or ("sm_" + gpu.compute_capability.replace(".", "") if gpu.compute_capability else "")
+        return DeviceTarget(gpu.name or "GPU", round(gpu.vram_bytes / 2**30, 1), arch, "doctor report")
     return None
-
-
-def _find_gpus(obj: Any, depth: int = 0) -> list[dict[str, Any]]:
-    """The doctor's list of GPUs, wherever the report keeps it (schema-tolerant)."""
-    if depth > 4 or not isinstance(obj, dict):
-        return []
-    gpus = obj.get("gpus")
-    if isinstance(gpus, list) and all(isinstance(g, dict) for g in gpus):
-        return gpus
-    for value in obj.values():
-        found = _find_gpus(value, depth + 1)
-        if found:
-            return found
-    return []

@@ -11,20 +11,25 @@ from textual.screen import Screen
 
 from hipwizard import __version__
 from hipwizard.tui.help_screen import HelpScreen, bindings_of
-from hipwizard.tui.home_screen import HomeScreen
+from hipwizard.tui.home import HomeScreen
 from hipwizard.tui.keymap import load_keymap
-from hipwizard.tui.steps import STEPS, step_by_key
+from hipwizard.tui.keys import explain_bindings, explanation
+from hipwizard.steps import STEP_KEYS, STEPS, step_by_key
 from hipwizard.workspace import Workspace
 
 
 class HipwizardApp(App):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live in other folders
     TITLE = "hipwizard"
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("h", "home", "Home", id="app.home"),
         Binding("q", "quit", "Quit", id="app.quit"),
+        # 1-4 open a step from any screen (ids keep the old home.* names so existing keymaps still apply).
+        *(Binding(str(s.number), f"open_step('{s.key}')", s.title, show=False, id=f"home.{s.key}") for s in STEPS),
+        Binding("g", "next_step", "Next step", show=False, id="app.next_step"),
+        *explain_bindings(),
     ]
 
     def __init__(self, workspace: Workspace | None = None, *, resume: bool = True) -> None:
@@ -40,18 +45,12 @@ class HipwizardApp(App):
         self.push_screen(HomeScreen())
         last = self.workspace.read_state("workspace").get("last_screen")
         if self._resume and last and last != "home":
-            try:
-                if step_by_key(last).available:
-                    self.action_open_step(last)
-            except KeyError:
-                pass
+            if last in STEP_KEYS:
+                self.action_open_step(last)
 
     # --- navigation -------------------------------------------------------------------------
     def action_open_step(self, key: str) -> None:
         spec = step_by_key(key)
-        if not spec.available:
-            self.notify(f"{spec.title} is not in this build of hipwizard.", severity="warning")
-            return
         # One step screen at a time above home: going to another step replaces the current one.
         while len(self.screen_stack) > 2:
             self.pop_screen()
@@ -59,7 +58,7 @@ class HipwizardApp(App):
             return
         if len(self.screen_stack) == 2 and not isinstance(self.screen, HomeScreen):
             self.pop_screen()
-        screen_cls = spec.load()
+        screen_cls = spec.load_screen()
         self.push_screen(screen_cls())
         self._remember(key)
 
@@ -69,6 +68,22 @@ class HipwizardApp(App):
         if not isinstance(self.screen, HomeScreen):
             self.pop_screen()
         self._remember("home")
+
+    def action_next_step(self) -> None:
+        """``g``: open the first step that is not done (statuses read off the UI thread)."""
+        self.run_worker(self._open_next_step, thread=True, group="next-step", exclusive=True)
+
+    def _open_next_step(self) -> None:
+        key = self.workspace.next_step()
+        if key is None:
+            self.call_from_thread(self.notify, "Every step is done. ✔")
+        else:
+            self.call_from_thread(self.action_open_step, key)
+
+    def action_explain_key(self, key: str) -> None:
+        """A verb key pressed where it does nothing: say so, and where it works."""
+        title = getattr(self.screen, "HELP_TITLE", None) or type(self.screen).__name__.removesuffix("Screen")
+        self.notify(explanation(key, title), timeout=4)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
@@ -88,9 +103,7 @@ class HipwizardApp(App):
         yield from super().get_system_commands(screen)
         yield SystemCommand("Home", "Back to the list of steps", self.action_home)
         for spec in STEPS:
-            if spec.available:
-                yield SystemCommand(
-                    f"Step {spec.number}: {spec.title}", spec.blurb,
-                    lambda key=spec.key: self.action_open_step(key),
-                )
+            yield SystemCommand(
+                f"Step {spec.number}: {spec.title}", spec.blurb, lambda key=spec.key: self.action_open_step(key),
+            )
         yield SystemCommand("Help", "Show the keys of this screen", self.action_help)

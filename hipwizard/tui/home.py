@@ -10,7 +10,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from hipwizard.tui.steps import STEPS, StepSpec
+from hipwizard.steps import STEPS, Step
 
 
 class StepCard(Static, can_focus=True):
@@ -19,20 +19,16 @@ class StepCard(Static, can_focus=True):
     BINDINGS = [Binding("enter", "open", "Open step", show=False)]
 
     class Chosen(Message):
-        def __init__(self, spec: StepSpec) -> None:
+        def __init__(self, spec: Step) -> None:
             super().__init__()
             self.spec = spec
 
-    def __init__(self, spec: StepSpec) -> None:
+    def __init__(self, spec: Step) -> None:
         super().__init__(id=f"step-{spec.key}", classes="step-card")
         self.spec = spec
 
     def show(self, symbol: str, state: str, summary: str, suggested: bool) -> None:
         spec = self.spec
-        if not spec.available:
-            self.set_class(True, "unavailable")
-            self.update(f"[b]{spec.number}  {spec.title}[/b]   — not in this build\n[dim]{spec.blurb}[/dim]")
-            return
         self.set_class(suggested, "suggested")
         self.set_class(state == "done", "done")
         self.set_class(state == "attention", "attention")
@@ -51,11 +47,7 @@ class StepCard(Static, can_focus=True):
 
 class HomeScreen(Screen):
     BINDINGS = [
-        Binding("1", "app.open_step('doctor')", "Doctor", id="home.doctor"),
-        Binding("2", "app.open_step('port')", "Port", id="home.port"),
-        Binding("3", "app.open_step('parity')", "Parity", id="home.parity"),
-        Binding("4", "app.open_step('train')", "Train", id="home.train"),
-        Binding("n", "open_next", "Next step", id="home.next"),
+        Binding("g", "open_next", "Next step", id="home.next"),
         Binding("down,j", "app.focus_next", "Down", show=False),
         Binding("up,k", "app.focus_previous", "Up", show=False),
     ]
@@ -69,7 +61,7 @@ class HomeScreen(Screen):
             yield Static(id="next-line")
         yield Footer()
 
-    _next: StepSpec | None = None
+    _next: Step | None = None
 
     def on_mount(self) -> None:
         ws = self.app.workspace
@@ -94,14 +86,14 @@ class HomeScreen(Screen):
         ws = self.app.workspace
         suffix = "  (embedded demo)" if demo else ""
         self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]{suffix}")
-        nxt = next((s for s in STEPS if s.available and statuses[s.key].state != "done"), None)
+        nxt = next((s for s in STEPS if statuses[s.key].state != "done"), None)
         for spec in STEPS:
             st = statuses[spec.key]
             self.query_one(f"#step-{spec.key}", StepCard).show(
                 st.symbol, st.state, st.summary, nxt is not None and spec.key == nxt.key
             )
         self.query_one("#next-line", Static).update(
-            f"Suggested next: [b]{nxt.number} {nxt.title}[/b] — press [b]n[/b] or [b]{nxt.number}[/b]"
+            f"Suggested next: [b]{nxt.number} {nxt.title}[/b] — press [b]g[/b] or [b]{nxt.number}[/b]"
             if nxt else "Every step is done. ✔"
         )
         self._next = nxt

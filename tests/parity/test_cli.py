@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from hipwizard.cli import main
-from hipwizard.parity.status import latest_comparison, summarize
+from hipwizard.parity.state import latest_comparison, summarize
 from hipwizard.workspace import Workspace
 from tests.parity.parity_captures import layer_outputs, write_capture
 

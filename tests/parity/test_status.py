@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from hipwizard.parity.demo import prepare
 from hipwizard.parity.report import Comparison, LayerResult
-from hipwizard.parity.status import latest_comparison, record_comparison, summarize
+from hipwizard.parity.state import latest_comparison, record_comparison, summarize
 from hipwizard.parity.tolerances import resolve
 from hipwizard.workspace import Workspace
 

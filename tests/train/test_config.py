@@ -134,8 +134,10 @@ def test_parse_field_from_typed_text():
 
 
 def test_device_from_doctor_report_flags_and_default():
-    doctor = {"report": {"gpus": [{"name": "AMD Instinct MI300X", "gfx": "gfx942", "vram_bytes": 206158430208}]}}
-    dev = resolve_device(doctor_state=doctor)
+    from hipwizard.doctor.models import GpuInfo
+
+    gpus = [GpuInfo(0, "amd", name="AMD Instinct MI300X", gfx="gfx942", vram_bytes=206158430208)]
+    dev = resolve_device(doctor_gpus=gpus)
     assert (dev.vram_gib, dev.arch, dev.source) == (192.0, "gfx942", "doctor report")
     assert resolve_device(vram_gib=80).vram_gib == 80 and resolve_device(device="h200").vram_gib == 140.4
     assert "default" in resolve_device().source

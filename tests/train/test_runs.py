@@ -102,8 +102,8 @@ def test_cli_runs_json_and_stop(tmp_path):
 
 
 def test_step_status_line(tmp_path):
-    from hipwizard.train.run_cli import remember_run
-    from hipwizard.train.status import summarize
+    from hipwizard.cli.train_run import remember_run
+    from hipwizard.train.state import summarize
     from hipwizard.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws")

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hipwizard.doctor.models import DoctorReport
+from hipwizard.doctor.state import demo_note, replay_dir, save_report
 
 REPORT_FILE = "doctor-report.txt"  # in the workspace's .hipwizard/ folder
 
@@ -75,7 +76,7 @@ class DoctorScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        note = self.app.workspace.read_state("doctor").get("demo_note", "")
+        note = demo_note(self.app.workspace)
         self.query_one("#doctor-note", Static).update(escape(note))
         self.query_one("#doctor-note", Static).display = bool(note)
         self.action_rerun()
@@ -88,7 +89,7 @@ class DoctorScreen(Screen):
         if runner is not None:
             directory = getattr(runner, "directory", None)
             return runner, (f"replay of {Path(directory).name}" if directory else "live")
-        replay = self.app.workspace.read_state("doctor").get("replay_dir")
+        replay = replay_dir(self.app.workspace)
         if replay and Path(replay).is_dir():
             from hipwizard.doctor.replay import ReplayRunner
 
@@ -148,7 +149,7 @@ class DoctorScreen(Screen):
             return
         self.report = report = message.report
         try:
-            self.app.workspace.update_state("doctor", report=report.to_dict())
+            save_report(self.app.workspace, report)
         except OSError as exc:
             self.notify(f"report not saved: {exc}", severity="warning")
         verdict = "✖ not ready" if report.failed else "✔ no check fails"

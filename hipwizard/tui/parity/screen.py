@@ -21,8 +21,8 @@ from textual.widgets import DataTable, Footer, Header, ProgressBar, Sparkline, S
 
 from hipwizard.errors import UserError
 from hipwizard.parity.report import Comparison
-from hipwizard.parity.status import latest_comparison
-from hipwizard.tui import parity_views as views
+from hipwizard.parity.state import latest_comparison
+from hipwizard.tui.parity import views
 
 DTYPE_CYCLE = ("bf16", "fp16", "fp32")
 

@@ -20,9 +20,9 @@ from textual.widgets.option_list import Option
 from hipwizard.errors import UserError
 from hipwizard.port.review_nav import FILTERS, ReviewNav
 from hipwizard.port.review_state import ReviewState
-from hipwizard.tui.file_list import FileList
-from hipwizard.tui.hunk_view import HunkView, render_file_risks, render_hunk
-from hipwizard.tui.port_dialogs import ConfirmWrite, MigrationForm
+from hipwizard.tui.port.file_list import FileList
+from hipwizard.tui.port.hunk_view import HunkView, render_file_risks, render_hunk
+from hipwizard.tui.port.dialogs import ConfirmWrite, MigrationForm
 
 REVIEW_ACTIONS = {"accept", "reject", "undo", "split", "edit", "accept_file", "reject_file", "accept_unflagged",
                   "next", "prev", "next_pending", "prev_pending", "search", "cycle_filter", "write"}
@@ -107,7 +107,7 @@ class PortScreen(Screen):
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
         from hipwizard.port.migration import refresh
-        from hipwizard.port.status import review_path
+        from hipwizard.port.state import review_path
 
         ws = self.app.workspace
         path = self._state_path or review_path(ws)
@@ -208,7 +208,7 @@ class PortScreen(Screen):
         self._show_status()
 
     def _show_status(self) -> None:
-        from hipwizard.port.status import status_of
+        from hipwizard.port.state import status_of
 
         st = status_of(self.review)
         busy = f"   ◐ {self.busy}" if self.busy else ""
@@ -428,7 +428,7 @@ class PortScreen(Screen):
             self.notify(f"✖ Write failed: {error}", severity="error", timeout=10)
             self._show_status()
             return
-        from hipwizard.tui.port_results import result_options
+        from hipwizard.tui.port.results import result_options
 
         self.errors = {}
         for f in report.files:

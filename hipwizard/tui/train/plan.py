@@ -22,6 +22,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from hipwizard.errors import UserError
 from hipwizard.train.config import FIELD_GROUPS, TrainConfig, field_help, parse_field
+from hipwizard.doctor.state import target_facts
 from hipwizard.train.device import DeviceTarget, resolve_device
 from hipwizard.train.plan import Plan, make_plan
 from hipwizard.train.presets import DEFAULT_PRESET, load_presets, preset_config
@@ -51,7 +52,7 @@ class TrainPlanPane(Vertical):
     """Edit a training plan and save it as a run directory."""
 
     # The styles live in train_plan.tcss; a widget has no CSS_PATH, so it carries them as DEFAULT_CSS.
-    DEFAULT_CSS = (Path(__file__).with_name("train_plan.tcss")).read_text(encoding="utf-8")
+    DEFAULT_CSS = (Path(__file__).with_name("plan.tcss")).read_text(encoding="utf-8")
     BINDINGS = [
         Binding("ctrl+s", "save", "Save run dir", id="plan.save"),
         Binding("ctrl+g", "apply_suggestion", "Apply suggestion", id="plan.apply"),
@@ -224,7 +225,7 @@ class TrainPlanPane(Vertical):
 
     def _device(self) -> DeviceTarget:
         workspace = getattr(self.app, "workspace", None)
-        return resolve_device(doctor_state=workspace.read_state("doctor") if workspace is not None else {})
+        return resolve_device(doctor_gpus=target_facts(workspace).gpus)
 
     @work(thread=True, exclusive=True, group="plan")
     def _plan_worker(self, config, device, gpus, seq, errors, generation) -> None:

@@ -23,8 +23,8 @@ from textual.worker import get_current_worker
 from hipwizard.errors import UserError
 from hipwizard.train.runs import STATE_SYMBOL, RunInfo
 from hipwizard.train.snapshot import GpuHistory, HostSample, RunSnapshot, host_sample, snapshot
-from hipwizard.tui import run_panels
-from hipwizard.tui.loss_plot import SeriesPlot
+from hipwizard.tui.train import run_panels
+from hipwizard.tui.train.loss_plot import SeriesPlot
 
 
 class RunUpdated(Message):
@@ -249,7 +249,7 @@ class RunView(Vertical):
     def _launched(self, run_dir: str, name: str) -> None:
         self.notify(f"◐ launched {name}")
         try:
-            from hipwizard.train.run_cli import remember_run
+            from hipwizard.cli.train_run import remember_run
 
             remember_run(self.app.workspace, run_dir)
         except AttributeError:

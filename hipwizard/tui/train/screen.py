@@ -10,11 +10,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
-from hipwizard.tui.run_view import RunView
+from hipwizard.tui.train.run_view import RunView
 
 
 def _plan_available() -> bool:
-    return importlib.util.find_spec("hipwizard.tui.train_plan") is not None
+    return importlib.util.find_spec("hipwizard.tui.train.plan") is not None
 
 
 class TrainScreen(Screen):
@@ -54,7 +54,7 @@ class TrainScreen(Screen):
         yield Header()
         with TabbedContent(initial="run" if self._attach_to or not _plan_available() else "plan", id="train-tabs"):
             if _plan_available():
-                from hipwizard.tui.train_plan import TrainPlanPane
+                from hipwizard.tui.train.plan import TrainPlanPane
 
                 with TabPane("Plan", id="plan"):
                     yield TrainPlanPane()
