@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App
 from textual.widgets.option_list import Option
 
-from hipwizard.tui.file_list import FileList
+from hipwizard.tui.port.file_list import FileList
 
 
 class _Files(App):
