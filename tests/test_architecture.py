@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pkgutil
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,8 @@ HEAVY = ("torch", "transformers", "deepspeed", "peft", "llamafactory", "amdsmi",
 
 
 def _logic_modules() -> list[str]:
-    names = ["hipwizard.runner", "hipwizard.workspace", "hipwizard.atomic", "hipwizard.cli"]
+    names = ["hipwizard.runner", "hipwizard.workspace", "hipwizard.atomic", "hipwizard.cli", "hipwizard.steps",
+             "hipwizard.progress"]
     for pkg in LOGIC_PACKAGES:
         names.append(f"hipwizard.{pkg}")
         path = [str(p) for p in getattr(__import__(f"hipwizard.{pkg}", fromlist=["_"]), "__path__")]
@@ -70,3 +72,25 @@ def test_package_version_is_exposed():
     proc = subprocess.run([sys.executable, "-m", "hipwizard", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"hipwizard {hipwizard.__version__}"
+
+
+def test_import_contracts_hold():
+    """pyproject.toml's import-linter contracts: step packages import neither face, the TUI not the CLI.
+    They read the source, so an import inside a function counts too."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert lint, "import-linter is part of the dev extra (pip install -e '.[dev]')"
+    proc = subprocess.run([lint, "--no-cache"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+    assert "BROKEN" not in proc.stdout and "2 kept" in proc.stdout
+
+
+def test_no_module_over_400_lines():
+    from pathlib import Path
+
+    package = Path(hipwizard.__file__).parent
+    long = {str(p.relative_to(package)): n for p in package.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert long == {}
