@@ -68,11 +68,22 @@ class HomeScreen(Screen):
         self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]")
         for spec in STEPS:
             self.query_one(f"#step-{spec.key}", StepCard).show("…", "reading", "reading the workspace …", False)
-        # After the first frame: the worker's imports would otherwise compete with it for the GIL.
-        self.call_after_refresh(self.refresh_status)
+        # After the first frame: the worker's imports would otherwise compete with it for the GIL. At start-up
+        # this runs inside the app's start-up batch, where an after-refresh callback fires before anything
+        # is drawn; the app's own queue resumes only once that batch is over, so ask from there.
+        self.app.call_later(self.call_after_refresh, self._first_status_read)
+
+    _painted = False
+
+    def _first_status_read(self) -> None:
+        self._painted = True
+        self.refresh_status()
 
     def on_screen_resume(self) -> None:
-        self.refresh_status()
+        # The push's own resume comes before the first frame: on_mount's read covers it (started then,
+        # the worker's imports delayed the first frame by ~100 ms; benchmarks/startup.py).
+        if self._painted:
+            self.refresh_status()
 
     @work(thread=True, exclusive=True, group="home-status")
     def refresh_status(self) -> None:
