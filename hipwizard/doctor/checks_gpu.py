@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from hipwizard.doctor.context import CheckContext
 from hipwizard.doctor.models import Check
-from hipwizard.doctor.rawtext import fmt_bytes, major_minor
+from hipwizard.doctor.rawtext import major_minor
 from hipwizard.doctor.replay import NOT_RECORDED
+from hipwizard.units import fmt_bytes
 
 MI300X_HOST_HINT = ("run `hipwizard doctor` on the MI300X host (or an AMD Developer Cloud MI300X droplet); "
                     "meanwhile Port, Parity and Train run here on CPU with the embedded demo")
@@ -17,7 +18,7 @@ def check_gpu(ctx: CheckContext) -> Check:
     if ctx.kind == "amd":
         groups: dict[tuple[str, str, str], int] = {}
         for g in env.amd_gpus:
-            key = (g.name or "AMD GPU", g.gfx or "gfx?", fmt_bytes(g.vram_bytes))
+            key = (g.name or "AMD GPU", g.gfx or "gfx?", fmt_bytes(g.vram_bytes, "unknown"))
             groups[key] = groups.get(key, 0) + 1
         found = "; ".join(f"{n} × {name} ({gfx}, {mem} each)" for (name, gfx, mem), n in groups.items())
         found += f" — listed by {env.gpu_source}"
@@ -30,7 +31,8 @@ def check_gpu(ctx: CheckContext) -> Check:
                          why, "checks of this arch are best-effort; see https://rocm.docs.amd.com/en/latest/compatibility/compatibility-matrix.html")
         return Check("gpu", "GPU", "ok", found, why)
     if ctx.kind == "nvidia":
-        names = "; ".join(f"{g.name} ({fmt_bytes(g.vram_bytes)}, sm {g.compute_capability or '?'})" for g in env.nvidia_gpus)
+        names = "; ".join(f"{g.name} ({fmt_bytes(g.vram_bytes, 'unknown')}, sm {g.compute_capability or '?'})"
+                          for g in env.nvidia_gpus)
         return Check("gpu", "GPU", "warn",
                      f"NVIDIA only: {names}. This is the source side of a migration: AMD-specific checks are n/a",
                      why, "record reference captures here (Parity step), then " + MI300X_HOST_HINT)
@@ -114,7 +116,7 @@ def check_partitions(ctx: CheckContext) -> Check:
         return Check("partitions", title, "n/a", ctx.skip_nvidia() if ctx.kind == "nvidia" else ctx.skip_no_gpu(), why)
     gpus = ctx.env.amd_gpus
     parts = [g for g in gpus if g.is_partition]
-    per = fmt_bytes(max((g.vram_bytes or 0 for g in gpus), default=0) or None)
+    per = fmt_bytes(max((g.vram_bytes or 0 for g in gpus), default=0) or None, "unknown")
     if not parts:
         modes = sorted({f"{g.compute_partition}/{g.memory_partition}".strip("/") for g in gpus if g.compute_partition})
         mode = f" ({', '.join(modes)})" if modes else " (partition mode not reported)"

@@ -11,10 +11,13 @@ from dataclasses import replace
 
 from hipwizard.doctor.matrix import CompatMatrix
 from hipwizard.doctor.models import EnvReport, GpuInfo, Parsed, ProbeRecord, TorchInfo, ToolView
-from hipwizard.doctor.parse_amdsmi import parse_amdsmi
-from hipwizard.doctor.parse_python import parse_ds_report, parse_nvidia_smi_csv, parse_pyprobe
-from hipwizard.doctor.parse_rocm import parse_rocm_smi_json, parse_rocm_smi_text, parse_rocminfo, parse_version_line
+from hipwizard.doctor.parse_python import parse_ds_report, parse_pyprobe
+from hipwizard.doctor.rawtext import parse_version_line
 from hipwizard.doctor.replay import portable_argv
+from hipwizard.gpu.parsers.amd_smi import parse_amdsmi
+from hipwizard.gpu.parsers.nvidia_smi import parse_nvidia_smi_csv
+from hipwizard.gpu.parsers.rocm_smi import parse_rocm_smi_json, parse_rocm_smi_text
+from hipwizard.gpu.parsers.rocminfo import parse_rocminfo
 from hipwizard.runner import RunResult
 
 _AMD_TOOLS = ("rocminfo", "amd-smi", "amd-smi version", "amd-smi list", "amd-smi static", "rocm-smi", "rocm-smi concise")

@@ -1,73 +1,27 @@
 """What the doctor knows: parse results, GPUs, the Python stack, the environment and the checks.
 
-Plain dataclasses (stdlib only) so that importing them costs nothing on the path to the first frame.
-Every model turns into JSON-ready dicts with ``to_dict`` and back with ``from_dict`` (the saved report
-in the workspace, ``hipwizard doctor --json``).
+Plain dataclasses (no third-party imports) so that importing them costs nothing on the path to the first frame.
+``GpuInfo``, ``ToolView`` and ``Parsed`` are the GPU tool parsers' (``hipwizard.gpu.parsers.models``). Every
+model turns into JSON-ready dicts with ``to_dict`` and back with ``from_dict`` (the saved report in the
+workspace, ``hipwizard doctor --json``).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
-T = TypeVar("T")
+# Re-exported: an EnvReport holds the GpuInfo of the shared GPU tool parsers.
+from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
+
+__all__ = ["Check", "CheckStatus", "DeepSpeedOps", "DoctorReport", "EnvReport", "GpuInfo", "Parsed", "ProbeRecord",
+           "STATUS_SYMBOL", "STATUS_WORD", "TorchInfo", "ToolView"]
 
 CheckStatus = Literal["ok", "warn", "fail", "n/a"]
 
 # State is never colour-only: every status has a symbol and a word.
 STATUS_SYMBOL: dict[str, str] = {"ok": "✔", "warn": "⚠", "fail": "✖", "n/a": "–"}
 STATUS_WORD: dict[str, str] = {"ok": "ok", "warn": "warn", "fail": "fail", "n/a": "n/a"}
-
-
-@dataclass
-class Parsed(Generic[T]):
-    """A parser's answer: the value it could read, and what it could not read (errors are values)."""
-
-    value: T
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def clean(self) -> bool:
-        return not self.problems
-
-
-@dataclass
-class GpuInfo:
-    """One GPU as a tool reported it. For a partitioned MI300X each logical GPU is one entry."""
-
-    index: int
-    vendor: Literal["amd", "nvidia"]
-    name: str = ""
-    gfx: str = ""  # base target, e.g. "gfx942" (no feature suffixes)
-    gfx_full: str = ""  # e.g. "gfx942:sramecc+:xnack-"
-    vram_bytes: int | None = None
-    compute_partition: str = ""  # SPX, DPX, QPX, CPX (MI300)
-    memory_partition: str = ""  # NPS1, NPS4
-    bdf: str = ""
-    uuid: str = ""
-    compute_capability: str = ""  # NVIDIA only, e.g. "9.0"
-    driver_version: str = ""
-    source: str = ""  # which tool said so
-
-    @property
-    def is_partition(self) -> bool:
-        """True when this logical GPU is one partition of a physical device (never sum their VRAM)."""
-        return self.compute_partition.upper() in {"DPX", "TPX", "QPX", "CPX"}
-
-    @property
-    def vram_gib(self) -> float | None:
-        return None if self.vram_bytes is None else self.vram_bytes / 2**30
-
-
-@dataclass
-class ToolView:
-    """What one tool said: the GPUs it listed, whether the amdgpu driver is usable, versions it printed."""
-
-    tool: str
-    gpus: list[GpuInfo] = field(default_factory=list)
-    driver_loaded: bool | None = None  # None: the output said nothing either way
-    driver_note: str = ""  # the tool's own words when the driver is not usable
-    versions: dict[str, str] = field(default_factory=dict)  # "rocm", "amdgpu", "tool", "kfd"
 
 
 @dataclass

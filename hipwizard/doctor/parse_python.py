@@ -1,15 +1,13 @@
-"""Parsers for the Python side and NVIDIA: the probe's JSON, a pasted ``collect_env`` (old flat and new
-sectioned layouts), ``ds_report``'s op table, and ``nvidia-smi --query-gpu ... --format=csv``."""
+"""Parsers for the Python side: the probe's JSON, a pasted ``collect_env`` (old flat and new sectioned
+layouts) and ``ds_report``'s op table. GPU tools' outputs are parsed in ``hipwizard.gpu.parsers``."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 
-from hipwizard.doctor.models import DeepSpeedOps, GpuInfo, Parsed, TorchInfo, ToolView
-from hipwizard.doctor.rawtext import find_gfx, size_to_bytes, strip_ansi
+from hipwizard.doctor.models import DeepSpeedOps, Parsed, TorchInfo
+from hipwizard.gpu.parsers.text import find_gfx, strip_ansi
 
 
 def parse_pyprobe(stdout: str) -> Parsed[TorchInfo]:
@@ -99,37 +97,3 @@ def parse_ds_report(text: str) -> Parsed[DeepSpeedOps]:
                 setattr(ops, "torch_hip" if "hip" in info.group(1) else "torch_cuda", value)
     problems = [] if ops.ops else ["ds_report: no op table found"]
     return Parsed(ops, problems)
-
-
-def parse_nvidia_smi_csv(text: str) -> Parsed[ToolView]:
-    """``nvidia-smi --query-gpu=... --format=csv[,nounits]``: columns are found by their header names."""
-    view = ToolView("nvidia-smi")
-    text = strip_ansi(text or "").strip()
-    if not text:
-        return Parsed(view, ["nvidia-smi: empty output"])
-    if "NVIDIA-SMI has failed" in text or "couldn't communicate with the NVIDIA driver" in text:
-        view.driver_loaded, view.driver_note = False, text.splitlines()[0].strip()
-        return Parsed(view, [])
-    rows = list(csv.reader(io.StringIO(text), skipinitialspace=True))
-    header = [h.strip().lower() for h in rows[0]] if rows else []
-    if "name" not in [h.split(" [")[0] for h in header]:
-        return Parsed(view, [f"nvidia-smi: no CSV header with a name column (got {text.splitlines()[0][:60]!r})"])
-    cols = {h.split(" [")[0]: i for i, h in enumerate(header)}
-    problems: list[str] = []
-    for row in rows[1:]:
-        if len(row) != len(header):
-            problems.append(f"nvidia-smi: row with {len(row)} fields, header has {len(header)}")
-            continue
-        get = lambda key: row[cols[key]].strip() if key in cols else ""  # noqa: E731
-        gpu = GpuInfo(
-            index=int(get("index") or len(view.gpus)) if get("index").isdigit() else len(view.gpus),
-            vendor="nvidia", name=get("name"),
-            vram_bytes=size_to_bytes(get("memory.total"), default_unit="MiB"),
-            compute_capability=get("compute_cap"), bdf=get("pci.bus_id"), uuid=get("uuid"),
-            driver_version=get("driver_version"), source="nvidia-smi",
-        )
-        view.gpus.append(gpu)
-    if view.gpus:
-        view.driver_loaded = True
-        view.versions["nvidia"] = view.gpus[0].driver_version
-    return Parsed(view, problems)

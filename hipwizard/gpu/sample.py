@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-MIB = 1024 * 1024
-
 
 @dataclass(frozen=True)
 class GpuProcess:
@@ -67,11 +65,3 @@ class GpuReading:
         totals = [s.vram_total for s in self.samples if s.vram_total]
         return max(totals) if totals else None
 
-
-def fmt_bytes(n: int | None) -> str:
-    """Human size (GiB/MiB) or an em dash for unknown."""
-    if n is None:
-        return "—"
-    if n >= 1024 * MIB:
-        return f"{n / (1024 * MIB):.1f} GiB"
-    return f"{n / MIB:.0f} MiB"

@@ -12,17 +12,12 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from hipwizard.gpu.parse import (
-    NVIDIA_APPS_QUERY,
-    NVIDIA_QUERY,
-    parse_amd_smi_metric,
-    parse_amd_smi_processes,
-    parse_nvidia_smi_csv,
-    parse_rocm_smi_json,
-    parse_rocm_smi_text,
-)
-from hipwizard.gpu.sample import MIB, GpuProcess, GpuReading, GpuSample
+from hipwizard.gpu.parsers.amd_smi import parse_amdsmi
+from hipwizard.gpu.parsers.nvidia_smi import APPS_QUERY, TELEMETRY_QUERY, parse_nvidia_smi_csv
+from hipwizard.gpu.parsers.rocm_smi import parse_rocm_smi_json, parse_rocm_smi_text
+from hipwizard.gpu.sample import GpuProcess, GpuReading, GpuSample
 from hipwizard.runner import Runner, SubprocessRunner
+from hipwizard.units import MIB
 
 SOURCE_ORDER = ("amdsmi", "amd-smi", "rocm-smi", "sysfs", "nvml", "nvidia-smi")
 AMD_VENDOR = "0x1002"
@@ -83,11 +78,12 @@ def read_amd_smi_cli(runner: Runner) -> list[GpuSample]:
     res = runner.run(["amd-smi", "metric", "--usage", "--mem-usage", "--json"], timeout=10)
     if not res.ok:
         raise SourceUnavailable(res.explain())
-    samples = parse_amd_smi_metric(res.stdout)
+    samples = parse_amdsmi(res.stdout, what="amd-smi metric").value.samples
     if not samples:
         raise SourceUnavailable(f"amd-smi reported no GPU: {_first_line(res.output)}")
     procs = runner.run(["amd-smi", "process", "--json"], timeout=10)
-    per_gpu = parse_amd_smi_processes(procs.stdout) if procs.ok else {}
+    listed = parse_amdsmi(procs.stdout, what="amd-smi process").value.samples if procs.ok else []
+    per_gpu = {s.index: s.processes for s in listed}
     return [_with_procs(s, per_gpu.get(s.index, ())) for s in samples]
 
 
@@ -100,7 +96,7 @@ def read_rocm_smi(runner: Runner) -> list[GpuSample]:
     if not res.ok:
         raise SourceUnavailable(res.explain())
     # Without a GPU, rocm-smi exits 0 with empty stdout and the reason on stderr.
-    samples = parse_rocm_smi_json(res.stdout) or parse_rocm_smi_text(res.stdout)
+    samples = parse_rocm_smi_json(res.stdout).value.samples or parse_rocm_smi_text(res.stdout).value.samples
     if not samples:
         raise SourceUnavailable(f"rocm-smi reported no GPU: {_first_line(res.output)}")
     return samples
@@ -164,12 +160,12 @@ def read_nvml() -> list[GpuSample]:
 
 
 def read_nvidia_smi(runner: Runner) -> list[GpuSample]:
-    res = runner.run(["nvidia-smi", f"--query-gpu={NVIDIA_QUERY}", "--format=csv,noheader,nounits"], timeout=10)
+    res = runner.run(["nvidia-smi", f"--query-gpu={TELEMETRY_QUERY}", "--format=csv,noheader,nounits"], timeout=10)
     if not res.ok:
         raise SourceUnavailable(res.explain())
-    apps = runner.run(["nvidia-smi", f"--query-compute-apps={NVIDIA_APPS_QUERY}", "--format=csv,noheader,nounits"],
+    apps = runner.run(["nvidia-smi", f"--query-compute-apps={APPS_QUERY}", "--format=csv,noheader,nounits"],
                       timeout=10)
-    samples = parse_nvidia_smi_csv(res.stdout, apps.stdout if apps.ok else "")
+    samples = parse_nvidia_smi_csv(res.stdout, TELEMETRY_QUERY, apps.stdout if apps.ok else "").value.samples
     if not samples:
         raise SourceUnavailable(f"nvidia-smi reported no GPU: {_first_line(res.output)}")
     return samples

@@ -22,7 +22,7 @@ def test_8x_mi300x_rocm62_is_ready_except_what_was_not_recorded():
     assert len(report.env.amd_gpus) == 8
     for key in ("gpu", "driver", "rocm", "arch", "partitions", "bf16", "torch", "torch_rocm", "torch_devices"):
         assert c[key].status == "ok", (key, c[key].found)
-    assert "8 × AMD Instinct MI300X (gfx942, 192 GiB each)" in c["gpu"].found
+    assert "8 × AMD Instinct MI300X (gfx942, 192.0 GiB each)" in c["gpu"].found
     assert "amdgpu 6.8.5" in c["driver"].found  # from "ROCk module version 6.8.5 is loaded"
     assert "collect_env shows GPU 0 only" in c["torch_devices"].found
     assert c["deepspeed"].status == "warn" and "unknown" in c["deepspeed"].found  # collect_env has no lib versions
@@ -81,7 +81,7 @@ def test_qpx_partitions_warn_and_are_never_summed(tmp_path):
     (d / "rocm-smi.txt").write_text(rows)
     c = _by_id(diagnose(ReplayRunner(d)))
     assert c["partitions"].status == "warn"
-    assert "never add these up" in c["partitions"].found and "48 GiB per rank" in c["partitions"].found
+    assert "never add these up" in c["partitions"].found and "48.0 GiB per rank" in c["partitions"].found
     assert "1536" not in c["partitions"].found  # 8 x 192 is never shown
 
 

@@ -6,7 +6,7 @@ import json
 
 from tests.doctor.conftest import fixture_result, fixture_section
 
-from hipwizard.doctor.parse_amdsmi import parse_amdsmi, parse_versions
+from hipwizard.gpu.parsers.amd_smi import parse_amdsmi, parse_versions
 
 STATIC_JSON_GPU = {
     "gpu": 0,

@@ -8,8 +8,9 @@ import sys
 
 from tests.doctor.conftest import fixture_result, fixture_section
 
-from hipwizard.doctor.parse_python import parse_collect_env, parse_ds_report, parse_nvidia_smi_csv, parse_pyprobe
+from hipwizard.doctor.parse_python import parse_collect_env, parse_ds_report, parse_pyprobe
 from hipwizard.doctor.rawtext import major_minor, torch_rocm_tag
+from hipwizard.gpu.parsers.nvidia_smi import parse_nvidia_smi_csv
 
 
 def test_collect_env_three_layouts():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from tests.doctor.conftest import fixture_result, fixture_section
 
-from hipwizard.doctor.parse_rocm import (
-    driver_down_note, parse_rocm_smi_json, parse_rocm_smi_text, parse_rocminfo, parse_version_line,
-)
+from hipwizard.doctor.rawtext import parse_version_line
+from hipwizard.gpu.parsers.rocm_smi import parse_rocm_smi_json, parse_rocm_smi_text
+from hipwizard.gpu.parsers.rocminfo import parse_rocminfo
+from hipwizard.gpu.parsers.text import driver_down_note
 
 
 def test_rocminfo_8x_mi300x_lists_eight_gfx942_gpus_and_skips_cpus():

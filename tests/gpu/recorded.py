@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hipwizard.runner import RunResult
 
-FIX = Path(__file__).parent.parent / "fixtures" / "gpu"
+FIX = Path(__file__).parent.parent / "fixtures" / "rocm"
 
 
 def sections(name: str) -> tuple[str, str]:

@@ -21,7 +21,7 @@ from hipwizard.workspace import Workspace
 
 HERE = Path(__file__).parent
 LF = HERE.parent / "fixtures" / "llamafactory"
-GPU = HERE.parent / "fixtures" / "gpu"
+GPU = HERE.parent / "fixtures" / "rocm"
 GIB = 1024 ** 3
 
 

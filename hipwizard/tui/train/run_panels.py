@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from hipwizard.gpu.sample import fmt_bytes
 from hipwizard.train.history import fmt_duration
 from hipwizard.train.snapshot import RunSnapshot
+from hipwizard.units import fmt_bytes
 
 STATE_STYLE = {"running": ("◐", "bold cyan"), "finished": ("✔", "bold green"), "failed": ("✖", "bold red"),
                "stopped": ("■", "bold yellow"), "lost": ("?", "bold red"), "not launched": ("○", "dim"),

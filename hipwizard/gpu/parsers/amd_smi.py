@@ -1,19 +1,21 @@
-"""Parsers for ``amd-smi``: ``static``/``list`` as JSON (a list of GPUs, or ``{"gpu_data": [...]}`` in newer
-versions) or as indented text, the ``version`` line, the no-argument banner and ROCm 7's default table view.
+"""Parser for ``amd-smi``: ``static``/``list``/``metric``/``process`` as JSON (a list of GPUs, or
+``{"gpu_data": [...]}`` in newer versions) or as indented text, the ``version`` line, the no-argument banner
+and ROCm 7's default table view.
 
 JSON and text are both turned into one nested dict with lower-case keys, so a single extractor reads them;
-keys are looked up by name wherever they sit, so new sections in unseen versions do not break it.
+keys are looked up by name wherever they sit, so new sections in unseen versions do not break it. Each GPU
+gives a ``GpuInfo`` (name, gfx, VRAM size, partitions: the doctor) and a ``GpuSample`` (``mem_usage``,
+``usage.gfx_activity``, ``process_list``: telemetry).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from hipwizard.doctor.models import GpuInfo, Parsed, ToolView
-from hipwizard.doctor.parse_rocm import driver_down_note
-from hipwizard.doctor.rawtext import find_gfx, size_to_bytes, strip_ansi
+from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
+from hipwizard.gpu.parsers.text import driver_down_note, find_gfx, json_document, number, size_to_bytes, strip_ansi
+from hipwizard.gpu.sample import GpuProcess, GpuSample
 
 _NA = {"", "n/a", "na", "none", "unknown"}
 _LIB_MISSING = re.compile(r"KeyError: 'libamd_smi\.so'|Unable to find libamd_smi\.so|libamd_smi\.so: cannot open")
@@ -51,7 +53,7 @@ def _common(view: ToolView, text: str) -> list[str]:
 
 
 def parse_amdsmi(stdout: str, stderr: str = "", what: str = "amd-smi") -> Parsed[ToolView]:
-    """Any of ``amd-smi static|list [--json]``, ``amd-smi version``, plain ``amd-smi`` -> ToolView."""
+    """Any of ``amd-smi static|list|metric|process [--json]``, ``amd-smi version``, plain ``amd-smi`` -> ToolView."""
     stdout, stderr = strip_ansi(stdout or ""), strip_ansi(stderr or "")
     view = ToolView(what)
     problems = _common(view, stdout + "\n" + stderr)
@@ -66,12 +68,14 @@ def parse_amdsmi(stdout: str, stderr: str = "", what: str = "amd-smi") -> Parsed
             problems.append(f"{what}: {err}")
         gpus = _gpu_dicts_from_json(tree)
     elif "+---" in body and "|" in body:
-        view.gpus = _default_view_gpus(body)
+        _default_view(view, body)
         gpus = []
     else:
         gpus = [(i, d) for i, d in _text_tree_gpus(body)]
     for index, data in gpus:
-        view.gpus.append(_gpu_from_tree(index, data, what))
+        gpu = _gpu_from_tree(index, data, what)
+        view.gpus.append(gpu)
+        view.samples.append(_sample_from_tree(gpu, data))
     if view.gpus:
         view.driver_loaded = True
     elif not problems and not view.versions and view.driver_loaded is None:
@@ -80,11 +84,8 @@ def parse_amdsmi(stdout: str, stderr: str = "", what: str = "amd-smi") -> Parsed
 
 
 def _json_tree(text: str) -> tuple[Any, str]:
-    start = min([i for i in (text.find("["), text.find("{")) if i >= 0], default=-1)
-    try:
-        return json.loads(text[start:]), ""
-    except ValueError as exc:
-        return None, f"output is not complete JSON ({exc.msg} at char {exc.pos})"
+    tree, error = json_document(text)
+    return tree, f"output is not complete JSON ({error})" if error else ""
 
 
 def _lower_keys(obj: Any) -> Any:
@@ -155,6 +156,32 @@ def _gpu_from_tree(index: int, data: dict, what: str) -> GpuInfo:
     )
 
 
+def _sample_from_tree(gpu: GpuInfo, data: dict) -> GpuSample:
+    """``mem_usage`` (MB) and ``usage.gfx_activity`` of ``amd-smi metric``, ``process_list`` of ``amd-smi process``."""
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    mem = data.get("mem_usage") if isinstance(data.get("mem_usage"), dict) else {}
+    total = size_to_bytes(mem.get("total_vram"), default_unit="MB")
+    return GpuSample(
+        index=gpu.index, name=gpu.name, vram_used=size_to_bytes(mem.get("used_vram"), default_unit="MB"),
+        vram_total=total if total is not None else gpu.vram_bytes, util_pct=number(usage.get("gfx_activity")),
+        processes=_processes(data.get("process_list")),
+    )
+
+
+def _processes(entries: Any) -> tuple[GpuProcess, ...]:
+    """``process_list`` entries -> processes, with VRAM where reported (``memory_usage.vram_mem``, ``mem_usage``)."""
+    procs = []
+    for entry in entries if isinstance(entries, list) else []:
+        info = entry.get("process_info", entry) if isinstance(entry, dict) else None
+        pid = number(info.get("pid")) if isinstance(info, dict) else None
+        if pid is None:
+            continue
+        mem = info.get("memory_usage")
+        vram = size_to_bytes(mem.get("vram_mem")) if isinstance(mem, dict) else size_to_bytes(info.get("mem_usage"))
+        procs.append(GpuProcess(int(pid), str(info.get("name") or ""), vram))
+    return tuple(procs)
+
+
 _TREE_LINE = re.compile(r"^(\s*)([^:]+?):\s*(.*?)\s*$")
 
 
@@ -191,9 +218,8 @@ _VIEW_IDS = re.compile(r"^\|\s*(\d+)\s+\S+\s+\S+\s+([A-Z]PX)?/?(NPS\d)?\s*\|(.*)
 _VIEW_MEM = re.compile(r"(\d+)\s*/\s*(\d+)\s*MB")
 
 
-def _default_view_gpus(text: str) -> list[GpuInfo]:
-    """ROCm 7's ``amd-smi`` table: a BDF + name row, then a GPU / partition / memory row."""
-    gpus: list[GpuInfo] = []
+def _default_view(view: ToolView, text: str) -> None:
+    """ROCm 7's ``amd-smi`` table: a BDF + name row, then a GPU / partition / GFX-Uti / memory row."""
     pending: tuple[str, str] | None = None
     for line in text.splitlines():
         m = _VIEW_NAME.match(line.strip())
@@ -203,10 +229,14 @@ def _default_view_gpus(text: str) -> list[GpuInfo]:
         ids = _VIEW_IDS.match(line.strip())
         if ids and pending:
             mem = _VIEW_MEM.search(ids.group(4))
-            gpus.append(GpuInfo(
+            gpu = GpuInfo(
                 index=int(ids.group(1)), vendor="amd", name=pending[1], bdf=pending[0],
                 compute_partition=(ids.group(2) or "").upper(), memory_partition=(ids.group(3) or "").upper(),
                 vram_bytes=int(mem.group(2)) * 2**20 if mem else None, source="amd-smi",
+            )
+            view.gpus.append(gpu)
+            view.samples.append(GpuSample(
+                index=gpu.index, name=gpu.name, vram_used=int(mem.group(1)) * 2**20 if mem else None,
+                vram_total=gpu.vram_bytes, util_pct=number(ids.group(4)),
             ))
             pending = None
-    return gpus

@@ -1,0 +1,79 @@
+"""Parser for ``nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`` and its ``--query-compute-apps``.
+
+Columns are found by name: from the header row, or from the query itself for ``noheader`` output. The doctor
+asks for identity columns (name, compute capability, driver); telemetry asks for ``TELEMETRY_QUERY`` and
+joins the processes of ``APPS_QUERY`` on the GPU uuid. Sizes without units are MiB.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
+from hipwizard.gpu.parsers.text import number, size_to_bytes, strip_ansi
+from hipwizard.gpu.sample import GpuProcess, GpuSample
+
+TELEMETRY_QUERY = "index,uuid,name,memory.used,memory.total,utilization.gpu"
+APPS_QUERY = "gpu_uuid,pid,process_name,used_memory"
+
+
+def parse_nvidia_smi_csv(text: str, columns: str = "", apps_text: str = "") -> Parsed[ToolView]:
+    """``nvidia-smi --query-gpu`` CSV -> GPUs and samples.
+
+    ``columns`` is the query (comma-separated) when the output has no header row; ``apps_text`` is
+    ``--query-compute-apps=APPS_QUERY --format=csv,noheader,nounits`` output, joined on the GPU uuid.
+    """
+    view = ToolView("nvidia-smi")
+    text = strip_ansi(text or "").strip()
+    if not text:
+        return Parsed(view, ["nvidia-smi: empty output"])
+    if "NVIDIA-SMI has failed" in text or "couldn't communicate with the NVIDIA driver" in text:
+        view.driver_loaded, view.driver_note = False, text.splitlines()[0].strip()
+        return Parsed(view, [])
+    rows = list(csv.reader(io.StringIO(text), skipinitialspace=True))
+    if columns:
+        header = [c.strip().lower() for c in columns.split(",")]
+    else:
+        header, rows = ([h.strip().lower() for h in rows[0]] if rows else []), rows[1:]
+    if "name" not in [h.split(" [")[0] for h in header]:
+        return Parsed(view, [f"nvidia-smi: no CSV header with a name column (got {text.splitlines()[0][:60]!r})"])
+    cols = {h.split(" [")[0]: i for i, h in enumerate(header)}
+    procs = _apps(apps_text)
+    problems: list[str] = []
+    for row in rows:
+        if len(row) != len(header):
+            problems.append(f"nvidia-smi: row with {len(row)} fields, header has {len(header)}")
+            continue
+        get = lambda key: row[cols[key]].strip() if key in cols else ""  # noqa: E731
+        if "index" in cols and not get("index").isdigit():  # a stray line that happens to have the commas
+            problems.append(f"nvidia-smi: row without a GPU index: {','.join(row)[:60]!r}")
+            continue
+        gpu = GpuInfo(
+            index=int(get("index")) if "index" in cols else len(view.gpus),
+            vendor="nvidia", name=get("name"),
+            vram_bytes=size_to_bytes(get("memory.total"), default_unit="MiB"),
+            compute_capability=get("compute_cap"), bdf=get("pci.bus_id"), uuid=get("uuid"),
+            driver_version=get("driver_version"), source="nvidia-smi",
+        )
+        view.gpus.append(gpu)
+        view.samples.append(GpuSample(
+            index=gpu.index, name=gpu.name, vram_used=size_to_bytes(get("memory.used"), default_unit="MiB"),
+            vram_total=gpu.vram_bytes, util_pct=number(get("utilization.gpu")),
+            processes=tuple(procs.get(gpu.uuid, ())) if gpu.uuid else (),
+        ))
+    if view.gpus:
+        view.driver_loaded = True
+        view.versions["nvidia"] = view.gpus[0].driver_version
+    return Parsed(view, problems)
+
+
+def _apps(text: str) -> dict[str, list[GpuProcess]]:
+    """``APPS_QUERY`` rows (noheader, MiB) -> processes per GPU uuid."""
+    procs: dict[str, list[GpuProcess]] = {}
+    for line in (text or "").splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 4 and parts[1].isdigit():
+            procs.setdefault(parts[0], []).append(
+                GpuProcess(int(parts[1]), parts[2], size_to_bytes(parts[3], default_unit="MiB")))
+    return procs
