@@ -46,3 +46,14 @@ def test_static_subcommand_list_matches_the_parser():
     from hipwizard.cli import SUBCOMMANDS, _subcommand_names, build_parser
 
     assert _subcommand_names(build_parser()) == set(SUBCOMMANDS)
+
+
+def test_status_cli_lists_every_step_of_the_registry_in_order(tmp_path, capsys):
+    from hipwizard.steps import STEPS
+
+    assert main(["status", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"workspace {tmp_path.resolve()}"
+    rows = lines[1:-1]
+    assert [r.split()[1:3] for r in rows] == [[str(s.number), s.key] for s in STEPS]
+    assert all("not started" in r for r in rows) and lines[-1] == "next: doctor"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from hipwizard.errors import UserError
 
@@ -34,62 +33,24 @@ def add_commands(sub) -> None:
     p.set_defaults(func=run_doctor)
 
 
-def make_runner(replay: str | None, record: str | None):
-    """The runner for a doctor run: replay, recording or live. Bad directories are a UserError."""
-    from hipwizard.runner import SubprocessRunner
-
-    if replay:
-        from hipwizard.doctor.probes import default_probes
-        from hipwizard.doctor.replay import ReplayRunner, slug
-
-        path = Path(replay).expanduser()
-        if not path.is_dir():
-            raise UserError(f"--replay {replay}: not a directory")
-        runner = ReplayRunner(path)
-        wanted = {slug(p.argv) for p in default_probes()}
-        if not runner.recorded_slugs() & wanted:
-            raise UserError(f"--replay {replay}: no recorded outputs in it (expected files such as rocminfo.txt; "
-                            "make one with `hipwizard doctor --record DIR`)")
-        return runner, f"replay of {path.name}"
-    if record:
-        from hipwizard.doctor.replay import RecordingRunner
-
-        path = Path(record).expanduser()
-        if path.exists() and not path.is_dir():
-            raise UserError(f"--record {record}: exists and is not a directory")
-        if path.is_dir() and any(path.glob("*.txt")):
-            raise UserError(f"--record {record}: already holds recordings; choose an empty or new directory")
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(f"--record {record}: cannot create it ({exc.strerror})") from None
-        return RecordingRunner(SubprocessRunner(), path), "live"
-    return SubprocessRunner(), "live"
-
-
 def run_doctor(args) -> int:
+    from hipwizard.doctor import services
     from hipwizard.doctor.probes import DEFAULT_TIMEOUT_S
-    from hipwizard.doctor.report import diagnose, render_text
-    from hipwizard.doctor.state import save_report
+    from hipwizard.doctor.report import render_text
+    from hipwizard.progress import stderr_reporter
     from hipwizard.workspace import Workspace
 
     timeout = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
     if not timeout > 0:
         raise UserError("--timeout must be a positive number of seconds")
-    runner, origin = make_runner(args.replay, args.record)
-    report = diagnose(runner, timeout=timeout, origin=origin)
-    data = report.to_dict()
-    if args.record:
-        from hipwizard.atomic import atomic_write_json
-
-        atomic_write_json(Path(args.record).expanduser() / "doctor-report.json", data)
-    if not args.no_save:
-        try:
-            save_report(Workspace.open(args.workspace), report)
-        except OSError as exc:
-            print(f"hipwizard: warning: report not saved in the workspace: {exc}", file=sys.stderr)
+    ws = None if args.no_save else Workspace.open(args.workspace)
+    source = services.open_source(replay=args.replay, record=args.record)
+    result = services.diagnose(ws, source, timeout=timeout, progress=stderr_reporter())
+    report = result.report
+    if result.save_error:
+        print(f"hipwizard: warning: report not saved in the workspace: {result.save_error}", file=sys.stderr)
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(json.dumps(report.to_dict(), indent=2))
     else:
         sys.stdout.write(render_text(report))
         if args.record:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hipwizard.steps import STEP_KEYS
+from hipwizard.steps import STEPS
 from hipwizard.workspace import Workspace
 
 
@@ -17,7 +17,7 @@ def add_commands(sub) -> None:
 
 def _status(args) -> int:
     ws = Workspace.open(args.dir)
-    rows = {step: ws.step_status(step) for step in STEP_KEYS}
+    rows = {spec.key: ws.step_status(spec.key) for spec in STEPS}
     nxt = ws.next_step()
     if args.json:
         print(json.dumps({
@@ -27,7 +27,8 @@ def _status(args) -> int:
         }, indent=2))
         return 0
     print(f"workspace {ws.root}")
-    for i, (step, st) in enumerate(rows.items(), 1):
-        print(f"  {st.symbol} {i} {step:<7} {st.state:<12} {st.summary}")
+    for spec in STEPS:
+        st = rows[spec.key]
+        print(f"  {st.symbol} {spec.number} {spec.key:<7} {st.state:<12} {st.summary}")
     print(f"next: {nxt}" if nxt else "all steps done")
     return 0

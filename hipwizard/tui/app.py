@@ -10,15 +10,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from hipwizard import __version__
+from hipwizard.steps import STEP_KEYS, STEPS, step_by_key
 from hipwizard.tui.help_screen import HelpScreen, bindings_of
 from hipwizard.tui.home import HomeScreen
 from hipwizard.tui.keymap import load_keymap
 from hipwizard.tui.keys import explain_bindings, explanation
-from hipwizard.steps import STEP_KEYS, STEPS, step_by_key
+from hipwizard.tui.workers import Jobs
 from hipwizard.workspace import Workspace
 
 
-class HipwizardApp(App):
+class HipwizardApp(Jobs, App):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live in other folders
     TITLE = "hipwizard"
     ENABLE_COMMAND_PALETTE = True
@@ -27,7 +28,8 @@ class HipwizardApp(App):
         Binding("h", "home", "Home", id="app.home"),
         Binding("q", "quit", "Quit", id="app.quit"),
         # 1-4 open a step from any screen (ids keep the old home.* names so existing keymaps still apply).
-        *(Binding(str(s.number), f"open_step('{s.key}')", s.title, show=False, id=f"home.{s.key}") for s in STEPS),
+        *(Binding(str(s.number), f"open_step('{s.key}')", f"Step {s.number}: {s.title}", show=False,
+                  id=f"home.{s.key}") for s in STEPS),
         Binding("g", "next_step", "Next step", show=False, id="app.next_step"),
         *explain_bindings(),
     ]
@@ -71,14 +73,13 @@ class HipwizardApp(App):
 
     def action_next_step(self) -> None:
         """``g``: open the first step that is not done (statuses read off the UI thread)."""
-        self.run_worker(self._open_next_step, thread=True, group="next-step", exclusive=True)
+        self.start_job("next-step", self.workspace.next_step, done=self._open_next_step)
 
-    def _open_next_step(self) -> None:
-        key = self.workspace.next_step()
+    def _open_next_step(self, key: str | None) -> None:
         if key is None:
-            self.call_from_thread(self.notify, "Every step is done. ✔")
+            self.notify("Every step is done. ✔")
         else:
-            self.call_from_thread(self.action_open_step, key)
+            self.action_open_step(key)
 
     def action_explain_key(self, key: str) -> None:
         """A verb key pressed where it does nothing: say so, and where it works."""
@@ -90,7 +91,8 @@ class HipwizardApp(App):
             return
         title = getattr(self.screen, "HELP_TITLE", None) or type(self.screen).__name__.removesuffix("Screen")
         extra = getattr(self.screen, "HELP_TEXT", "")
-        self.push_screen(HelpScreen(title, bindings_of(self.screen), extra))
+        here, everywhere = bindings_of(self.screen)
+        self.push_screen(HelpScreen(title, here, everywhere, extra))
 
     def _remember(self, key: str) -> None:
         try:

@@ -1,20 +1,26 @@
-"""The wizard's home: the four steps with their status, and the suggested next step."""
+"""The wizard's home: the four steps with their status, and the suggested next step.
+
+Fits 80x24: below 34 rows each card drops its blurb and keeps its summary to one line (``-short``), and the
+list scrolls rather than pushing the footer off when even that does not fit.
+"""
 
 from __future__ import annotations
 
-from textual import work
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from hipwizard.steps import STEPS, Step
+from hipwizard.tui.workers import Jobs
+from hipwizard.workspace import StepStatus, Workspace
 
 
-class StepCard(Static, can_focus=True):
-    """One step: number, title, state (symbol and word) and one-line summary. Click or Enter opens it."""
+class StepCard(Vertical, can_focus=True):
+    """One step: number, title, state (symbol and word), one-line summary, blurb. Click or Enter opens it."""
 
     BINDINGS = [Binding("enter", "open", "Open step", show=False)]
 
@@ -27,16 +33,24 @@ class StepCard(Static, can_focus=True):
         super().__init__(id=f"step-{spec.key}", classes="step-card")
         self.spec = spec
 
+    def compose(self) -> ComposeResult:
+        yield Static(classes="card-title")
+        yield Static(classes="card-summary")
+        yield Static(f"[dim]{self.spec.blurb}[/dim]", classes="card-blurb")
+
     def show(self, symbol: str, state: str, summary: str, suggested: bool) -> None:
         spec = self.spec
         self.set_class(suggested, "suggested")
         self.set_class(state == "done", "done")
         self.set_class(state == "attention", "attention")
         hint = "   ➜ next" if suggested else ""
-        self.update(
-            f"[b]{spec.number}  {spec.title}[/b]   {symbol} {state}{hint}\n"
-            f"{summary}\n[dim]{spec.blurb}[/dim]"
-        )
+        self.query_one(".card-title", Static).update(f"[b]{spec.number}  {spec.title}[/b]   {symbol} {state}{hint}")
+        self.query_one(".card-summary", Static).update(escape(summary))
+
+    @property
+    def text(self) -> str:
+        """What the card says, as plain text (title, summary, blurb)."""
+        return "\n".join(str(w.render()) for w in self.query(Static))
 
     def on_click(self) -> None:
         self.post_message(self.Chosen(self.spec))
@@ -45,7 +59,13 @@ class StepCard(Static, can_focus=True):
         self.post_message(self.Chosen(self.spec))
 
 
-class HomeScreen(Screen):
+class StepList(VerticalScroll, inherit_bindings=False, can_focus=False):
+    """The cards, scrolling when the terminal is too short for them; the arrow keys stay the screen's (they
+    move between cards, and the list follows the focus)."""
+
+
+class HomeScreen(Jobs, Screen):
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
     BINDINGS = [
         Binding("g", "open_next", "Next step", id="home.next"),
         Binding("down,j", "app.focus_next", "Down", show=False),
@@ -54,7 +74,7 @@ class HomeScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
-        with Vertical(id="home"):
+        with StepList(id="home"):
             yield Static(id="workspace-line")
             for spec in STEPS:
                 yield StepCard(spec)
@@ -85,15 +105,12 @@ class HomeScreen(Screen):
         if self._painted:
             self.refresh_status()
 
-    @work(thread=True, exclusive=True, group="home-status")
     def refresh_status(self) -> None:
         """Each step's status, read off the UI thread: the first frame never waits for the workspace."""
-        ws = self.app.workspace
-        demo = bool(ws.read_state("workspace").get("demo"))
-        statuses = {s.key: ws.step_status(s.key) for s in STEPS}
-        self.app.call_from_thread(self._show_status, statuses, demo)
+        self.start_job("status", read_statuses, self.app.workspace, done=self._show_status)
 
-    def _show_status(self, statuses, demo: bool) -> None:
+    def _show_status(self, found: tuple[dict[str, StepStatus], bool]) -> None:
+        statuses, demo = found
         ws = self.app.workspace
         suffix = "  (embedded demo)" if demo else ""
         self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]{suffix}")
@@ -112,6 +129,14 @@ class HomeScreen(Screen):
     def action_open_next(self) -> None:
         if self._next is not None:
             self.app.action_open_step(self._next.key)
+        else:  # statuses not read yet, or every step done: the app reads them and says so
+            self.app.action_next_step()
 
     def on_step_card_chosen(self, message: StepCard.Chosen) -> None:
         self.app.action_open_step(message.spec.key)
+
+
+def read_statuses(ws: Workspace) -> tuple[dict[str, StepStatus], bool]:
+    """(each step's status, whether this is the embedded demo workspace): what the cards show."""
+    demo = bool(ws.read_state("workspace").get("demo"))
+    return {s.key: ws.step_status(s.key) for s in STEPS}, demo

@@ -14,6 +14,8 @@ one again cancels the older one, and its result is dropped.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from functools import partial
 from typing import Any, Callable
 
@@ -37,11 +39,19 @@ class Jobs:
 
     def start_job(self, name: str, fn: Callable[..., Any], *args: Any,
                   done: Callable[[Any], None] | None = None, failed: Callable[[str], None] | None = None,
-                  progress: bool = False, **kwargs: Any) -> Worker:
+                  progress: bool = False, daemon: bool = False, **kwargs: Any) -> Worker:
+        """``daemon=True``: ``fn`` runs in a daemon thread that quitting never joins (Textual's thread workers
+        run in the event loop's executor, which ``asyncio.run`` joins at exit): for work that may hang on an
+        outside program, such as the doctor's probes."""
         if progress:
             kwargs["progress"] = partial(self._post_progress, name)
-        worker = self.run_worker(partial(fn, *args, **kwargs), name=name, group=f"job-{name}", thread=True,
-                                 exclusive=True, exit_on_error=False)
+        work = partial(fn, *args, **kwargs)
+        if daemon:
+            worker = self.run_worker(_in_daemon_thread(work, name), name=name, group=f"job-{name}",
+                                     exclusive=True, exit_on_error=False)
+        else:
+            worker = self.run_worker(work, name=name, group=f"job-{name}", thread=True,
+                                     exclusive=True, exit_on_error=False)
         self._job_callbacks()[worker] = (done, failed)
         return worker
 
@@ -52,7 +62,10 @@ class Jobs:
         return callbacks
 
     def _post_progress(self, name: str, progress: Progress) -> None:
-        self.post_message(WorkProgress(name, progress))
+        try:
+            self.post_message(WorkProgress(name, progress))
+        except RuntimeError:  # the app quit while a daemon job still ran: nobody is listening
+            pass
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         callbacks = self._job_callbacks()
@@ -71,3 +84,29 @@ class Jobs:
                 self.notify(f"✖ {text}", severity="error", timeout=8)
         elif event.state == WorkerState.CANCELLED:
             callbacks.pop(event.worker, None)
+
+
+async def _in_daemon_thread(work: Callable[[], Any], name: str) -> Any:
+    """Run ``work`` in a daemon thread and await its result; cancelling (exclusive restart, screen closed, app
+    quit) stops the waiting, and the thread's late result is dropped."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if answer.done():
+            return
+        answer.set_result(value) if ok else answer.set_exception(value)
+
+    def target() -> None:
+        try:
+            outcome = (True, work())
+        except BaseException as exc:  # reported through the worker, like a thread worker's error
+            outcome = (False, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *outcome)
+        except RuntimeError:  # the loop is closed: the app has gone
+            pass
+
+    threading.Thread(target=target, daemon=True, name=f"job {name}").start()
+    return await answer
+

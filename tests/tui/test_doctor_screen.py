@@ -8,7 +8,7 @@ from textual.widgets import OptionList, Static
 
 from hipwizard.doctor.replay import ReplayRunner
 from hipwizard.tui.app import HipwizardApp
-from hipwizard.tui.doctor_screen import DoctorScreen
+from hipwizard.tui.doctor.screen import DoctorScreen
 from hipwizard.workspace import Workspace
 
 ENVS = Path(__file__).parent.parent / "fixtures" / "doctor"
@@ -57,6 +57,62 @@ async def test_first_frame_says_probing_before_any_probe_answers(tmp_path):
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert screen.report is not None
+
+
+async def test_leaving_or_quitting_never_waits_for_a_hung_tool(tmp_path):
+    import threading
+    import time
+
+    never = threading.Event()
+
+    class HungReplay(ReplayRunner):  # every tool hangs (for a minute: longer than any test may take)
+        def run(self, argv, **kw):
+            never.wait(60)
+            return super().run(argv, **kw)
+
+    app = HipwizardApp(Workspace(tmp_path), resume=False)
+    app.doctor_runner = HungReplay(ENVS / "mi300x-8x-rocm62")
+    started = time.monotonic()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("1")
+        await pilot.pause()
+        assert any(t.name == "job diagnose" and t.daemon for t in threading.enumerate())
+        await pilot.press("h")  # leave the screen mid-probe
+        await pilot.pause()
+        await pilot.press("1")
+        await pilot.pause()
+        await pilot.press("q")
+    assert time.monotonic() - started < 20
+    never.set()
+
+
+async def test_progress_counts_the_tools_that_answered(tmp_path):
+    import threading
+
+    gate = threading.Semaphore(0)
+
+    class OneAtATime(ReplayRunner):
+        def run(self, argv, **kw):
+            gate.acquire(timeout=10)
+            return super().run(argv, **kw)
+
+    app = HipwizardApp(Workspace(tmp_path), resume=False)
+    app.doctor_runner = OneAtATime(ENVS / "mi300x-8x-rocm62")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("1")
+        await pilot.pause()
+        gate.release()
+        summary = app.screen.query_one("#doctor-summary", Static)
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if "1 of" in _text(summary):
+                break
+        assert "tools answered, last:" in _text(summary)
+        for _ in range(40):
+            gate.release()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen.report is not None
 
 
 async def test_checklist_has_symbols_and_words_and_details_follow_selection(tmp_path):
@@ -126,3 +182,23 @@ def test_snapshot_mi300x_ready(snap_compare, tmp_path):
 def test_snapshot_no_gpu_machine(snap_compare, tmp_path):
     assert snap_compare(_app(tmp_path, "nogpu-debian"), terminal_size=(130, 40),
                         run_before=_snap_before(tmp_path, "nogpu-debian"))
+
+
+def test_snapshot_mi300x_80x24(snap_compare, tmp_path):
+    """80x24: the whole checklist and the selected check's details, the footer's keys."""
+    assert snap_compare(_app(tmp_path, "mi300x-8x-rocm62"), terminal_size=(80, 24),
+                        run_before=_snap_before(tmp_path, "mi300x-8x-rocm62"))
+
+
+def test_snapshot_mi300x_160x45(snap_compare, tmp_path):
+    assert snap_compare(_app(tmp_path, "mi300x-8x-rocm62"), terminal_size=(160, 45),
+                        run_before=_snap_before(tmp_path, "mi300x-8x-rocm62"))
+
+
+async def test_at_80x24_every_check_is_on_screen(tmp_path):
+    app = _app(tmp_path, "mi300x-8x-rocm62")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open_doctor(pilot)
+        checks = screen.query_one("#doctor-checks", OptionList)
+        assert checks.max_scroll_y == 0 and checks.option_count == len(screen.report.checks)
+        assert screen.query_one("#doctor-detail-box").region.width >= 36

@@ -1,32 +1,30 @@
 """Step 1, the Doctor: a checklist (symbol + word per status), details of the selected check, re-run, copy.
 
-Layout and event wiring only: probing, parsing and checking are ``hipwizard.doctor.report.diagnose``, run
-in a thread worker so the first frame ("probing...") never waits. The runner comes from, in order: the
-screen's argument, ``app.doctor_runner`` (tests, snapshots), a ``replay_dir`` in the doctor's workspace
-state, else the real tools.
+Layout and event wiring only: probing, checking and saving are ``hipwizard.doctor.services.diagnose``, run as
+a daemon job (``Jobs.start_job(daemon=True)``), so the first frame ("probing...") never waits and leaving the
+screen or quitting never waits for a slow tool. The answers come from, in order: the screen's runner argument,
+``app.doctor_runner`` (tests, snapshots), else ``services.workspace_source`` (a recording the workspace
+names, else the real tools).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rich.markup import escape
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from hipwizard.doctor import services
 from hipwizard.doctor.models import DoctorReport
-from hipwizard.doctor.state import demo_note, replay_dir, save_report
+from hipwizard.doctor.state import demo_note
+from hipwizard.tui.messages import WorkProgress
+from hipwizard.tui.workers import Jobs
 
-REPORT_FILE = "doctor-report.txt"  # in the workspace's .hipwizard/ folder
 
-
-class DoctorScreen(Screen):
+class DoctorScreen(Jobs, Screen):
     step_key = "doctor"
     CSS_PATH = "doctor.tcss"
     HELP_TITLE = "Doctor"
@@ -36,26 +34,15 @@ class DoctorScreen(Screen):
         "Headless: hipwizard doctor [--json]. For a support ticket: hipwizard doctor --record DIR saves every "
         "tool output; hipwizard doctor --replay DIR shows what that machine sees."
     )
+    # Narrow terminals (80 columns): a narrower checklist leaves the details room to read.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         Binding("r", "rerun", "Re-run checks", id="doctor.rerun"),
         Binding("c", "copy_report", "Copy report", id="doctor.copy"),
         Binding("j", "cursor('down')", "Down", show=False, id="doctor.down"),
         Binding("k", "cursor('up')", "Up", show=False, id="doctor.up"),
     ]
-
-    class Progress(Message):
-        """One probe answered (sent from the worker thread)."""
-
-        def __init__(self, name: str, done: int, total: int) -> None:
-            super().__init__()
-            self.name, self.done, self.total = name, done, total
-
-    class Diagnosed(Message):
-        """The worker finished: the report, or why it could not be made."""
-
-        def __init__(self, report: DoctorReport | None, error: str = "") -> None:
-            super().__init__()
-            self.report, self.error = report, error
 
     def __init__(self, runner=None) -> None:
         super().__init__()
@@ -82,21 +69,10 @@ class DoctorScreen(Screen):
         self.action_rerun()
 
     # --- probing ------------------------------------------------------------------------------
-    def _make_runner(self):
-        if self._runner is not None:
-            return self._runner, "live"
-        runner = getattr(self.app, "doctor_runner", None)
-        if runner is not None:
-            directory = getattr(runner, "directory", None)
-            return runner, (f"replay of {Path(directory).name}" if directory else "live")
-        replay = replay_dir(self.app.workspace)
-        if replay and Path(replay).is_dir():
-            from hipwizard.doctor.replay import ReplayRunner
-
-            return ReplayRunner(replay), f"replay of {Path(replay).name}"
-        from hipwizard.runner import SubprocessRunner
-
-        return SubprocessRunner(), "live"
+    def _source(self) -> services.Source | None:
+        """A runner given to the screen or the app (tests, snapshots); None: the service decides."""
+        runner = self._runner if self._runner is not None else getattr(self.app, "doctor_runner", None)
+        return None if runner is None else services.Source.of(runner)
 
     def action_rerun(self) -> None:
         if self.running:
@@ -104,57 +80,27 @@ class DoctorScreen(Screen):
             return
         self.running = True
         self.query_one("#doctor-summary", Static).update("○ probing... (0 tools answered)")
-        self._diagnose()
+        self.start_job("diagnose", services.diagnose, self.app.workspace, self._source(), progress=True,
+                       daemon=True, done=self._diagnosed, failed=self._failed)
 
-    @work(exclusive=True, group="doctor")
-    async def _diagnose(self) -> None:
-        """Probe in a daemon thread and await it: leaving the screen or quitting never waits for a slow tool."""
-        import asyncio
-        import threading
-
-        from hipwizard.doctor.probes import default_probes
-        from hipwizard.doctor.report import diagnose
-
-        total = len(default_probes())
-        done: list[str] = []
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future = loop.create_future()
-
-        def on_probe(name, _result) -> None:
-            done.append(name)
-            self.post_message(self.Progress(name, len(done), total))
-
-        def probe_all() -> None:
-            try:
-                runner, origin = self._make_runner()
-                result = (diagnose(runner, origin=origin, on_probe=on_probe), "")
-            except Exception as exc:  # the thread must always report back
-                result = (None, f"{type(exc).__name__}: {exc}")
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(result))
-
-        threading.Thread(target=probe_all, daemon=True, name="doctor probes").start()
-        report, error = await answer
-        self.post_message(self.Diagnosed(report, error))
-
-    def on_doctor_screen_progress(self, message: Progress) -> None:
-        if self.running:
+    def on_work_progress(self, message: WorkProgress) -> None:
+        p = message.progress
+        if self.running and message.job == "diagnose":
             self.query_one("#doctor-summary", Static).update(
-                f"○ probing... ({message.done} of {message.total} tools answered, last: {escape(message.name)})")
+                f"○ probing... ({p.done} of {p.total} tools answered, last: {escape(p.item)})")
 
-    def on_doctor_screen_diagnosed(self, message: Diagnosed) -> None:
+    def _failed(self, error: str) -> None:
         self.running = False
-        if message.report is None:
-            self.query_one("#doctor-summary", Static).update(f"✖ the doctor could not finish: {escape(message.error)}")
-            return
-        self.report = report = message.report
-        try:
-            save_report(self.app.workspace, report)
-        except OSError as exc:
-            self.notify(f"report not saved: {exc}", severity="warning")
+        self.query_one("#doctor-summary", Static).update(f"✖ the doctor could not finish: {escape(error)}")
+
+    def _diagnosed(self, result: services.Diagnosis) -> None:
+        self.running = False
+        self.report = report = result.report
+        if result.save_error:
+            self.notify(f"report not saved: {result.save_error}", severity="warning")
         verdict = "✖ not ready" if report.failed else "✔ no check fails"
         self.query_one("#doctor-summary", Static).update(
-            f"[b]{verdict}[/b] — {report.summary()}  ·  {escape(report.origin)}  ·  r re-run, c copy")
+            f"[b]{verdict}[/b] — {report.summary()}  ·  {escape(report.origin)}")
         checks = self.query_one("#doctor-checks", OptionList)
         highlighted = checks.highlighted
         checks.clear_options()
@@ -192,18 +138,10 @@ class DoctorScreen(Screen):
         if self.report is None:
             self.notify("Nothing to copy yet: the doctor is still probing.", severity="warning")
             return
-        from hipwizard.atomic import atomic_write_text
-        from hipwizard.doctor.report import render_text
-
-        text = render_text(self.report)
-        self.app.copy_to_clipboard(text)
         ws = self.app.workspace
-        target = ws.state_dir / REPORT_FILE
-        try:
-            atomic_write_text(target, text)
-        except OSError as exc:
-            self.notify(f"Copied to the clipboard; not saved: {exc}", severity="warning")
+        exported = services.export_report(ws, self.report)
+        self.app.copy_to_clipboard(exported.text)
+        if exported.error:
+            self.notify(f"Copied to the clipboard; not saved: {exported.error}", severity="warning")
             return
-        self.notify(f"Report copied to the clipboard and saved to {target.relative_to(ws.root)}")
-
-
+        self.notify(f"Report copied to the clipboard and saved to {exported.path.relative_to(ws.root)}")
