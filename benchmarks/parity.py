@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 os.fsync(fh.fileno())
 
         def device_compare(cand_outputs):
-            ref = read_tensor_file(tmp / "a.safetensors", decode_bf16=False)  # as jobs.compare_rerun reads it
+            ref = read_tensor_file(tmp / "a.safetensors", decode_bf16=False)  # as runs.compare_rerun reads it
             cand = TensorFile(Path("this run"), {**{f"input/{k}": v.numpy() for k, v in inputs.items()},
                                                   **{f"output/{n}": t for n, t in cand_outputs.items()}},
                               {}, {META_KEY: json.dumps(meta)})

@@ -2,47 +2,29 @@
 
 Exit codes: 0 every module (or curve) within tolerance, 1 numerical failure (tolerance exceeded, NaN,
 Inf, curves diverged), 2 bad input (UserError: wrong model, truncated file, missing modules, shape
-mismatch). ``python -m hipwizard.parity.worker`` runs the same commands with JSON-line progress.
+mismatch). Argument parsing and printing only: the actions are ``hipwizard.parity.services``, which the
+dashboard calls too. Progress goes to stderr when it is a terminal.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.progress import stderr_reporter
 
 TOLERANCE_CHOICES = ("fp64", "fp32", "fp16", "bf16")
 
 
-class Reporter:
-    """Progress and results: human lines on stderr/stdout, or JSON lines on stdout (the worker)."""
-
-    def __init__(self, json_lines: bool = False):
-        self.json_lines = json_lines
-        self._last = None
-
-    def progress(self, stage: str, done: int | None = None, total: int | None = None) -> None:
-        if self.json_lines:
-            self.event("progress", stage=stage, done=done, total=total)
-        elif stage != self._last:
-            print(f"· {stage}", file=sys.stderr, flush=True)
-        self._last = stage
-
-    def event(self, name: str, **data) -> None:
-        print(json.dumps({"event": name, **data}, default=str), flush=True)
-
-
 def add_commands(sub) -> None:
     parity = sub.add_parser("parity", help="step 3: compare layer outputs across devices and dtypes; loss curves")
-    add_actions(parity.add_subparsers(dest="parity_command", metavar="ACTION", required=True))
-
-
-def add_actions(actions) -> None:
+    actions = parity.add_subparsers(dest="parity_command", metavar="ACTION", required=True)
     cap = actions.add_parser("capture", help="run a model (or harness) once and store inputs, outputs and metadata")
     _subject_args(cap)
-    _run_args(cap)
+    _run_args(cap, dtype_default="fp32")
     cap.add_argument("--out", type=Path, required=True, help="the capture file to write (.safetensors)")
     cap.add_argument("--json", action="store_true", help="print the result as JSON")
     cap.set_defaults(func=cmd_capture)
@@ -80,7 +62,7 @@ def _subject_args(p) -> None:
     g.add_argument("--harness", type=Path, metavar="FILE.py", help="a harness file defining named kernel cases")
 
 
-def _run_args(p, dtype_default: str | None = "fp32") -> None:
+def _run_args(p, dtype_default: str | None = None) -> None:
     p.add_argument("--layers", help="comma-separated module name globs (default: every decoder layer's "
                    "attention and MLP, the final norm and the logits)")
     p.add_argument("--dtype", default=dtype_default, choices=TOLERANCE_CHOICES,
@@ -100,7 +82,7 @@ def _workspace_args(p) -> None:
 
 
 def _subject(args):
-    from hipwizard.parity.jobs import Subject
+    from hipwizard.parity.requests import Subject
 
     if args.harness is not None:
         return Subject(harness=args.harness)
@@ -111,8 +93,8 @@ def _subject(args):
     return None
 
 
-def _options(args, dtype: str):
-    from hipwizard.parity.jobs import RunOptions
+def _options(args):
+    from hipwizard.parity.requests import RunOptions
 
     perturb = {}
     for item in args.perturb or []:
@@ -124,74 +106,58 @@ def _options(args, dtype: str):
         if not sep or not name:
             raise UserError(f"bad --perturb {item!r}: use MODULE=SCALE, e.g. model.layers.0.mlp=0.1")
     layers = [p.strip() for p in args.layers.split(",") if p.strip()] if args.layers else None
-    return RunOptions(dtype=dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
+    return RunOptions(dtype=args.dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
                       layers=layers, perturb=perturb, attn=args.attn)
 
 
-def cmd_capture(args, reporter: Reporter | None = None) -> int:
-    from hipwizard.parity import jobs
+@contextmanager
+def _terminal_progress():
+    """``stderr_reporter`` (None off a terminal), and the progress line cleared afterwards: the last stages
+    have no count, so nothing ends the line, and the result (or the error) must not start on it."""
+    report = stderr_reporter()
+    try:
+        yield report
+    finally:
+        if report is not None:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
 
-    reporter = reporter or Reporter()
-    subject = _subject(args)
-    if subject is None:
-        raise UserError("say what to capture: --model DIR, --demo or --harness FILE.py")
-    result = jobs.capture(subject, _options(args, args.dtype), args.out, progress=reporter.progress)
+
+def _workspace(args):
+    from hipwizard.workspace import Workspace
+
+    return None if args.no_save else Workspace.open(args.workspace)
+
+
+def cmd_capture(args) -> int:
+    from hipwizard.parity import services
+
+    with _terminal_progress() as progress:
+        result = services.capture(_subject(args), _options(args), args.out, progress=progress)
     meta = result.meta
-    payload = {"path": str(result.path), "bytes": result.bytes, "modules": result.modules, "timings": result.timings,
-               "device_name": meta.get("device_name"), "dtype": meta.get("dtype"), "torch": meta.get("torch")}
-    if reporter.json_lines:
-        reporter.event("result", kind="capture", exit=0, **payload)
-    elif args.json:
-        print(json.dumps(payload, indent=2))
+    if args.json:
+        print(json.dumps({"path": str(result.path), "bytes": result.bytes, "modules": result.modules,
+                          "timings": result.timings, "device_name": meta.get("device_name"),
+                          "dtype": meta.get("dtype"), "torch": meta.get("torch")}, indent=2))
     else:
-        t = result.timings
         print(f"wrote {result.path} ({_size(result.bytes)}, {result.modules} modules) — {meta.get('dtype')} on "
               f"{meta.get('device_name')}, torch {meta.get('torch')}")
-        print("time: " + ", ".join(f"{k.removesuffix('_s')} {v:.3f} s" for k, v in t.items()))
+        print("time: " + ", ".join(f"{k.removesuffix('_s')} {v:.3f} s" for k, v in result.timings.items()))
     return 0
 
 
-def cmd_compare(args, reporter: Reporter | None = None) -> int:
-    from hipwizard.parity import jobs
-    from hipwizard.parity.compare import compare_files
-    from hipwizard.parity.tensorfile import read_meta
+def cmd_compare(args) -> int:
+    from hipwizard.parity import services
+    from hipwizard.parity.requests import CompareRequest, TolerancePolicy
     from hipwizard.parity.tolerances import parse_overrides
 
-    reporter = reporter or Reporter()
-    subject = _subject(args)
-    kwargs = {"tolerance": args.tolerance, "overrides": parse_overrides(args.tol),
-              "tolerance_file": args.tolerance_file, "jump": args.jump}
-    if args.reference == "cpu":
-        if args.ref is not None or subject is None:
-            raise UserError("--reference cpu takes no capture file: give --model DIR, --demo or --harness FILE.py")
-        opts = _options(args, args.dtype or "fp32")
-        comp = jobs.compare_same_machine(subject, opts, keep=args.keep, progress=reporter.progress, **kwargs)
-        label = "same machine"
-    elif args.ref is None:
-        raise UserError("give a reference capture (REF.safetensors), or --reference cpu with --model/--demo/--harness")
-    elif args.cand is not None:
-        if subject is not None:
-            raise UserError("give a candidate capture OR --model/--demo/--harness, not both")
-        reporter.progress("compare", None, None)
-        comp = compare_files(args.ref, args.cand, **kwargs)
-        label = "two captures"
-    elif subject is not None:
-        opts = _options(args, args.dtype or read_meta(args.ref).get("dtype", "fp32"))
-        comp = jobs.compare_rerun(args.ref, subject, opts, keep=args.keep, progress=reporter.progress, **kwargs)
-        label = "re-run of reference inputs"
-    else:
-        raise UserError("compare REF with what? Give CAND.safetensors, --model DIR, --demo or --harness FILE.py")
-    report = None
-    if not args.no_save:
-        from hipwizard.parity.state import record_comparison
-        from hipwizard.workspace import Workspace
-
-        report = record_comparison(Workspace.open(args.workspace), comp, label)
-    code = {"pass": 0, "fail": 1, "invalid": 2}[comp.verdict]
-    if reporter.json_lines:
-        reporter.event("result", kind="comparison", exit=code, report=str(report) if report else None,
-                       comparison=comp.to_dict())
-        return code
+    request = CompareRequest(
+        ref=args.ref, cand=args.cand, subject=_subject(args), same_machine=args.reference == "cpu",
+        options=_options(args), keep=args.keep,
+        tolerance=TolerancePolicy(args.tolerance, parse_overrides(args.tol), args.tolerance_file, args.jump),
+    )
+    with _terminal_progress() as progress:
+        outcome = services.compare(request, ws=_workspace(args), progress=progress)
+    comp = outcome.comparison
     if args.json:
         print(json.dumps(comp.to_dict(), indent=2, default=str))
     else:
@@ -203,25 +169,15 @@ def cmd_compare(args, reporter: Reporter | None = None) -> int:
                 f"{k} {_size(v)}" if k.endswith("bytes") else f"{k} {v:.3f} s" for k, v in comp.timings.items()))
     if comp.verdict == "invalid":
         print(f"hipwizard: error: {comp.problems[0]}", file=sys.stderr)
-    return code
+    return outcome.exit_code
 
 
-def cmd_curves(args, reporter: Reporter | None = None) -> int:
-    from hipwizard.parity.curves import compare_curves, read_curve
+def cmd_curves(args) -> int:
+    from hipwizard.parity import services
 
-    reporter = reporter or Reporter()
-    gap = compare_curves(read_curve(args.run_a), read_curve(args.run_b),
-                         smoothing=args.smoothing, threshold=args.threshold)
-    if not args.no_save:
-        from hipwizard.parity.state import record_curves
-        from hipwizard.workspace import Workspace
-
-        record_curves(Workspace.open(args.workspace), str(args.run_a.resolve()), str(args.run_b.resolve()),
-                      args.smoothing, args.threshold)
-    code = 1 if gap.diverged else 0
-    if reporter.json_lines:
-        reporter.event("result", kind="curves", exit=code, curves=gap.as_dict())
-    elif args.json:
+    gap = services.curves(args.run_a, args.run_b, smoothing=args.smoothing, threshold=args.threshold,
+                          ws=_workspace(args))
+    if args.json:
         print(json.dumps(gap.as_dict(), indent=2))
     else:
         print(f"A: {gap.a.name} ({len(gap.a.steps)} steps)   B: {gap.b.name} ({len(gap.b.steps)} steps)   "
@@ -231,10 +187,11 @@ def cmd_curves(args, reporter: Reporter | None = None) -> int:
             flag = "  ◀ exceeds" if s == gap.exceeds_at else ""
             print(f"{s:>6} {x:>10.4f} {y:>10.4f} {abs(x - y):>10.4f}{flag}")
         print(gap.headline())
-    return code
+    return 1 if gap.diverged else 0
 
 
 def _size(n: float) -> str:
+    """Capture sizes in decimal units, as file managers show them (kB, MB, GB)."""
     n = float(n)
     for unit in ("B", "kB", "MB", "GB"):
         if n < 1000 or unit == "GB":

@@ -3,8 +3,7 @@
 torch and transformers are imported inside the functions (this module is importable without them).
 The file holds ``input/*`` (what was fed), ``output/<module>`` (what each hooked module returned, in the
 run's dtype) and a ``hipwizard`` metadata entry (JSON: devices, versions, dtype, modules in execution
-order with shapes, config and weights hashes). Progress goes to a ``progress(stage, done, total)``
-callback.
+order with shapes, config and weights hashes). Progress goes to a ``hipwizard.progress.ProgressFn``.
 """
 
 from __future__ import annotations
@@ -16,22 +15,18 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from hipwizard.errors import UserError
 from hipwizard.parity.fingerprint import config_hash, weights_hash
 from hipwizard.parity.tensorfile import META_KEY
 from hipwizard.parity.tolerances import canonical_dtype
+from hipwizard.progress import Progress, ProgressFn, quiet
 
 FORMAT = "hipwizard-parity/1"
-Progress = Callable[[str, int | None, int | None], None]
 
 _LAYER_PART = re.compile(r"\.\d+\.(self_attn|attn|self_attention|attention|mlp|feed_forward)$")
 _FINAL_NORM = re.compile(r"^(model|transformer|gpt_neox|model\.decoder)\.(norm|ln_f|final_layer_norm|final_layernorm)$")
-
-
-def _quiet(stage: str, done: int | None = None, total: int | None = None) -> None:
-    pass
 
 
 @dataclass
@@ -161,7 +156,7 @@ def perturbation_hook(scale: float, seed: int = 1234):
 def capture_model(
     model_dir: str | Path, *, dtype: str = "fp32", device: str = "auto", seed: int = 0, batch: int = 2,
     seq: int = 32, layers: list[str] | None = None, inputs_from: dict | None = None,
-    perturb: dict[str, float] | None = None, attn: str | None = None, progress: Progress = _quiet,
+    perturb: dict[str, float] | None = None, attn: str | None = None, progress: ProgressFn | None = None,
     on_device: bool = False,
 ) -> tuple[dict, dict]:
     """Run the model once with hooks. Returns (tensors for the file, metadata dict).
@@ -169,15 +164,15 @@ def capture_model(
     ``inputs_from`` (a dict of CPU tensors, e.g. a reference capture's inputs) replaces the seeded inputs.
     ``on_device`` leaves the module outputs on the run's device (for comparing there); inputs are on the CPU.
     """
-
+    progress = progress or quiet
     model_dir = Path(model_dir)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    progress("fingerprint model", None, None)
+    progress(Progress("fingerprint model"))
     fingerprint = {"name": model_dir.name, "config_hash": config_hash(model_dir), "weights_hash": weights_hash(model_dir)}
     timings["hash_s"] = time.perf_counter() - t0
     device = pick_device(device)
-    progress("load model", None, None)
+    progress(Progress("load model"))
     t0 = time.perf_counter()
     model = load_model(model_dir, dtype, device, attn)
     timings["load_s"] = time.perf_counter() - t0
@@ -207,11 +202,12 @@ def capture_model(
 
 
 def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict[str, float] | None = None,
-               progress: Progress = _quiet, to_host: bool = True) -> tuple[dict, list[str], float]:
+               progress: ProgressFn | None = None, to_host: bool = True) -> tuple[dict, list[str], float]:
     """One forward pass with capture hooks on ``names``. Returns (outputs, execution order, seconds);
     the outputs are on the CPU, or left on ``device`` when ``to_host`` is False."""
     import torch
 
+    progress = progress or quiet
     by_name = dict(model.named_modules())
     for target in perturb or {}:
         if target not in by_name:
@@ -230,13 +226,13 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
             # Clone on the device (a later in-place op could overwrite the activation) and move everything
             # to the host after the pass: a per-hook device->host copy would stall the GPU at every module.
             captured[name] = first.detach().clone()
-            progress("forward", len(order), len(names))
+            progress(Progress("forward", len(order), len(names), name))
         return hook
 
     for name in names:
         handles.append(by_name[name].register_forward_hook(keep(name)))
     try:
-        progress("forward", 0, len(names))
+        progress(Progress("forward", 0, len(names)))
         t0 = time.perf_counter()
         with torch.inference_mode():
             model(**{k: v.to(device) for k, v in inputs.items()}, use_cache=False)
@@ -289,11 +285,10 @@ def read_inputs(path: str | Path) -> tuple[dict, dict]:
     """A capture's inputs as CPU torch tensors (in the dtype they were fed) and its metadata."""
     import torch
 
-    from hipwizard.parity.compare import capture_meta
-    from hipwizard.parity.tensorfile import read_tensor_file
+    from hipwizard.parity.tensorfile import read_meta, read_tensor_file
 
     tf = read_tensor_file(path)
-    meta = capture_meta(tf)
+    meta = read_meta(tf)
     inputs = {}
     for name, arr in tf.tensors.items():
         if name.startswith("input/"):

@@ -7,7 +7,6 @@ shape mismatches are rows of the result and make the whole comparison 'invalid'.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -16,24 +15,13 @@ import numpy as np
 from hipwizard.errors import UserError
 from hipwizard.parity import metrics
 from hipwizard.parity.report import Comparison, LayerResult
-from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
+from hipwizard.parity.tensorfile import TensorFile, read_meta, read_tensor_file
 from hipwizard.parity.tolerances import least_precise, resolve
 
 OUTPUT_PREFIX = "output/"
 INPUT_PREFIX = "input/"
 SIDE_KEYS = ("kind", "device", "device_name", "dtype", "torch", "hip", "cuda", "seed", "batch", "seq",
              "model", "harness", "attn_implementation", "perturb")
-
-
-def capture_meta(tf: TensorFile) -> dict:
-    """The hipwizard metadata of a loaded capture; UserError when it has none."""
-    raw = tf.metadata.get(META_KEY)
-    if raw is None:
-        raise UserError(f"{tf.path} is a safetensors file but not a hipwizard capture")
-    try:
-        return json.loads(raw)
-    except ValueError:
-        raise UserError(f"{tf.path}: its hipwizard metadata is not valid JSON") from None
 
 
 def side_summary(meta: dict, path: Path) -> dict:
@@ -90,7 +78,7 @@ def compare_captures(
     the less precise of the two captures' dtypes. ``metric(ref, cand, tol)`` computes one module's
     Metrics: numpy by default; ``metrics_torch.compute`` when ``cand`` holds tensors still on a device."""
     t0 = time.perf_counter()
-    ref_meta, cand_meta = capture_meta(ref), capture_meta(cand)
+    ref_meta, cand_meta = read_meta(ref), read_meta(cand)
     check_same_subject(ref_meta, cand_meta)
     check_same_inputs(ref, cand)
     tol = resolve(tolerance or least_precise(ref_meta.get("dtype", "fp32"), cand_meta.get("dtype", "fp32")),

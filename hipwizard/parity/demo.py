@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from hipwizard.parity.state import mark_demo
 from hipwizard.workspace import Workspace
 
 
 def prepare(ws: Workspace) -> None:
-    """Mark the workspace so the dashboard offers `r` (fp64 CPU reference vs bf16 candidate). Nothing heavy."""
-    state = ws.read_state("parity")
-    if not state.get("demo"):
-        ws.update_state("parity", demo=True)
+    """Mark the workspace so the dashboard offers D (fp64 CPU reference vs bf16 candidate). Nothing heavy."""
+    mark_demo(ws)

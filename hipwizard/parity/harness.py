@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from hipwizard.errors import UserError
-from hipwizard.parity.capture import Progress, _quiet, environment, pick_device, torch_dtype
-from hipwizard.parity.capture import FORMAT
+from hipwizard.parity.capture import FORMAT, environment, pick_device, torch_dtype
 from hipwizard.parity.tolerances import canonical_dtype
+from hipwizard.progress import Progress, ProgressFn, quiet
 
 
 def load_cases(path: str | Path) -> dict[str, tuple[Any, list]]:
@@ -61,11 +61,12 @@ def load_cases(path: str | Path) -> dict[str, tuple[Any, list]]:
 
 def capture_harness(
     path: str | Path, *, dtype: str = "fp32", device: str = "auto", seed: int = 0,
-    inputs_from: dict | None = None, progress: Progress = _quiet,
+    inputs_from: dict | None = None, progress: ProgressFn | None = None,
 ) -> tuple[dict, dict]:
     """Run every case once. Returns (tensors for the file, metadata dict), like ``capture_model``."""
     import torch
 
+    progress = progress or quiet
     path = Path(path)
     device = pick_device(device)
     torch.manual_seed(seed)
@@ -75,7 +76,7 @@ def capture_harness(
     modules = []
     t0 = time.perf_counter()
     for i, (name, (fn, inputs)) in enumerate(cases.items()):
-        progress("run cases", i, len(cases))
+        progress(Progress("run cases", i, len(cases), name))
         if inputs_from is not None:
             stored = [inputs_from.get(f"{name}/{j}") for j in range(len(inputs))]
             if any(s is None for s in stored):
@@ -100,7 +101,7 @@ def capture_harness(
                             "dtype": str(o.dtype).removeprefix("torch.")})
     if device.startswith("cuda"):
         torch.cuda.synchronize()
-    progress("run cases", len(cases), len(cases))
+    progress(Progress("run cases", len(cases), len(cases)))
     meta = {
         "format": FORMAT, "kind": "harness", **environment(device), "dtype": canonical_dtype(dtype), "seed": seed,
         "harness": {"name": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()[:16]},

@@ -1,6 +1,6 @@
-"""The parity jobs the CLI and the worker run: capture to a file, and the three ways to compare.
+"""Running a subject (a model or a harness) for the Parity step: capture it to a file, and the two
+comparisons that run it (``services.compare`` picks the way; two files need no run, see ``compare``):
 
-- two files: ``compare REF CAND`` (numpy only);
 - re-run: ``compare REF --model DIR|--demo|--harness FILE`` feeds REF's stored inputs to this machine;
 - same machine: ``compare --reference cpu --model DIR|--demo|--harness FILE`` captures a float64 CPU
   reference and the candidate dtype on the chosen device.
@@ -11,68 +11,39 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.parity.capture import CaptureResult, Progress, _quiet
+from hipwizard.parity.capture import CaptureResult
 from hipwizard.parity.compare import compare_files
 from hipwizard.parity.fingerprint import config_hash, weights_hash
 from hipwizard.parity.report import Comparison
+from hipwizard.parity.requests import RunOptions, Subject
 from hipwizard.parity.tensorfile import read_meta
+from hipwizard.progress import Progress, ProgressFn, quiet
 
 
-@dataclass
-class Subject:
-    """What to run: a model folder (``demo`` = the embedded tiny Llama) or a harness file."""
-
-    model: Path | None = None
-    harness: Path | None = None
-    demo: bool = False
-
-    def resolve_model(self, progress: Progress = _quiet) -> Path:
-        if self.demo:
-            from hipwizard.demo_model import build
-
-            progress("build demo model", None, None)
-            return build().model_dir
-        assert self.model is not None
-        if not Path(self.model).is_dir():
-            raise UserError(f"model folder {self.model} does not exist")
-        return Path(self.model)
-
-
-@dataclass
-class RunOptions:
-    """How to run the subject: dtype, device, inputs and which modules to hook."""
-
-    dtype: str = "fp32"
-    device: str = "auto"
-    seed: int = 0
-    batch: int = 2
-    seq: int = 32
-    layers: list[str] | None = None
-    perturb: dict[str, float] = field(default_factory=dict)
-    attn: str | None = None
-
-
-def capture(subject: Subject, opts: RunOptions, out: Path, *, inputs_from: dict | None = None,
-            progress: Progress = _quiet) -> CaptureResult:
-    """Run ``subject`` once with hooks and write the capture to ``out``."""
+def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_from: dict | None = None,
+                    progress: ProgressFn | None = None) -> CaptureResult:
+    """Run ``subject`` once with hooks (``opts.dtype`` None: fp32) and write the capture to ``out``."""
     from hipwizard.parity.capture import capture_model, write_capture
+
+    progress = progress or quiet
+    dtype = opts.dtype or "fp32"
 
     if subject.harness is not None:
         from hipwizard.parity.harness import capture_harness
 
-        tensors, meta = capture_harness(subject.harness, dtype=opts.dtype, device=opts.device, seed=opts.seed,
+        tensors, meta = capture_harness(subject.harness, dtype=dtype, device=opts.device, seed=opts.seed,
                                         inputs_from=inputs_from, progress=progress)
     else:
         tensors, meta = capture_model(
-            subject.resolve_model(progress), dtype=opts.dtype, device=opts.device, seed=opts.seed,
+            subject.resolve_model(progress), dtype=dtype, device=opts.device, seed=opts.seed,
             batch=opts.batch, seq=opts.seq, layers=opts.layers, inputs_from=inputs_from,
             perturb=opts.perturb or None, attn=opts.attn, progress=progress,
         )
-    progress("write capture", None, None)
+    progress(Progress("write capture"))
     return write_capture(out, tensors, meta)
 
 
@@ -89,22 +60,25 @@ def check_fingerprint(ref_meta: dict, model_dir: Path) -> None:
 
 
 def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path | None = None,
-                  progress: Progress = _quiet, **compare_kwargs) -> Comparison:
-    """Feed the reference's stored inputs to ``subject`` on this machine and compare per module.
+                  progress: ProgressFn | None = None, **compare_kwargs) -> Comparison:
+    """Feed the reference's stored inputs to ``subject`` on this machine and compare per module
+    (``opts.dtype`` None: the reference's dtype).
 
     A model's outputs are compared where they were computed (``metrics_torch``: on the GPU with
     ``--device cuda``), without a round trip through a file; ``keep`` still writes the candidate capture.
     """
     from hipwizard.parity.capture import read_inputs
 
+    progress = progress or quiet
     ref_meta = read_meta(ref)
+    opts = replace(opts, dtype=opts.dtype or ref_meta.get("dtype", "fp32"))
     if subject.harness is None:
         if ref_meta.get("kind") != "model":
             raise UserError(f"{ref} is a harness capture: compare it with --harness FILE.py")
         model_dir = subject.resolve_model(progress)
         check_fingerprint(ref_meta, model_dir)
         subject = Subject(model=model_dir)
-        opts.layers = [m["name"] for m in ref_meta.get("modules", [])] or None
+        opts = replace(opts, layers=[m["name"] for m in ref_meta.get("modules", [])] or None)
     elif ref_meta.get("kind") != "harness":
         raise UserError(f"{ref} is a model capture: compare it with --model DIR")
     inputs, _meta = read_inputs(ref)
@@ -114,16 +88,16 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
         return _compare_model_on_device(ref, subject.model, opts, inputs, keep, progress, compare_kwargs)
     with _capture_dir(keep) as folder:
         t0 = time.perf_counter()
-        cand = capture(subject, opts, folder / "candidate.safetensors", inputs_from=inputs, progress=progress)
+        cand = capture_subject(subject, opts, folder / "candidate.safetensors", inputs_from=inputs, progress=progress)
         capture_s = time.perf_counter() - t0
-        progress("compare", None, None)
+        progress(Progress("compare"))
         result = compare_files(ref, cand.path, **compare_kwargs)
     result.timings.update(candidate_capture_s=round(capture_s, 4), candidate_bytes=cand.bytes)
     return result
 
 
 def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, inputs: dict, keep: Path | None,
-                             progress: Progress, compare_kwargs: dict) -> Comparison:
+                             progress: ProgressFn, compare_kwargs: dict) -> Comparison:
     """Re-run a model on the reference's inputs and compare on the device the outputs are on."""
     import json
 
@@ -140,10 +114,10 @@ def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, input
     timings: dict = {"candidate_capture_s": round(capture_s, 4)}
     cand_path = Path(f"{model_dir.name} on {meta['device']} (this run)")
     if keep is not None:
-        progress("write capture", None, None)
+        progress(Progress("write capture"))
         written = write_capture(Path(keep) / "candidate.safetensors", tensors, meta)
         cand_path, timings["candidate_bytes"] = written.path, written.bytes
-    progress("compare", None, None)
+    progress(Progress("compare"))
     # bf16 stays undecoded: the torch metrics copy half the bytes to the device and widen there
     ref_tf = read_tensor_file(ref, decode_bf16=False)
     # the candidate's inputs are the reference's own (CPU tensors); its outputs stay where they were computed
@@ -156,21 +130,23 @@ def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, input
 
 
 def compare_same_machine(subject: Subject, opts: RunOptions, *, keep: Path | None = None,
-                         progress: Progress = _quiet, **compare_kwargs) -> Comparison:
-    """float64 reference on the CPU vs ``opts.dtype`` on ``opts.device``, same inputs, same modules."""
+                         progress: ProgressFn | None = None, **compare_kwargs) -> Comparison:
+    """float64 reference on the CPU vs ``opts.dtype`` (None: fp32) on ``opts.device``, same inputs, same modules."""
+    progress = progress or quiet
+    opts = replace(opts, dtype=opts.dtype or "fp32")
     ref_opts = RunOptions(dtype="fp64", device="cpu", seed=opts.seed, batch=opts.batch, seq=opts.seq,
                           layers=opts.layers, attn=opts.attn)
     if subject.demo:
         subject = Subject(model=subject.resolve_model(progress))
     with _capture_dir(keep) as folder:
         t0 = time.perf_counter()
-        progress("reference (fp64, cpu)", None, None)
-        ref = capture(subject, ref_opts, folder / "reference.safetensors", progress=progress)
+        progress(Progress("reference (fp64, cpu)"))
+        ref = capture_subject(subject, ref_opts, folder / "reference.safetensors", progress=progress)
         t1 = time.perf_counter()
-        progress(f"candidate ({opts.dtype}, {opts.device})", None, None)
-        cand = capture(subject, opts, folder / "candidate.safetensors", progress=progress)
+        progress(Progress(f"candidate ({opts.dtype}, {opts.device})"))
+        cand = capture_subject(subject, opts, folder / "candidate.safetensors", progress=progress)
         t2 = time.perf_counter()
-        progress("compare", None, None)
+        progress(Progress("compare"))
         result = compare_files(ref.path, cand.path, **compare_kwargs)
     result.timings.update(reference_capture_s=round(t1 - t0, 4), candidate_capture_s=round(t2 - t1, 4),
                           reference_bytes=ref.bytes, candidate_bytes=cand.bytes)

@@ -1,12 +1,15 @@
 """The Parity step's workspace state: saved comparison reports, the last curves overlay, the summary.
 
 ``.hipwizard/parity.json`` lists comparisons (newest last, with their verdict) and points at full
-reports in ``.hipwizard/parity/``; the dashboard reads those back. No numpy, no torch.
+reports in ``.hipwizard/parity/``; the dashboard reads those back. It also holds the last loss-curves
+overlay (``curves``: the two run folders, smoothing, threshold) and ``demo`` (the workspace offers the demo
+comparison). This module is the only reader and writer of that file. No numpy, no torch.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -40,9 +43,40 @@ def record_comparison(ws: Workspace, comparison: Comparison, label: str = "") ->
     return path
 
 
+@dataclass(frozen=True)
+class CurvesSpec:
+    """The loss-curves overlay the dashboard shows: two run folders (or logs) and how to compare them."""
+
+    run_a: str
+    run_b: str
+    smoothing: float = 0.3
+    threshold: float = 0.05
+
+
 def record_curves(ws: Workspace, run_a: str, run_b: str, smoothing: float, threshold: float) -> None:
     """Remember the two run folders so the dashboard overlays them."""
     ws.update_state(STEP, curves={"a": run_a, "b": run_b, "smoothing": smoothing, "threshold": threshold})
+
+
+def curves_spec(ws: Workspace) -> CurvesSpec | None:
+    """The overlay last recorded, or None (also for a damaged entry)."""
+    spec = ws.read_state(STEP).get("curves")
+    try:
+        return CurvesSpec(str(spec["a"]), str(spec["b"]), float(spec.get("smoothing", 0.3)),
+                          float(spec.get("threshold", 0.05)))
+    except (TypeError, KeyError, AttributeError, ValueError):
+        return None
+
+
+def mark_demo(ws: Workspace) -> None:
+    """Mark the workspace so the dashboard offers the demo comparison (written only when not marked yet)."""
+    if not ws.read_state(STEP).get("demo"):
+        ws.update_state(STEP, demo=True)
+
+
+def is_demo(ws: Workspace) -> bool:
+    """Whether the dashboard offers the demo comparison: this step, or the whole workspace, is the demo's."""
+    return bool(ws.read_state(STEP).get("demo") or ws.read_state("workspace").get("demo"))
 
 
 def latest_comparison(ws: Workspace) -> Comparison | None:
@@ -62,7 +96,7 @@ def summarize(ws: Workspace) -> StepStatus:
     history = state.get("comparisons", [])
     if not history:
         if state.get("demo"):
-            return StepStatus("not started", "demo: press r on the Parity screen to compare the tiny Llama")
+            return StepStatus("not started", "demo: press D on the Parity screen to compare the tiny Llama")
         return StepStatus("not started", "no comparison yet")
     last = history[-1]
     what = f"{last['candidate']} vs {last['reference']}"

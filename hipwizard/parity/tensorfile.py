@@ -133,16 +133,26 @@ def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFil
     return TensorFile(path, tensors, dtypes, {str(k): str(v) for k, v in metadata.items()})
 
 
-def read_meta(path: str | Path) -> dict:
-    """The hipwizard metadata of a capture (header only; cheap even for big files)."""
-    header, _offset, _size = read_header(Path(path))
-    meta = (header.get("__metadata__") or {}).get(META_KEY)
-    if meta is None:
+def read_meta(source: str | Path | TensorFile) -> dict:
+    """The hipwizard metadata of a capture: the one reader of it.
+
+    ``source`` is a path (only the header is read: cheap even for big files) or an already loaded
+    ``TensorFile``. Raises UserError when the file is not a hipwizard capture.
+    """
+    if isinstance(source, TensorFile):
+        path, raw = source.path, source.metadata.get(META_KEY)
+    else:
+        header, _offset, _size = read_header(Path(source))
+        path, raw = source, (header.get("__metadata__") or {}).get(META_KEY)
+    if raw is None:
         raise UserError(f"{path} is a safetensors file but not a hipwizard capture (no '{META_KEY}' metadata)")
     try:
-        return json.loads(meta)
+        meta = json.loads(raw)
     except ValueError:
         raise UserError(f"{path}: its hipwizard metadata is not valid JSON") from None
+    if not isinstance(meta, dict):
+        raise UserError(f"{path}: its hipwizard metadata is not a JSON object")
+    return meta
 
 
 def write_tensor_file(path: str | Path, entries: dict[str, tuple[str, list[int], Any]],

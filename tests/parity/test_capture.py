@@ -7,7 +7,8 @@ import pytest
 from hipwizard.errors import UserError
 from hipwizard.parity.capture import capture_model, write_capture
 from hipwizard.parity.compare import compare_files
-from hipwizard.parity.jobs import RunOptions, Subject, compare_rerun, compare_same_machine
+from hipwizard.parity.requests import RunOptions, Subject
+from hipwizard.parity.runs import compare_rerun, compare_same_machine
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from hipwizard.cli import main
-from hipwizard.parity.state import latest_comparison, summarize
+from hipwizard.parity.state import curves_spec, latest_comparison, summarize
 from hipwizard.workspace import Workspace
 from tests.parity.parity_captures import layer_outputs, write_capture
 
@@ -76,6 +76,6 @@ def test_curves_command(tmp_path, capsys):
         shutil.copy(fix / f"trainer_log-8b-lora-{name}-h200.jsonl", tmp_path / name / "trainer_log.jsonl")
     rc = main(["parity", "curves", str(tmp_path / "plain"), str(tmp_path / "zero3"), "--workspace", str(tmp_path)])
     assert rc == 0 and "✔ match" in capsys.readouterr().out
-    assert Workspace(tmp_path).read_state("parity")["curves"]["b"].endswith("zero3")
+    assert curves_spec(Workspace(tmp_path)).run_b.endswith("zero3")
     assert main(["parity", "curves", str(tmp_path / "plain"), str(tmp_path / "zero3"), "--threshold", "0.001",
                  "--no-save"]) == 1

@@ -5,7 +5,9 @@ import textwrap
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.parity.jobs import RunOptions, Subject, capture, compare_rerun, compare_same_machine
+from hipwizard.parity.requests import RunOptions, Subject
+from hipwizard.parity.runs import compare_rerun, compare_same_machine
+from hipwizard.parity.services import capture
 
 pytestmark = pytest.mark.slow
 

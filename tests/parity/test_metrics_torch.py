@@ -10,7 +10,8 @@ import pytest
 
 from hipwizard.parity import metrics, metrics_torch
 from hipwizard.parity.compare import compare_files
-from hipwizard.parity.jobs import RunOptions, Subject, compare_rerun
+from hipwizard.parity.requests import RunOptions, Subject
+from hipwizard.parity.runs import compare_rerun
 from hipwizard.parity.tolerances import resolve
 
 torch = pytest.importorskip("torch")

@@ -17,7 +17,7 @@ def test_summary_follows_the_last_comparison(tmp_path):
     ws = Workspace(tmp_path)
     assert summarize(ws).state == "not started"
     prepare(ws)
-    assert "press r" in summarize(ws).summary
+    assert "press D" in summarize(ws).summary
     record_comparison(ws, _comp("pass"))
     assert summarize(ws).state == "done" and "2/2" in summarize(ws).summary
     record_comparison(ws, _comp("fail"))
@@ -35,3 +35,20 @@ def test_damaged_report_is_skipped(tmp_path):
     assert latest_comparison(ws).verdict == "pass"
     first.unlink()
     assert latest_comparison(ws) is None
+
+
+def test_demo_flag_and_curves_spec_through_the_state_owner(tmp_path):
+    from hipwizard.parity.state import curves_spec, is_demo, mark_demo, record_curves
+
+    ws = Workspace(tmp_path)
+    assert not is_demo(ws) and curves_spec(ws) is None
+    mark_demo(ws)
+    assert is_demo(ws)
+    other = Workspace(tmp_path / "other")
+    other.touch(demo=True)  # the demo workspace as a whole
+    assert is_demo(other)
+    record_curves(ws, "/runs/a", "/runs/b", 0.3, 0.05)
+    spec = curves_spec(ws)
+    assert (spec.run_a, spec.run_b, spec.smoothing, spec.threshold) == ("/runs/a", "/runs/b", 0.3, 0.05)
+    ws.update_state("parity", curves={"a": "/runs/a"})  # damaged: no second run
+    assert curves_spec(ws) is None

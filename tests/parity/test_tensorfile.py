@@ -5,7 +5,6 @@ import pytest
 
 from hipwizard.errors import UserError
 from hipwizard.parity.tensorfile import read_meta, read_tensor_file
-
 from tests.parity.parity_captures import layer_outputs, write_capture
 
 
@@ -40,3 +39,17 @@ def test_not_a_capture(tmp_path):
         read_tensor_file(tmp_path / "x.txt")
     with pytest.raises(UserError, match="does not exist"):
         read_tensor_file(tmp_path / "missing.safetensors")
+
+
+def test_one_meta_reader_for_paths_and_loaded_files(tmp_path):
+    from safetensors.numpy import save_file
+
+    path = write_capture(tmp_path / "a.safetensors", layer_outputs(), dtype="bf16")
+    assert read_meta(path) == read_meta(read_tensor_file(path)) and read_meta(path)["dtype"] == "bf16"
+    save_file({"x": np.zeros(2, dtype=np.float32)}, str(tmp_path / "plain.safetensors"))
+    for source in (tmp_path / "plain.safetensors", read_tensor_file(tmp_path / "plain.safetensors")):
+        with pytest.raises(UserError, match="not a hipwizard capture"):
+            read_meta(source)
+    save_file({"x": np.zeros(2, dtype=np.float32)}, str(tmp_path / "bad.safetensors"), metadata={"hipwizard": "{oops"})
+    with pytest.raises(UserError, match="not valid JSON"):
+        read_meta(tmp_path / "bad.safetensors")

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
+from hipwizard.errors import UserError
+from hipwizard.parity import services
 from hipwizard.parity.report import Comparison
-from hipwizard.parity.status import record_comparison, record_curves
+from hipwizard.parity.state import (
+    latest_comparison,
+    mark_demo,
+    record_comparison,
+    record_curves,
+)
+from hipwizard.progress import Progress
 from hipwizard.tui.app import HipwizardApp
-from hipwizard.tui.parity_screen import ParityScreen
+from hipwizard.tui.parity import views
+from hipwizard.tui.parity.screen import ParityScreen
 from hipwizard.workspace import Workspace
 
 FIX = Path(__file__).parent.parent / "fixtures"
 SIZE = (150, 48)
+SIZES = {"80x24": (80, 24), "160x45": (160, 45)}
 
 
 def _recorded(name: str) -> Comparison:
@@ -32,7 +43,7 @@ def _workspace(tmp_path, *reports: str, curves: bool = False, demo: bool = False
             shutil.copy(FIX / "llamafactory" / f"trainer_log-8b-lora-{run}-h200.jsonl", tmp_path / run / "trainer_log.jsonl")
         record_curves(ws, str(tmp_path / "plain"), str(tmp_path / "zero3"), 0.3, 0.05)
     if demo:
-        ws.update_state("parity", demo=True)
+        mark_demo(ws)
     return ws
 
 
@@ -48,7 +59,11 @@ def _text(app) -> str:
     return "\n".join(str(w.render()) for w in app.screen.query("Static"))
 
 
-async def test_table_sorted_by_depth_with_symbol_and_word(tmp_path):
+def _notes(app) -> str:
+    return "\n".join(str(n.message) for n in app._notifications)
+
+
+async def test_table_in_depth_order_with_symbol_and_word_first(tmp_path):
     app = HipwizardApp(_workspace(tmp_path, "compare-demo-fp32-perturbed.json"))
     async with app.run_test(size=SIZE) as pilot:
         await _open(pilot)
@@ -56,8 +71,9 @@ async def test_table_sorted_by_depth_with_symbol_and_word(tmp_path):
         assert isinstance(screen, ParityScreen)
         table = screen.query_one("#parity-table")
         rows = [table.get_row_at(i) for i in range(table.row_count)]
-        assert [r[0] for r in rows] == [str(i) for i in range(6)]
-        assert rows[0][-1] == "✔ pass" and rows[1][-1] == "✖ FAIL ◀"
+        assert [r[1] for r in rows] == [layer.name for layer in screen.comparison.layers]
+        assert [str(c.label) for c in table.ordered_columns][:5] == ["verdict", "module", "cosine", "max abs", "rel L2"]
+        assert rows[0][0] == "✔ pass" and rows[1][0] == "✖ FAIL ◀"
         # the cursor starts on the module where divergence starts, with its details
         assert "model.layers.0.mlp" in _text(app) and "divergence starts here" in _text(app)
         await pilot.press("down", "down", "down")
@@ -66,12 +82,103 @@ async def test_table_sorted_by_depth_with_symbol_and_word(tmp_path):
         assert "model.norm" in details and "worst elements" in details and "tolerance fp32" in details
 
 
-async def test_empty_workspace_says_how_to_get_results_and_hides_demo_keys(tmp_path):
+async def test_narrow_window_keeps_verdict_and_module_and_fits_the_columns(tmp_path):
+    app = HipwizardApp(_workspace(tmp_path, "compare-demo-fp32-perturbed.json"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot)
+        screen = app.screen
+        table = screen.query_one("#parity-table")
+        assert screen.has_class("-narrow")
+        labels = [str(c.label) for c in table.ordered_columns]
+        assert labels[:2] == ["verdict", "module"] and "rel L2" in labels and "#" not in labels
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= table.size.width
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert table.cursor_row == 3
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        assert not screen.has_class("-narrow")
+        assert [str(c.label) for c in table.ordered_columns][-1] == "#"
+        assert table.cursor_row == 3  # the rebuilt table keeps the highlighted module
+
+
+def test_fit_columns_drops_by_priority():
+    comp = _recorded("compare-demo-fp32-perturbed.json")
+    keys = lambda width: [c.key for c in views.fit_columns(comp, width)]
+    assert keys(200) == [c.key for c in views.COLUMNS]
+    assert keys(76) == ["verdict", "module", "cosine", "max_abs", "rel_l2", "outside"]
+    assert keys(50) == ["verdict", "module", "rel_l2"]
+    assert keys(10) == ["verdict", "module"]  # never fewer: the table scrolls sideways
+    assert keys(1000)[:2] == ["verdict", "module"]
+
+
+async def test_empty_workspace_says_how_to_get_results_and_why_demo_keys_do_nothing(tmp_path):
     app = HipwizardApp(_workspace(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await _open(pilot)
         assert "○ no comparison yet" in _text(app) and "hipwizard parity compare" in _text(app)
         assert app.screen.check_action("run_demo", ()) is False
+        await pilot.press("D")
+        await pilot.pause()
+        assert "demo workspace" in _notes(app) and app.screen.running is False
+
+
+class FakeRun:
+    """Stands in for the worker subprocess: reports progress, then waits until released or stopped."""
+
+    def __init__(self, outcome):
+        self.outcome = outcome
+        self.release = threading.Event()
+        self.stopped = False
+
+    def run(self, progress=None):
+        progress(Progress("forward", 2, 6, "model.layers.0.mlp"))
+        self.release.wait(30)
+        if self.stopped:
+            raise UserError("the comparison was stopped")
+        return self.outcome
+
+    def stop(self):
+        self.stopped = True
+        self.release.set()
+
+
+@pytest.fixture
+def fake_run(monkeypatch):
+    outcome = services.CompareOutcome(_recorded("compare-demo-bf16-pass.json"), "same machine")
+    runs = []
+
+    def start(request, ws):
+        runs.append((request, FakeRun(outcome)))
+        return runs[-1][1]
+
+    monkeypatch.setattr(services, "compare_in_worker", start)
+    return runs
+
+
+async def test_demo_run_shows_progress_result_and_stops_with_the_screen(tmp_path, fake_run):
+    app = HipwizardApp(_workspace(tmp_path, demo=True))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _open(pilot)
+        await pilot.press("t")
+        await pilot.press("D")
+        await pilot.pause(0.2)
+        request, run = fake_run[-1]
+        assert request.options.dtype == "fp16" and request.same_machine and request.subject.demo
+        assert "◐ forward 2/6 model.layers.0.mlp" in _text(app)
+        await pilot.press("D")
+        assert "already running" in _notes(app)
+        run.release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen.comparison.verdict == "pass" and not app.screen.running
+        assert app.screen.query_one("#parity-run").display is False
+        await pilot.press("D")
+        await pilot.pause(0.2)
+        second = fake_run[-1][1]
+        await pilot.press("h")  # leaving the screen stops the worker
+        await pilot.pause()
+        assert second.stopped
 
 
 async def test_demo_key_runs_worker_and_shows_result(tmp_path, demo_assets, monkeypatch):
@@ -84,29 +191,44 @@ async def test_demo_key_runs_worker_and_shows_result(tmp_path, demo_assets, monk
     app = HipwizardApp(ws)
     async with app.run_test(size=SIZE) as pilot:
         await _open(pilot)
-        await pilot.press("d", "d")  # bf16 -> fp16 -> fp32
+        await pilot.press("t", "t")  # bf16 -> fp16 -> fp32
         assert app.screen.dtype == "fp32"
-        await pilot.press("r")
+        await pilot.press("D")
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
         comp = app.screen.comparison
         assert comp is not None and comp.verdict == "pass" and comp.candidate["dtype"] == "fp32"
         assert "✔ pass — 6/6 modules within fp32 tolerance" in _text(app)
-    assert ws.read_state("parity")["comparisons"][-1]["verdict"] == "pass"
+    assert latest_comparison(ws).verdict == "pass"
 
 
+@pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("report", ["compare-demo-bf16-pass.json", "compare-demo-fp32-perturbed.json"])
-def test_snapshot_comparison(snap_compare, tmp_path, report):
+def test_snapshot_comparison(snap_compare, tmp_path, report, size):
     app = HipwizardApp(_workspace(tmp_path, report), resume=False)
-    assert snap_compare(app, terminal_size=SIZE, run_before=_open)
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=_open)
 
 
-def test_snapshot_with_curves_overlay(snap_compare, tmp_path):
-    app = HipwizardApp(_workspace(tmp_path, "compare-demo-bf16-pass.json", curves=True), resume=False)
-    assert snap_compare(app, terminal_size=SIZE, run_before=_open)
+@pytest.mark.parametrize("size", SIZES)
+def test_snapshot_with_curves_overlay(snap_compare, tmp_path, size):
+    app = HipwizardApp(_workspace(tmp_path, "compare-demo-fp32-perturbed.json", curves=True), resume=False)
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=_open)
 
 
-def test_snapshot_empty_demo(snap_compare, tmp_path):
+@pytest.mark.parametrize("size", SIZES)
+def test_snapshot_empty_demo(snap_compare, tmp_path, size):
     app = HipwizardApp(_workspace(tmp_path, demo=True), resume=False)
-    assert snap_compare(app, terminal_size=SIZE, run_before=_open)
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=_open)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_snapshot_demo_running(snap_compare, tmp_path, fake_run, size):
+    app = HipwizardApp(_workspace(tmp_path, "compare-demo-bf16-pass.json", demo=True), resume=False)
+
+    async def run_before(pilot):
+        await _open(pilot)
+        await pilot.press("D")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)

@@ -1,50 +1,57 @@
 """Step 3, the Parity dashboard: per-module verdicts, error by depth, module details, loss curves.
 
-Layout and event wiring only. Comparisons run in ``python -m hipwizard.parity.worker`` (a subprocess:
-this process never imports torch), whose JSON-line progress drives the progress bar; results are read
-back from the workspace, where the CLI records its comparisons too.
+Layout and event wiring only. Results are read back from the workspace (``parity.state``), where the CLI
+records its comparisons too. The demo comparison is ``services.compare`` run in a worker subprocess
+(``services.compare_in_worker``: this process never imports torch), waited on in a thread job whose
+progress drives the progress bar. Below ``NARROW`` columns the details pane goes under the table and the
+table keeps its most telling columns (``module_table``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
-from pathlib import Path
-
-from textual import work
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Sparkline, Static
 
-from hipwizard.errors import UserError
+from hipwizard.parity import services, state
+from hipwizard.parity.curves import CurveGap
 from hipwizard.parity.report import Comparison
-from hipwizard.parity.state import latest_comparison
+from hipwizard.parity.requests import demo_request
+from hipwizard.parity.worker import WorkerRun
+from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.parity import views
+from hipwizard.tui.parity.module_table import ModuleTable
+from hipwizard.tui.workers import Jobs
 
 DTYPE_CYCLE = ("bf16", "fp16", "fp32")
+NARROW = 110  # columns: below this the details pane goes under the table
 
 
-class ParityScreen(Screen):
+class ParityScreen(Jobs, Screen):
     step_key = "parity"
     CSS_PATH = "parity.tcss"
     HELP_TITLE = "Parity"
     HELP_TEXT = (
         "Each module's output on the candidate is compared with the reference: cosine similarity, max abs "
         "error, relative L2 error and the share of elements outside tolerance. ✔ pass / ✖ FAIL / ✖ NaN / "
-        "✖ Inf / ✖ missing / ✖ shape. 'Divergence starts' marks the first module where the error jumps — "
-        "later modules inherit its error, so the largest error is usually further down.\n\n"
+        "✖ Inf / ✖ missing / ✖ shape. 'Divergence starts' (◀) marks the first module where the error jumps — "
+        "later modules inherit its error, so the largest error is usually further down. A narrow window "
+        "shows fewer columns: the details pane has every number of the highlighted module.\n\n"
         "Headless: hipwizard parity capture --model DIR --out ref.safetensors (on the reference machine), then "
         "hipwizard parity compare ref.safetensors --model DIR (on the candidate). Same machine: "
         "hipwizard parity compare --model DIR --reference cpu --dtype bf16. Loss curves: hipwizard parity "
         "curves RUN_A RUN_B. Results recorded in this workspace appear here."
     )
     BINDINGS = [
-        Binding("r", "run_demo", "Run demo comparison", id="parity.run"),
-        Binding("d", "cycle_dtype", "Candidate dtype", id="parity.dtype"),
-        Binding("l", "reload", "Reload results", id="parity.reload"),
+        Binding("D", "run_demo", "Demo compare", id="parity.run"),
+        Binding("t", "cycle_dtype", "Dtype", id="parity.dtype"),
+        Binding("r", "reload", "Reload", id="parity.reload"),
+        # Outside the demo, D and t say why they do nothing (the app's note would point back to this screen).
+        Binding("D", "demo_only", "", show=False),
+        Binding("t", "demo_only", "", show=False),
     ]
 
     def __init__(self, comparison: Comparison | None = None) -> None:
@@ -52,19 +59,26 @@ class ParityScreen(Screen):
         self._given = comparison
         self.comparison: Comparison | None = None
         self.dtype = "bf16"
-        self.running = False
+        self._demo = False
+        self._run: WorkerRun | None = None
+        self._curves: CurveGap | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._run is not None
 
     # --- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Vertical(id="parity"):
             yield Static(id="parity-headline")
+            yield Static(id="parity-sides")
             with Horizontal(id="parity-run"):
                 yield ProgressBar(total=None, show_eta=False, id="parity-progress")
                 yield Static(id="parity-stage")
             with Horizontal(id="parity-body"):
                 with Vertical(id="parity-left"):
-                    yield DataTable(id="parity-table", cursor_type="row", zebra_stripes=True)
+                    yield ModuleTable(id="parity-table")
                     yield Static("error by depth — log₁₀ rel L2, higher is worse", id="parity-spark-label")
                     yield Sparkline([], id="parity-spark")
                 with VerticalScroll(id="parity-right"):
@@ -73,58 +87,69 @@ class ParityScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#parity-table", DataTable)
-        table.add_columns("#", "module", "shape", "cosine", "max abs", "rel L2", "outside", "verdict")
         self.query_one("#parity-run").display = False
         self.query_one("#parity-curves").display = False
+        self.query_one("#parity-curves").border_title = "loss curves"
         self.action_reload()
 
-    # --- state --------------------------------------------------------------------------------
-    @property
-    def _is_demo(self) -> bool:
-        return bool(self.app.workspace.read_state("parity").get("demo")
-                    or self.app.workspace.read_state("workspace").get("demo"))
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < NARROW
+        if narrow != self.has_class("-narrow"):
+            self.set_class(narrow, "-narrow")
+            self._render_curves()
 
+    def on_unmount(self) -> None:
+        # The screen went away mid-run: stop the worker rather than leave it computing unseen.
+        if self._run is not None:
+            self._run.stop()
+
+    # --- state --------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The demo run needs the embedded model; elsewhere comparisons come from the CLI.
         if action in ("run_demo", "cycle_dtype"):
-            return self._is_demo
+            return self._demo
         return True
 
+    def action_demo_only(self) -> None:
+        self.notify("D and t run the demo comparison, in the demo workspace (hipwizard --demo). Here, run "
+                    "hipwizard parity compare … in this folder (see ?): its result appears on this screen.",
+                    timeout=6)
+
     def action_reload(self) -> None:
-        comp = self._given if self._given is not None else latest_comparison(self.app.workspace)
+        ws = self.app.workspace
+        self._demo = state.is_demo(ws)
+        self.refresh_bindings()
+        comp = self._given if self._given is not None else state.latest_comparison(ws)
         self._given = None
         self.show(comp)
-        self.load_curves()
+        self.start_job("curves", services.recorded_curves, ws, done=self._show_curves, failed=self._curves_failed,
+                       daemon=True)
 
     def show(self, comp: Comparison | None) -> None:
         self.comparison = comp
-        table = self.query_one("#parity-table", DataTable)
-        table.clear()
         headline = self.query_one("#parity-headline", Static)
+        sides = self.query_one("#parity-sides", Static)
+        table = self.query_one(ModuleTable)
         if comp is None:
-            hint = (f"Press [b]r[/b] to compare the demo's tiny Llama: float64 CPU reference vs {self.dtype} "
-                    "candidate ([b]d[/b] changes the dtype)." if self._is_demo else
+            hint = (f"Press [b]D[/b] to compare the demo's tiny Llama: float64 CPU reference vs {self.dtype} "
+                    "candidate ([b]t[/b] changes the dtype)." if self._demo else
                     "Run [b]hipwizard parity compare ...[/b] in this folder (see [b]?[/b]); its result appears here.")
             headline.update(f"○ no comparison yet\n{hint}")
+            sides.display = False
+            self.query_one("#parity-body").display = False
+            table.show(None)
             self.query_one("#parity-spark", Sparkline).data = []
             self.query_one("#parity-details", Static).update("")
             return
         headline.update(views.headline(comp))
-        for layer in comp.layers:
-            m = layer.metrics
-            mark = " ◀" if layer.name == comp.first_divergent else ""
-            table.add_row(
-                str(layer.order), layer.name, "×".join(map(str, layer.shape)),
-                views.fmt(m.cosine, ".6f") if m else "—", views.fmt(m.max_abs, ".3g") if m else "—",
-                views.fmt(m.rel_l2, ".3g") if m else "—", f"{m.outside_share:.2%}" if m else "—",
-                layer.label + mark, key=layer.name,
-            )
+        sides.update(views.sides(comp))
+        sides.display = True
+        self.query_one("#parity-body").display = True
+        start = comp.first_divergent or (comp.layers[0].name if comp.layers else None)
+        table.show(comp, cursor=start)
         self.query_one("#parity-spark", Sparkline).data = views.depth_series(comp)
-        if comp.layers:
-            start = next((i for i, layer in enumerate(comp.layers) if layer.name == comp.first_divergent), 0)
-            table.move_cursor(row=start)
-            self._show_details(comp.layers[start].name)
+        if start is not None:
+            self._show_details(start)
 
     def _show_details(self, name: str) -> None:
         if self.comparison is None:
@@ -137,25 +162,22 @@ class ParityScreen(Screen):
         if event.row_key is not None and event.row_key.value is not None:
             self._show_details(event.row_key.value)
 
-    @work(thread=True, exclusive=True, group="parity-curves")
-    def load_curves(self) -> None:
-        """Read the two runs' logs off the UI thread (they may sit on a slow network disk)."""
-        from hipwizard.parity.curves import compare_curves, read_curve
+    # --- loss curves (their logs may sit on a hung network disk: read in a daemon job) --------
+    def _show_curves(self, gap: CurveGap | None) -> None:
+        self._curves = gap
+        self._render_curves()
 
-        spec = self.app.workspace.read_state("parity").get("curves")
-        if not spec:
-            return
-        try:
-            gap = compare_curves(read_curve(spec["a"]), read_curve(spec["b"]),
-                                 smoothing=spec.get("smoothing", 0.3), threshold=spec.get("threshold", 0.05))
-            text = "[b]loss curves[/b]\n" + views.curves_plot(gap)
-        except (UserError, KeyError, OSError) as exc:
-            text = f"[b]loss curves[/b]\n⚠ cannot read them: {exc}"
-        self.app.call_from_thread(self._show_curves, text)
-
-    def _show_curves(self, text: str) -> None:
+    def _curves_failed(self, text: str) -> None:
         panel = self.query_one("#parity-curves", Static)
-        panel.update(text)
+        panel.update(f"⚠ cannot read them: {text}")
+        panel.display = True
+
+    def _render_curves(self) -> None:
+        if self._curves is None:
+            return
+        panel = self.query_one("#parity-curves", Static)
+        narrow = self.has_class("-narrow")
+        panel.update(views.curves_plot(self._curves, height=3 if narrow else 8, compact=narrow))
         panel.display = True
 
     # --- running the demo comparison ----------------------------------------------------------
@@ -166,57 +188,32 @@ class ParityScreen(Screen):
             self.show(None)
 
     def action_run_demo(self) -> None:
-        if self.running:
+        if self._run is not None:
             self.notify("a comparison is already running", severity="warning")
             return
-        argv = ["compare", "--demo", "--reference", "cpu", "--dtype", self.dtype, "--device", "auto",
-                "--workspace", str(self.app.workspace.root)]
-        self.run_worker_process(argv)
+        self._run = services.compare_in_worker(demo_request(self.dtype, "auto"), self.app.workspace)
+        self.query_one("#parity-progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#parity-stage", Static).update("starting the worker …")
+        self.query_one("#parity-run").display = True
+        self.start_job("compare", self._run.run, done=self._compared, failed=self._compare_failed, progress=True,
+                       daemon=True)
 
-    @work(exclusive=True, group="parity-run")
-    async def run_worker_process(self, argv: list[str]) -> None:
-        self.running = True
-        run_row = self.query_one("#parity-run")
-        bar = self.query_one("#parity-progress", ProgressBar)
-        stage = self.query_one("#parity-stage", Static)
-        run_row.display = True
-        bar.update(total=None, progress=0)
-        stage.update("starting the worker …")
-        result = None
-        proc = None
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "hipwizard.parity.worker", *argv,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(Path.cwd()),
-            )
-            assert proc.stdout is not None
-            async for raw in proc.stdout:
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    continue
-                if event.get("event") == "progress":
-                    total, done = event.get("total"), event.get("done")
-                    bar.update(total=total or None, progress=done or 0)
-                    stage.update(f"◐ {event.get('stage')}" + (f" {done}/{total}" if total else ""))
-                else:
-                    result = event
-            err = (await proc.stderr.read()).decode(errors="replace") if proc.stderr else ""
-            await proc.wait()
-        except asyncio.CancelledError:
-            # The screen went away mid-run: stop the worker rather than leave it computing unseen.
-            if proc is not None and proc.returncode is None:
-                proc.kill()
-            raise
-        finally:
-            self.running = False
-            run_row.display = False
-        if result is None:
-            tail = err.strip().splitlines()[-1:] if err else []
-            self.notify(f"the parity worker stopped without a result: {' '.join(tail) or 'no output'}",
-                        severity="error", timeout=10)
-        elif result.get("event") == "error":
-            self.notify(f"✖ {result.get('message')}", severity="error", timeout=10)
-        else:
-            self.show(Comparison.from_dict(result["comparison"]))
-            self.notify(self.comparison.headline() if self.comparison else "done")
+    def on_work_progress(self, message: WorkProgress) -> None:
+        if message.job != "compare" or self._run is None:
+            return
+        p = message.progress
+        self.query_one("#parity-progress", ProgressBar).update(total=p.total or None, progress=p.done or 0)
+        self.query_one("#parity-stage", Static).update(f"◐ {p.text()}")
+
+    def _compared(self, outcome: services.CompareOutcome) -> None:
+        self._finished()
+        self.show(outcome.comparison)
+        self.notify(outcome.comparison.headline())
+
+    def _compare_failed(self, text: str) -> None:
+        self._finished()
+        self.notify(f"✖ {text}", severity="error", timeout=10)
+
+    def _finished(self) -> None:
+        self._run = None
+        self.query_one("#parity-run").display = False

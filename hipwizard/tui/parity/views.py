@@ -1,12 +1,16 @@
-"""Text renderings for the Parity dashboard: module details, error histogram, loss-curve overlay.
+"""Text renderings for the Parity dashboard: the table's columns, module details, error histogram,
+loss-curve overlay.
 
-Pure functions from report objects to Rich markup strings; the screen only places them.
+Pure functions from report objects to strings; the screen and its widgets only place them.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.markup import escape
 
 from hipwizard.parity.curves import CurveGap
@@ -16,21 +20,78 @@ BAR = "█"
 
 
 def side_line(label: str, side: dict) -> str:
+    """One side of a comparison, most telling first (a narrow window cuts the end): dtype and device,
+    versions, then the file."""
     where = side.get("device_name") or side.get("device", "?")
     versions = [f"torch {side['torch']}"] if side.get("torch") else []
     if side.get("hip"):
         versions.append(f"HIP {side['hip']}")
     if side.get("cuda"):
         versions.append(f"CUDA {side['cuda']}")
-    return f"[b]{label}[/b] {escape(str(side.get('file', '?')))} · {side.get('dtype', '?')} on {escape(str(where))} · {', '.join(versions)}"
+    parts = [f"{side.get('dtype', '?')} on {escape(str(where))}", ", ".join(versions), escape(str(side.get("file", "?")))]
+    return f"[b]{label}[/b] " + " · ".join(p for p in parts if p)
 
 
 def headline(comp: Comparison) -> str:
-    return "\n".join([
-        f"[b]{escape(comp.headline())}[/b]",
-        side_line("reference", comp.reference),
-        side_line("candidate", comp.candidate),
-    ])
+    return f"[b]{escape(comp.headline())}[/b]"
+
+
+def sides(comp: Comparison) -> str:
+    return side_line("reference", comp.reference) + "\n" + side_line("candidate", comp.candidate)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the module table: its key, header and cell text."""
+
+    key: str
+    label: str
+    cell: Callable[[LayerResult, Comparison], str]
+
+
+def _metric(attr: str, spec: str) -> Callable[[LayerResult, Comparison], str]:
+    def cell(layer: LayerResult, _comp: Comparison) -> str:
+        return fmt(getattr(layer.metrics, attr), spec) if layer.metrics else "—"
+    return cell
+
+
+def verdict_cell(layer: LayerResult, comp: Comparison) -> str:
+    """Symbol and word (never colour alone); ◀ marks where divergence starts."""
+    return layer.label + (" ◀" if layer.name == comp.first_divergent else "")
+
+
+# Display order: the verdict and the module first, always shown.
+COLUMNS: tuple[Column, ...] = (
+    Column("verdict", "verdict", verdict_cell),
+    Column("module", "module", lambda layer, _c: layer.name),
+    Column("cosine", "cosine", _metric("cosine", ".6f")),
+    Column("max_abs", "max abs", _metric("max_abs", ".3g")),
+    Column("rel_l2", "rel L2", _metric("rel_l2", ".3g")),
+    Column("outside", "outside", lambda layer, _c: f"{layer.metrics.outside_share:.2%}" if layer.metrics else "—"),
+    Column("shape", "shape", lambda layer, _c: "×".join(map(str, layer.shape))),
+    Column("order", "#", lambda layer, _c: str(layer.order)),
+)
+# What a narrow table drops first (the details pane shows all of it for the highlighted module).
+DROP_ORDER = ("order", "shape", "outside", "max_abs", "cosine", "rel_l2")
+CELL_PADDING = 1  # DataTable's default, on each side of a cell
+
+
+def fit_columns(comp: Comparison | None, width: int) -> list[Column]:
+    """The columns that fit in ``width`` cells, dropping by ``DROP_ORDER``; verdict and module always stay
+    (the table scrolls sideways when even they do not fit)."""
+    def need(col: Column) -> int:
+        cells = [col.cell(layer, comp) for layer in comp.layers] if comp is not None else []
+        return max([cell_len(col.label), *map(cell_len, cells)]) + 2 * CELL_PADDING
+
+    kept = list(COLUMNS)
+    total = sum(need(c) for c in kept)
+    for key in DROP_ORDER:
+        if total <= width:
+            break
+        col = next(c for c in kept if c.key == key)
+        kept.remove(col)
+        total -= need(col)
+    return kept
 
 
 def fmt(value: float, spec: str) -> str:
@@ -92,8 +153,9 @@ def histogram_lines(hist: list[tuple[str, int]], width: int = 24) -> list[str]:
     return [f"  {label:>7} {BAR * max(1, round(width * n / top)):<{width}} {n}" for label, n in rows]
 
 
-def curves_plot(gap: CurveGap, width: int = 60, height: int = 8) -> str:
-    """Both smoothed curves on one character grid: A as '●', B as '○', both on a cell as '◉'."""
+def curves_plot(gap: CurveGap, width: int = 60, height: int = 8, compact: bool = False) -> str:
+    """Both smoothed curves on one character grid: A as '●', B as '○', both on a cell as '◉'.
+    ``compact`` puts the step range on the legend's line (one line less, for narrow windows)."""
     steps, a, b = gap.common_steps, gap.smooth_a, gap.smooth_b
     lo, hi = min(a + b), max(a + b)
     span = (hi - lo) or 1.0
@@ -112,7 +174,10 @@ def curves_plot(gap: CurveGap, width: int = 60, height: int = 8) -> str:
     rows = [f"{hi:>9.4f} ┤" + "".join(grid[0])]
     rows += ["          │" + "".join(row) for row in grid[1:-1]]
     rows.append(f"{lo:>9.4f} ┤" + "".join(grid[-1]))
-    rows.append(f"          step {steps[0]} … {steps[-1]}")
-    rows.append(f"● A {escape(gap.a.name)}   ○ B {escape(gap.b.name)}   ◉ both   (EMA {gap.smoothing:g})")
+    legend = f"● A {escape(gap.a.name)}   ○ B {escape(gap.b.name)}   ◉ both   (EMA {gap.smoothing:g}"
+    if compact:
+        rows.append(f"{legend}, steps {steps[0]} … {steps[-1]})")
+    else:
+        rows += [f"          step {steps[0]} … {steps[-1]}", legend + ")"]
     rows.append(escape(gap.headline()))
     return "\n".join(rows)

@@ -1,0 +1,122 @@
+"""The Parity step's services: one function per user action, called by both faces.
+
+- ``capture``: run a model (or harness) once and store inputs, outputs and metadata in one file;
+- ``compare``: compare a reference with a candidate in one of three ways (``CompareRequest``) and record the
+  result in the workspace; ``compare_in_worker`` runs the very same call in a subprocess, which is how the
+  dashboard runs it (the UI process never imports torch);
+- ``curves``: overlay two training runs' loss curves and remember them; ``recorded_curves`` reads them back.
+
+Heavy modules (numpy, torch) are imported inside the functions: the dashboard imports this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hipwizard.errors import UserError
+from hipwizard.parity import state
+from hipwizard.parity.report import Comparison
+from hipwizard.parity.requests import CompareRequest, RunOptions, Subject
+from hipwizard.progress import Progress, ProgressFn, quiet
+from hipwizard.workspace import Workspace
+
+if TYPE_CHECKING:
+    from hipwizard.parity.capture import CaptureResult
+    from hipwizard.parity.curves import CurveGap
+    from hipwizard.parity.worker import WorkerRun
+
+EXIT_CODES = {"pass": 0, "fail": 1, "invalid": 2}
+
+
+@dataclass
+class CompareOutcome:
+    """A finished comparison: the result, which way it was made, and where the workspace keeps its report."""
+
+    comparison: Comparison
+    how: str
+    report: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 every module within tolerance, 1 a numerical failure, 2 invalid (missing modules, shapes)."""
+        return EXIT_CODES[self.comparison.verdict]
+
+    def to_dict(self) -> dict:
+        return {"comparison": self.comparison.to_dict(), "how": self.how,
+                "report": str(self.report) if self.report else None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CompareOutcome:
+        report = data.get("report")
+        return cls(Comparison.from_dict(data["comparison"]), data.get("how", ""), Path(report) if report else None)
+
+
+def capture(subject: Subject | None, options: RunOptions, out: Path, *,
+            progress: ProgressFn | None = None) -> CaptureResult:
+    """Run ``subject`` once with hooks on ``options`` and write the capture file ``out``."""
+    from hipwizard.parity.runs import capture_subject
+
+    if subject is None:
+        raise UserError("say what to capture: --model DIR, --demo or --harness FILE.py")
+    return capture_subject(subject, options, Path(out), progress=progress)
+
+
+def compare(request: CompareRequest, *, ws: Workspace | None = None,
+            progress: ProgressFn | None = None) -> CompareOutcome:
+    """Make the comparison ``request`` asks for; with ``ws``, record it there (the dashboard shows it).
+
+    Bad input (wrong model, truncated file, a request that is none of the three ways) raises UserError;
+    a numerical failure is a result (``verdict`` fail or invalid), not an exception.
+    """
+    from hipwizard.parity import runs
+    from hipwizard.parity.compare import compare_files
+
+    progress = progress or quiet
+    how = request.how
+    kwargs = request.tolerance.compare_kwargs()
+    if how == "same machine":
+        comp = runs.compare_same_machine(request.subject, request.options, keep=request.keep, progress=progress,
+                                         **kwargs)
+    elif how == "two captures":
+        progress(Progress("compare"))
+        comp = compare_files(request.ref, request.cand, **kwargs)
+    else:
+        comp = runs.compare_rerun(request.ref, request.subject, request.options, keep=request.keep,
+                                  progress=progress, **kwargs)
+    report = state.record_comparison(ws, comp, how) if ws is not None else None
+    return CompareOutcome(comp, how, report)
+
+
+def compare_in_worker(request: CompareRequest, ws: Workspace | None) -> WorkerRun:
+    """``compare`` in a subprocess (``python -m hipwizard.parity.worker``), not started yet: the caller
+    runs ``.run(progress)`` (blocks until the outcome) in a thread and may ``.stop()`` it from another."""
+    from hipwizard.parity.worker import WorkerRun
+
+    return WorkerRun(request, ws.root if ws is not None else None)
+
+
+def curves(run_a: Path, run_b: Path, *, smoothing: float = 0.3, threshold: float = 0.05,
+           ws: Workspace | None = None) -> CurveGap:
+    """The two runs' smoothed loss curves and their gap; with ``ws``, remembered for the dashboard."""
+    from hipwizard.parity.curves import compare_curves, read_curve
+
+    gap = compare_curves(read_curve(run_a), read_curve(run_b), smoothing=smoothing, threshold=threshold)
+    if ws is not None:
+        state.record_curves(ws, str(Path(run_a).resolve()), str(Path(run_b).resolve()), smoothing, threshold)
+    return gap
+
+
+def recorded_curves(ws: Workspace) -> CurveGap | None:
+    """The overlay last recorded in ``ws`` (None when there is none); UserError when its logs are unreadable."""
+    from hipwizard.parity.curves import compare_curves, read_curve
+
+    spec = state.curves_spec(ws)
+    if spec is None:
+        return None
+    try:
+        return compare_curves(read_curve(spec.run_a), read_curve(spec.run_b), smoothing=spec.smoothing,
+                              threshold=spec.threshold)
+    except OSError as exc:
+        raise UserError(str(exc)) from None
