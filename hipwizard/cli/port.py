@@ -10,10 +10,7 @@ hipcc. Exit codes: 0 fine, 1 something failed (a compile error, an unreadable fi
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-
-from hipwizard.errors import UserError
 
 
 def add_commands(sub) -> None:
@@ -54,66 +51,36 @@ def add_commands(sub) -> None:
     c.set_defaults(func=_check)
 
 
-def doctor_facts(workspace: str | Path):
-    """The doctor's findings (HIP version, gfx arch) in the workspace at ``workspace``."""
-    from hipwizard.doctor.state import target_facts
+def _workspace(path: str | Path):
+    """The workspace at ``path``, or None when that is not a folder (no doctor facts then)."""
     from hipwizard.workspace import Workspace
 
-    path = Path(workspace).expanduser()
-    return target_facts(Workspace(path) if path.is_dir() else None)
-
-
-def _progress(label: str):
-    if not sys.stderr.isatty():
-        return None
-
-    def report(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\r{label} {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    return report
+    p = Path(path).expanduser()
+    return Workspace(p) if p.is_dir() else None
 
 
 def _hipify(args) -> int:
-    from hipwizard.port.engine import port_tree
-    from hipwizard.port.review_state import ReviewState
+    from hipwizard.port import services
+    from hipwizard.progress import stderr_reporter
+    from hipwizard.workspace import Workspace
 
-    src, out = Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve()
-    if not src.exists():
-        raise UserError(f"{args.src} does not exist")
-    if out == src or (src.is_dir() and src.is_relative_to(out)):
-        raise UserError("the output folder must not be the source folder or contain it")
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {args.out} exists and is not a folder")
-    facts = doctor_facts(args.workspace)
-    hip_version, arch = facts.hip_version, facts.arch
-    report = port_tree(src, backend=args.backend, hip_version=args.hip_version or hip_version,
-                       hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
-                       experimental=args.experimental, exclude=[out], progress=_progress("translating"))
+    accept = "all" if args.accept_all else "unflagged" if args.accept_unflagged else None
+    done = services.translate(
+        Workspace(args.workspace), Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve(),
+        backend=args.backend, hip_version=args.hip_version,
+        hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc, experimental=args.experimental,
+        accept=accept, check=not args.no_check, arch=args.arch, replace=True, progress=stderr_reporter())
+    report, review, applied = done.report, done.review, done.written
     summary = report.summary()
-    if not report.files:
-        why = "; ".join(f"{u.path}: {u.reason}" for u in report.unreadable[:3])
-        raise UserError(f"no CUDA sources could be read in {args.src}" + (f" ({why})" if why else ""))
-    review = ReviewState.create(src if src.is_dir() else src.parent, out, report.files)
-    if args.accept_all or args.accept_unflagged:
-        ids = [h.hunk_id for h in review.hunks if args.accept_all or not h.flags]
-        review.decide(ids, "accepted")
-    try:
-        review.save()
-    except OSError as exc:
-        raise UserError(f"cannot write the review state {review.path}: {exc.strerror or exc}") from None
-    _record(args.workspace, review)
+    summary["hip_version"] = review.hip_version
     summary["review"] = str(review.path)
     code = 1 if report.unreadable or report.failed else 0
-    if args.accept_all or args.accept_unflagged:
-        from hipwizard.port.apply import apply
-
-        applied = apply(review, check=not args.no_check, arch=args.arch or arch,
-                        progress=_progress("compile-checking"))
+    if applied is not None:
         summary["written"] = applied.written
         summary["compile_errors"] = applied.compile_errors
         summary["check"] = {f.path: f.check for f in applied.files}
         summary["check_note"] = applied.check_note
+        summary["arch"] = applied.arch
         if applied.compile_errors or applied.written < len(applied.files):
             code = 1
     if args.json:
@@ -123,15 +90,6 @@ def _hipify(args) -> int:
     else:
         _print_summary(summary, report, quiet=args.quiet_warnings)
     return code
-
-
-def _record(workspace: str, review) -> None:
-    from hipwizard.workspace import Workspace
-
-    try:
-        Workspace(workspace).update_state("port", src=str(review.src), out=str(review.out))
-    except OSError:
-        pass  # a read-only current folder still gets its translation; only the workspace link is missing
 
 
 def _print_summary(s: dict, report, *, quiet: bool) -> None:
@@ -147,7 +105,7 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
         names = list(s["unsupported"])
         print(f"  ✖ unsupported in HIP ({len(names)}): " + ", ".join(names[:12]) + (" ..." if len(names) > 12 else ""))
     if s["too_new"]:
-        print("  ⚠ newer than the target HIP: " + ", ".join(s["too_new"]))
+        print(f"  ⚠ newer than the target HIP {s['hip_version']}: " + ", ".join(s["too_new"]))
     if not quiet:
         for ft in report.files:
             for d in ft.diagnostics:
@@ -158,7 +116,8 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
     if s["skipped"]:
         print(f"  ○ {s['skipped']} file(s) skipped (binary, generated, too large or no CUDA content)")
     if "written" in s:
-        print(f"  wrote {s['written']} file(s); compile errors: {s['compile_errors']}"
+        arch = f" for {s['arch']}" if s.get("arch") else ""
+        print(f"  wrote {s['written']} file(s); compile errors{arch}: {s['compile_errors']}"
               + (f" ({s['check_note']})" if s.get("check_note") else ""))
         for path, status in s["check"].items():
             if status and status != "ok":
@@ -167,18 +126,10 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
 
 
 def _check(args) -> int:
-    from hipwizard.port.compile_check import UNITS, check_files
-    from hipwizard.port.scan import SKIP_DIRS
+    from hipwizard.port import services
+    from hipwizard.progress import stderr_reporter
 
-    root = Path(args.dir).expanduser()
-    if not root.is_dir():
-        raise UserError(f"{args.dir} is not a folder")
-    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                   if p.is_file() and p.suffix in UNITS and not (set(p.relative_to(root).parts) & SKIP_DIRS))
-    if not files:
-        raise UserError(f"no translation units ({' '.join(UNITS)}) under {args.dir}")
-    arch = doctor_facts(".").arch
-    checks = check_files(root, files, arch=args.arch or arch, jobs=args.jobs, progress=_progress("compiling"))
+    checks = services.check(_workspace("."), args.dir, arch=args.arch, jobs=args.jobs, progress=stderr_reporter())
     if args.json:
         print(json.dumps([{"path": c.path, "status": c.status, "arch": c.arch, "note": c.note,
                            "errors": [e.__dict__ for e in c.errors]} for c in checks], indent=2))

@@ -2,7 +2,7 @@
 
 ``DIR`` is a workspace, an output folder (its ``<out>.review.json`` beside it) or the state file.
 ``--summary [--json]`` prints the decisions; ``--write`` applies them into the output folder and runs the
-compile check (exit 1 when a file failed to compile or could not be written).
+compile check for the doctor's gfx arch (exit 1 when a file failed to compile or could not be written).
 """
 
 from __future__ import annotations
@@ -25,18 +25,20 @@ def add_commands(sub) -> None:
 
 
 def _review(args) -> int:
-    from hipwizard.port.migration import locate
     from hipwizard.port.review_state import ReviewState
+    from hipwizard.port.state import locate
 
     path = locate(args.dir)
     review = ReviewState.load(path)
     if args.summary:
         return _summary(review, args.json)
     if args.write:
-        return _write(review, args)
+        from hipwizard.port.state import review_workspace
+
+        return _write(review_workspace(args.dir, path), review, args)
     if args.json:
         raise UserError("--json goes with --summary or --write")
-    from hipwizard.tui.port.screen import run_review
+    from hipwizard.tui.port.launch import run_review
 
     run_review(path)
     return 0
@@ -57,6 +59,8 @@ def _summary(review, as_json: bool) -> int:
     sev = data["flagged"]
     print(f"  flagged hunks: {sev['high']} high, {sev['med']} med, {sev['low']} low")
     print(_manual_line(review))
+    if data["too_new"]:
+        print(f"  ⚠ newer than the target HIP {data['hip_version']}: " + ", ".join(data["too_new"]))
     if data["changed_sources"]:
         print(f"  ⚠ {len(data['changed_sources'])} source file(s) changed since the review; "
               f"open it to reconcile")
@@ -73,18 +77,17 @@ def _manual_line(review) -> str:
             f"{u['low']} low) in {len(review.untouched)} file(s)")
 
 
-def _write(review, args) -> int:
-    from hipwizard.port.apply import apply
+def _write(ws, review, args) -> int:
+    from hipwizard.port import services
+    from hipwizard.progress import stderr_reporter
 
-    try:
-        report = apply(review, copy_untouched=args.copy_untouched, check=not args.no_check, arch=args.arch)
-    except OSError as exc:
-        raise UserError(f"cannot record the write in {review.path}: {exc.strerror or exc}") from None
+    report = services.write(ws, review, arch=args.arch, check=not args.no_check, copy_untouched=args.copy_untouched,
+                            progress=stderr_reporter())
     failed = [f for f in report.files if f.status != "written" or f.errors]
     if args.json:
         print(json.dumps({
             "out": str(report.out), "written": report.written, "copied": report.copied,
-            "compile_errors": report.compile_errors, "note": report.check_note,
+            "compile_errors": report.compile_errors, "note": report.check_note, "arch": report.arch,
             "untouched": {rel: [{**r.to_dict(), "written_line": review.written_line(rel, r)} for r in risks]
                           for rel, risks in review.untouched.items()},
             "files": [{"path": f.path, "status": f.status, "detail": f.detail, "check": f.check,
@@ -101,7 +104,8 @@ def _write(review, args) -> int:
             print(f"  note: {report.check_note}")
         print(f"wrote {report.written} of {len(report.files)} files to {report.out}"
               + (f", copied {report.copied} others" if report.copied else "")
-              + (f"; {report.compile_errors} compile error(s)" if report.compile_errors else ""))
+              + (f"; {report.compile_errors} compile error(s)" if report.compile_errors else "")
+              + (f" (checked for {report.arch})" if report.arch else ""))
         if review.untouched:
             print(_manual_line(review))
             for rel, risks in review.untouched.items():

@@ -20,6 +20,7 @@ from hipwizard.errors import UserError
 from hipwizard.port.hunks import split_lines
 from hipwizard.port.model import Hunk
 from hipwizard.port.review_state import ReviewState, fingerprint
+from hipwizard.progress import ProgressFn
 
 FileStatus = Literal["written", "stale", "error"]
 # How far (in lines) from a hunk a compiler error may be and still be blamed on it.
@@ -59,6 +60,7 @@ class ApplyReport:
     files: list[FileResult]
     copied: int = 0
     check_note: str = ""
+    arch: str = ""  # the --offload-arch the compile check used ("" when nothing was compiled)
 
     @property
     def written(self) -> int:
@@ -134,7 +136,7 @@ def blame_line(spans: dict[str, tuple[int, int]], line: int | None) -> str | Non
 
 
 def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = True, arch: str | None = None,
-          runner=None, jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> ApplyReport:
+          runner=None, jobs: int | None = None, progress: ProgressFn | None = None) -> ApplyReport:
     """Write every reviewed file into ``state.out`` and (``check``) compile-check the written files.
 
     Raises ``UserError`` when the output directory cannot be created at all; per-file problems (a source
@@ -215,6 +217,7 @@ def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None
 
     checks = check_files(report.out, [f.path for f in written], arch=arch, runner=runner, jobs=jobs,
                          progress=progress)
+    report.arch = next((c.arch for c in checks if c.arch), "")
     by_path = {f.path: f for f in written}
     seen: set[tuple[str, int, str]] = set()
     for c in checks:

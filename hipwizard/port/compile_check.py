@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner, RunResult, SubprocessRunner
 
 CheckStatus = Literal["ok", "failed", "missing-header", "not available", "skipped", "error"]
@@ -37,7 +37,7 @@ _DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>erro
 _NOT_FOUND = re.compile(r"'(?P<header>[^']+)' file not found")
 _BAD_ARCH = re.compile(r"invalid target ID|Unsupported CUDA gpu architecture|unknown target CPU|unsupported.*offload-arch", re.I)
 
-ProgressFn = Callable[[int, int], None]
+STAGE = "compile-checking"  # the stage name progress is reported under
 
 
 @dataclass(frozen=True)
@@ -186,5 +186,5 @@ def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str 
             results[check.path] = check
             done += 1
             if progress:
-                progress(done, total)
+                progress(Progress(STAGE, done, total, check.path))
     return [results[f] for f in files]

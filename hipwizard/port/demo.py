@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from hipwizard.port.state import link_unless_set
 from hipwizard.workspace import Workspace
 
 DEMO_PROJECT = Path(__file__).resolve().parent.parent / "assets" / "demo" / "cuda_project"
@@ -18,6 +19,4 @@ def prepare(ws: Workspace) -> None:
     src = ws.root / "cuda_project"
     if not src.exists():
         shutil.copytree(DEMO_PROJECT, src)
-    state = ws.read_state("port")
-    if not state.get("src") or "_error" in state:
-        ws.update_state("port", src=str(src), out=str(ws.root / "hip_project"))
+    link_unless_set(ws, src, ws.root / "hip_project")

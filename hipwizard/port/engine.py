@@ -13,12 +13,12 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.port.backends import choose_backend
-from hipwizard.port.backends.base import Progress
 from hipwizard.port.builtin import TranslateOptions
 from hipwizard.port.hunks import split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
 from hipwizard.port.risks import flag_translation, summarize_flags
 from hipwizard.port.scan import ScanResult, SkippedFile, scan_tree
+from hipwizard.progress import ProgressFn
 from hipwizard.runner import Runner
 
 
@@ -64,7 +64,7 @@ class PortReport:
 
 def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version: str | None = None,
               hip_kernel_execution_syntax: bool = False, roc: bool = False, experimental: bool = False,
-              runner: Runner | None = None, progress: Progress | None = None,
+              runner: Runner | None = None, progress: ProgressFn | None = None,
               exclude: list[Path] | None = None, context: int = 3) -> PortReport:
     """Translate every CUDA source under ``src``. Raises ``UserError`` only when ``src`` does not exist."""
     root = Path(src).expanduser()

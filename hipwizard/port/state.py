@@ -1,35 +1,123 @@
-"""The port step's one-line status for the home screen and ``hipwizard status``.
+"""The port step's saved state, ``.hipwizard/port.json``: its sole owner.
 
-The workspace's port state (``.hipwizard/port.json``) holds ``src`` (the CUDA tree) and ``out`` (the
-output folder); the review state lives beside ``out`` (see ``review_state.state_path_for``). Whoever
-starts a migration in a workspace (``hipwizard hipify``, the demo, the Port screen) writes both keys.
+Format (JSON object, written atomically by ``Workspace``)::
+
+    {"version": 1, "updated": ISO time,
+     "src": "DIR",    # the CUDA tree under migration
+     "out": "DIR"}    # the HIP output folder; the review state lives beside it (``<out>.review.json``)
+
+``PortLink`` is that pair, typed. Whoever starts a migration in a workspace (``hipwizard hipify``, the demo,
+the Port screen, all through ``services``) records it with ``record_link``. ``locate`` finds a review from
+what a user types; ``summarize`` is the step's line on the Home screen and in ``hipwizard status``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.port.review_state import ReviewState, state_path_for
-from hipwizard.workspace import StepStatus, Workspace
+from hipwizard.workspace import STATE_DIRNAME, StepStatus, Workspace
+
+STEP = "port"
+
+
+@dataclass(frozen=True)
+class PortLink:
+    """The workspace's migration: its source tree and output folder (absolute; None when not chosen)."""
+
+    src: Path | None = None
+    out: Path | None = None
+    error: str = ""  # port.json exists but cannot be read (kept as it is; a new link may replace it)
+
+    @property
+    def review_path(self) -> Path | None:
+        return state_path_for(self.out) if self.out is not None else None
+
+
+def read_link(ws: Workspace) -> PortLink:
+    """The recorded migration; relative paths are taken from the workspace folder."""
+    data = ws.read_state(STEP)
+    if "_error" in data:
+        return PortLink(error=str(data["_error"]))
+
+    def path(key: str) -> Path | None:
+        value = data.get(key)
+        if not isinstance(value, str) or not value:
+            return None
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else ws.root / p
+
+    return PortLink(path("src"), path("out"))
+
+
+def record_link(ws: Workspace, src: str | Path, out: str | Path) -> None:
+    """Record ``src`` -> ``out`` as the workspace's migration. Raises ``OSError``."""
+    ws.update_state(STEP, src=str(src), out=str(out))
+
+
+def link_unless_set(ws: Workspace, src: str | Path, out: str | Path) -> bool:
+    """Record the migration when the workspace has none (or an unreadable one); never replaces a
+    readable link. Returns whether it recorded. Raises ``OSError``."""
+    link = read_link(ws)
+    if link.src is not None and not link.error:
+        return False
+    record_link(ws, src, out)
+    return True
 
 
 def review_path(ws: Workspace) -> Path | None:
     """The review state file of the workspace's migration, or None when no output is set yet."""
-    out = ws.read_state("port").get("out")
-    if not out:
-        return None
-    out_p = Path(out)
-    return state_path_for(out_p if out_p.is_absolute() else ws.root / out_p)
+    return read_link(ws).review_path
+
+
+def locate(target: str | Path) -> Path:
+    """The review state file for ``target``: a workspace folder (its port step's output), an output
+    folder (``<out>.review.json`` beside it) or a ``*.review.json`` file. Raises ``UserError``."""
+    p = Path(target).expanduser()
+    if p.is_file() and p.name.endswith(".review.json"):
+        return p.resolve()
+    if (p / STATE_DIRNAME).is_dir():
+        found = review_path(Workspace(p))
+        if found is not None and found.exists():
+            return found
+    beside = state_path_for(p)
+    if beside.exists():
+        return beside
+    if not p.exists():
+        raise UserError(f"{p} does not exist")
+    raise UserError(f"no review found for {p}: expected {beside.name} beside it "
+                    f"(run `hipwizard hipify SRC --out {p}` first)")
+
+
+def review_workspace(target: str | Path, state_path: Path) -> Workspace:
+    """The workspace a located review belongs to: ``target`` when it is a workspace folder, else the
+    folder holding the review state (where ``hipwizard hipify`` users usually run)."""
+    p = Path(target).expanduser()
+    return Workspace(p) if (p / STATE_DIRNAME).is_dir() else Workspace(state_path.parent)
+
+
+def workspace_for(state_path: Path, review: ReviewState) -> Workspace:
+    """The workspace a review opens in (``hipwizard review``): the folder holding the output and its state
+    file. Its port state is pointed at this migration when it has none yet."""
+    ws = Workspace(state_path.parent)
+    link = read_link(ws)
+    if link.out is None and not link.error:
+        try:
+            record_link(ws, review.src, review.out)
+        except OSError:
+            pass  # a read-only folder can still be reviewed; only the home screen's summary is missing
+    return ws
 
 
 def summarize(ws: Workspace) -> StepStatus:
     """"412 of 530 hunks decided, 3 high-risk pending" (in progress), or done once written cleanly."""
-    state = ws.read_state("port")
-    path = review_path(ws)
+    link = read_link(ws)
+    path = link.review_path
     if path is None or not path.exists():
-        if state.get("src"):
-            return StepStatus("in progress", f"source {state['src']} chosen, not translated yet")
+        if link.src is not None:
+            return StepStatus("in progress", f"source {link.src} chosen, not translated yet")
         return StepStatus("not started", "no CUDA source chosen")
     try:
         review = ReviewState.load(path)

@@ -59,3 +59,41 @@ def test_check_reports_per_file(tmp_path, capsys):
         assert rc == 1 and results[0]["status"] == "failed"
         assert results[0]["errors"][0]["line"] == 2
     assert main(["check", str(tmp_path / "nothing")]) == 2
+
+
+def test_hipify_lists_apis_newer_than_the_doctors_hip(tmp_path, capsys):
+    from tests.port.target import HIP_61, NEW_API_KERNEL, NEW_APIS, save_rocm61_gfx90a
+    from hipwizard.workspace import Workspace
+
+    save_rocm61_gfx90a(Workspace(tmp_path))
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text(NEW_API_KERNEL)
+    assert main(["hipify", str(tmp_path / "src"), "--out", str(tmp_path / "out"), "--workspace", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert f"⚠ newer than the target HIP {HIP_61}: " + ", ".join(NEW_APIS) in text
+    assert "k.cu:7: too_new: hipGetFuncBySymbol needs HIP 6.2.0" in text
+    assert main(["review", str(tmp_path / "out"), "--summary"]) == 0  # the review keeps the list
+    assert f"newer than the target HIP {HIP_61}: " + ", ".join(NEW_APIS) in capsys.readouterr().out
+
+
+def test_review_write_and_check_compile_for_the_doctors_arch(tmp_path, capsys, monkeypatch):
+    from tests.port.target import RecordingHipcc, save_rocm61_gfx90a
+    from hipwizard.workspace import Workspace
+
+    save_rocm61_gfx90a(Workspace(tmp_path))
+    hipcc = RecordingHipcc()
+    monkeypatch.setattr("hipwizard.port.compile_check.SubprocessRunner", lambda: hipcc)
+    src = tmp_path / "src"
+    shutil.copytree(DEMO_PROJECT, src)
+    out = tmp_path / "out"
+    assert main(["hipify", str(src), "--out", str(out), "--workspace", str(tmp_path), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["review", str(tmp_path), "--write", "--json"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["arch"] == "gfx90a" and set(hipcc.archs) == {"gfx90a"}
+    monkeypatch.chdir(tmp_path)  # `hipwizard check` reads the doctor of the current folder
+    hipcc.archs.clear()
+    assert main(["check", str(out), "--json"]) == 0
+    assert {c["arch"] for c in json.loads(capsys.readouterr().out)} == {"gfx90a"} == set(hipcc.archs)
+    assert main(["check", str(out), "--arch", "gfx942", "--json"]) == 0
+    assert {c["arch"] for c in json.loads(capsys.readouterr().out)} == {"gfx942"}

@@ -63,7 +63,7 @@ def test_real_hipcc_tells_code_errors_from_missing_headers(tmp_path):
                                      '  unsigned l; asm volatile("mov.u32 %0, %%laneid;" : "=r"(l)); o[0] = l; }\n')
     (tmp_path / "lib.cpp").write_text("#include <hip/hip_runtime.h>\n#include <hipcub/hipcub.hpp>\n")
     seen = []
-    checks = check_files(tmp_path, ["ok.cu", "ptx.cu", "lib.cpp"], jobs=2, progress=lambda d, t: seen.append((d, t)))
+    checks = check_files(tmp_path, ["ok.cu", "ptx.cu", "lib.cpp"], jobs=2, progress=lambda p: seen.append((p.done, p.total)))
     assert [c.status for c in checks] == ["ok", "failed", "missing-header"]
     assert [(e.file, e.line, e.message) for e in checks[1].errors] == [("ptx.cu", 3, "invalid instruction")]
     assert checks[2].missing_headers == ["hipcub/hipcub.hpp"]

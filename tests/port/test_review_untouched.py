@@ -7,7 +7,7 @@ import json
 
 from tests.port.review_factory import risky_project, translation
 
-from hipwizard.port.migration import refresh
+from hipwizard.port.services import refresh
 from hipwizard.port.model import RiskFlag, UntouchedRisk
 from hipwizard.port.review_state import REVIEW_VERSION, ReviewState
 
@@ -38,7 +38,7 @@ def test_version_1_file_loads_and_gets_its_untouched_risks_on_refresh(tmp_path):
     state.path.write_text(json.dumps(data))
     old = ReviewState.load(state.path)
     assert old.needs_untouched and old.untouched == {}
-    assert refresh(old) is None  # sources unchanged: no reconcile, decisions kept
+    assert refresh(None, old) is None  # sources unchanged: no reconcile, decisions kept
     assert old.untouched == state.untouched and old.decision(state.hunks[0].hunk_id).state == "accepted"
     again = json.loads(state.path.read_text())
     assert again["version"] == 2 and "include/common.cuh" in again["untouched"]
@@ -48,7 +48,7 @@ def test_reconcile_recomputes_untouched_risks(tmp_path):
     state = risky_project(tmp_path)
     header = state.src / "include" / "common.cuh"
     header.write_text(header.read_text().replace("#define FULL_MASK 0xffffffff\n", ""))
-    assert refresh(state) is not None
+    assert refresh(None, state) is not None
     assert [r.flag.rule_id for r in state.untouched["include/common.cuh"]] == ["WARP32_LITERAL"]
     assert ReviewState.load(state.path).untouched == state.untouched
 

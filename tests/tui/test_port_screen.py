@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
+from hipwizard.cli import main
+from hipwizard.port import services
 from hipwizard.port.review_state import ReviewState
 from hipwizard.tui.app import HipwizardApp
-from hipwizard.tui.port_dialogs import ConfirmWrite  # noqa: E402
-from hipwizard.tui.port_screen import PortScreen  # noqa: E402
+from hipwizard.tui.port.dialogs import ConfirmWrite  # noqa: E402
+from hipwizard.tui.port.screen import PortScreen  # noqa: E402
 from hipwizard.workspace import Workspace  # noqa: E402
 from tests.port.review_factory import KERNEL, new_review, risky_project, translation
+from tests.port.target import HIP_61, NEW_API_KERNEL, NEW_APIS, RecordingHipcc, save_rocm61_gfx90a
 
 SIZE = (110, 32)
 
@@ -501,3 +506,163 @@ async def test_a_tall_hunk_scrolls_and_the_next_short_one_gets_the_full_width_ba
         await pilot.pause()
         assert not view.show_vertical_scrollbar and view.scroll_y == 0
         assert view.virtual_size.width == view.content_region.width  # drawn at the full width again
+
+
+# --- the doctor's facts: the HIP version for the translation, the gfx arch for the compile check ----------
+
+def _rows(option_list) -> list[str]:
+    return [str(option_list.get_option_at_index(i).prompt) for i in range(option_list.option_count)]
+
+
+async def test_translation_lists_too_new_apis_under_a_rocm_61_doctor_report_like_hipify(tmp_path, capsys):
+    ws = Workspace(tmp_path)
+    save_rocm61_gfx90a(ws)
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "k.cu").write_text(NEW_API_KERNEL)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press(*str(src), "enter", "enter")  # the set-up form: source, default output
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.review is not None and screen.review.hip_version == HIP_61
+        results = screen.query_one("#port-results")
+        rows = _rows(results)
+        assert results.display and rows[0].startswith(f"⚠ 2 API(s) newer than the target HIP {HIP_61}:")
+        assert any(r.strip().startswith("k.cu:7  hipGetFuncBySymbol needs HIP 6.2.0") for r in rows)
+        for name in NEW_APIS:
+            assert name in rows[0]
+        assert any("newer than HIP" in str(n.message) for n in app._notifications)
+        # a place inside a hunk opens it
+        results.focus()
+        results.highlighted = next(i for i, r in enumerate(rows) if "k.cu:7" in r and "its hunk" in r)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("hipGetFuncBySymbol" in x for x in screen.nav.current.new_lines)
+        screen_too_new = screen.review.api_counts("too_new")
+    # the command line, same workspace, same project: the same list
+    assert main(["hipify", str(src), "--out", str(tmp_path / "cli-hip"), "--workspace", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["too_new"] == screen_too_new == {name: 1 for name in NEW_APIS}
+    assert summary["hip_version"] == HIP_61
+
+
+async def test_write_compile_checks_for_the_doctors_arch(tmp_path, monkeypatch):
+    ws, review = _workspace(tmp_path, {"main.cu": KERNEL})
+    save_rocm61_gfx90a(ws)  # an MI250X: gfx90a, not the default gfx942
+    hipcc = RecordingHipcc()
+    monkeypatch.setattr("hipwizard.port.compile_check.SubprocessRunner", lambda: hipcc)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("A", "w")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmWrite)  # the flagged hunk is still pending
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert hipcc.archs and set(hipcc.archs) == {"gfx90a"}
+        assert screen.last_write.arch == "gfx90a" and screen.last_write.files[0].check == "ok"
+        assert "ℹ compile-checked for gfx90a" in _rows(screen.query_one("#port-results"))
+    assert _disk(review).last_write["files"] == 1
+
+
+async def test_r_rereads_the_sources_and_reconciles_keeping_decisions(tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "a.cu").write_text(KERNEL)
+    (src / "b.cu").write_text(KERNEL.replace("scale", "twice"))
+    ws = Workspace(tmp_path)
+    review = services.translate(ws, "proj", "proj-hip", backend="builtin").review
+    a_hunks = [h.hunk_id for h in review.hunks if h.file == "a.cu"]
+    review.decide(a_hunks, "accepted")
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert any("nothing to reconcile" in str(n.message) for n in app._notifications)
+        (src / "b.cu").write_text(KERNEL.replace("scale", "twice") + "void g() { cudaDeviceReset(); }\n")
+        await pilot.press("r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert any("Sources changed" in str(n.message) for n in app._notifications)
+        assert screen.review is not review and "b.cu" in screen.nav.files
+        assert all(screen.review.decision(h).state == "accepted" for h in a_hunks)
+        assert any(screen.review.decision(h.hunk_id).changed for h in screen.review.hunks if h.file == "b.cu")
+        assert not screen.busy
+    assert _disk(review).counts()["accepted"] == len(a_hunks)
+
+
+LONG = "kernels/attention/flash_attention_forward_kernel.cu"
+LONG_DIR = "src/a_long_folder_name/main.cu"
+
+
+async def test_long_file_names_stay_on_one_line_at_80x24(tmp_path):
+    ws, _review = _workspace(tmp_path, {LONG: KERNEL, LONG_DIR: KERNEL})
+    app = HipwizardApp(ws)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        files = screen.query_one("#port-filelist")
+        first = _rows(files)[0].split("\n")
+        # the name itself is longer than the column: its end is kept
+        assert len(first) == 2 and first[0].startswith("○ …") and first[0].endswith("_forward_kernel.cu")
+        second = _rows(files)[1].split("\n")
+        assert second[0].startswith("○ src/") and second[0].endswith("…/main.cu")  # the name fits: kept whole
+        assert all(len(line) <= files.text_width() for row in _rows(files) for line in row.split("\n"))
+        assert files.virtual_size.height == 4  # two rows, two lines each: nothing wrapped
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        assert _rows(files)[1].split("\n")[0] == f"○ {LONG_DIR}"  # room again: the whole path
+
+
+# --- snapshots at 80x24 and 160x45 ----------------------------------------------------------------------
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+
+
+@SIZES
+def test_snapshot_setup_form(tmp_path, snap_compare, size):
+    async def go(pilot):
+        await _settle(pilot)
+        for field in pilot.app.screen.query(Input):
+            field.cursor_blink = False  # a blinking cursor would make the picture depend on timing
+        await pilot.pause()
+    assert snap_compare(HipwizardApp(Workspace(tmp_path)), terminal_size=size, run_before=go)
+
+
+def test_snapshot_first_hunk_wide(tmp_path, snap_compare):
+    assert snap_compare(_snap_app(tmp_path), terminal_size=(160, 45), run_before=_settle)
+
+
+@SIZES
+def test_snapshot_api_notes_under_rocm_61(tmp_path, snap_compare, size):
+    ws = Workspace(tmp_path)
+    save_rocm61_gfx90a(ws)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "k.cu").write_text(NEW_API_KERNEL)
+    (tmp_path / "proj" / "main.cu").write_text(KERNEL)
+    services.translate(ws, "proj", "proj-hip", backend="builtin")
+    assert snap_compare(HipwizardApp(ws), terminal_size=size, run_before=_settle)
+
+
+def test_snapshot_long_file_names_80x24(tmp_path, snap_compare):
+    ws, _review = _workspace(tmp_path, {LONG: KERNEL, LONG_DIR: KERNEL})
+    assert snap_compare(HipwizardApp(ws), terminal_size=(80, 24), run_before=_settle)
+
+
+@needs_hipcc
+def test_snapshot_after_write_with_compile_error_80x24(tmp_path, snap_compare):
+    app, _review = _compile_error_app(tmp_path)
+
+    async def go(pilot):
+        await _settle(pilot)
+        await _write_and_wait(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=(80, 24), run_before=go)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from hipwizard.port.model import Diagnostic
 from hipwizard.port.scan import SourceFile
+from hipwizard.progress import Progress, ProgressFn
 
-Progress = Callable[[int, int], None]  # (done, total)
+STAGE = "translating"  # the stage name backends report progress under
 
 
 @dataclass
@@ -28,4 +28,10 @@ class Backend(Protocol):
 
     def available(self) -> bool: ...
 
-    def translate(self, files: list[SourceFile], progress: Progress | None = None) -> list[BackendResult]: ...
+    def translate(self, files: list[SourceFile], progress: ProgressFn | None = None) -> list[BackendResult]: ...
+
+
+def report(progress: ProgressFn | None, done: int, total: int, item: str = "") -> None:
+    """Tell ``progress`` (if any) that ``done`` of ``total`` files are translated."""
+    if progress is not None:
+        progress(Progress(STAGE, done, total, item))

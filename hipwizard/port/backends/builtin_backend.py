@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from hipwizard.port.backends.base import BackendResult, Progress
+from hipwizard.port.backends.base import BackendResult, report
 from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
 from hipwizard.port.scan import SourceFile
+from hipwizard.progress import ProgressFn
 
 
 class BuiltinBackend:
@@ -16,11 +17,10 @@ class BuiltinBackend:
     def available(self) -> bool:
         return True
 
-    def translate(self, files: list[SourceFile], progress: Progress | None = None) -> list[BackendResult]:
+    def translate(self, files: list[SourceFile], progress: ProgressFn | None = None) -> list[BackendResult]:
         out = []
         for i, src in enumerate(files):
             t = self.translator.translate(src.text)
             out.append(BackendResult(src, t.text, t.diagnostics, t.stats))
-            if progress:
-                progress(i + 1, len(files))
+            report(progress, i + 1, len(files), src.path)
         return out

@@ -12,10 +12,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hipwizard.port.backends.base import BackendResult, Progress
+from hipwizard.port.backends.base import BackendResult, report
 from hipwizard.port.backends.hipify_output import parse_clang_warnings, parse_stats
 from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
 from hipwizard.port.scan import SourceFile, decode_source, encode_source
+from hipwizard.progress import ProgressFn
 from hipwizard.runner import Runner
 
 BATCH = 64  # files per hipify-perl call: one Perl start-up per batch
@@ -56,13 +57,12 @@ class HipifyPerlBackend:
     def available(self) -> bool:
         return self.runner is not None and self.runner.which(self.executable) is not None
 
-    def translate(self, files: list[SourceFile], progress: Progress | None = None) -> list[BackendResult]:
+    def translate(self, files: list[SourceFile], progress: ProgressFn | None = None) -> list[BackendResult]:
         out: list[BackendResult] = []
         for start in range(0, len(files), BATCH):
             batch = files[start:start + BATCH]
             out.extend(self._run_batch(batch))
-            if progress:
-                progress(min(start + BATCH, len(files)), len(files))
+            report(progress, min(start + BATCH, len(files)), len(files), batch[-1].path)
         return out
 
     def _run_batch(self, batch: list[SourceFile]) -> list[BackendResult]:
@@ -98,7 +98,7 @@ class HipifyClangBackend:
     def available(self) -> bool:
         return self.runner is not None and self.runner.which(self.executable) is not None
 
-    def translate(self, files: list[SourceFile], progress: Progress | None = None) -> list[BackendResult]:
+    def translate(self, files: list[SourceFile], progress: ProgressFn | None = None) -> list[BackendResult]:
         cuda_path = os.environ.get("HIPWIZARD_CUDA_PATH") or os.environ.get("CUDA_PATH")
         results = []
         with tempfile.TemporaryDirectory(prefix="hipwizard-clang-") as tmp:
@@ -117,7 +117,6 @@ class HipifyClangBackend:
                     results.append(BackendResult(src, text, warnings, stats))
                 else:
                     results.append(BackendResult(src, src.text, warnings, stats, res.explain()))
-                if progress:
-                    progress(i + 1, len(files))
+                report(progress, i + 1, len(files), src.path)
         shutil.rmtree(tmp, ignore_errors=True)
         return results

@@ -9,6 +9,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, ProgressBar, Static
 
+from hipwizard.progress import Progress
+
 
 class MigrationForm(Vertical):
     """Pick a CUDA source folder and an output folder; ``Submitted`` carries both."""
@@ -29,6 +31,9 @@ class MigrationForm(Vertical):
         yield Button("Translate ▶", id="setup-go", variant="primary", compact=True)
         yield ProgressBar(id="setup-progress", show_eta=False)
         yield Static("", id="setup-status")
+
+    def on_mount(self) -> None:
+        self.query_one("#setup-progress", ProgressBar).display = False  # shown once a translation reports
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -52,8 +57,12 @@ class MigrationForm(Vertical):
     def status(self, text: str) -> None:
         self.query_one("#setup-status", Static).update(text)
 
-    def progress(self, done: int, total: int) -> None:
-        self.query_one("#setup-progress", ProgressBar).update(total=max(total, 1), progress=done)
+    def progress(self, progress: Progress) -> None:
+        """Show how far the translation got (the bar, and the file at hand)."""
+        bar = self.query_one("#setup-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=max(progress.total or 1, 1), progress=progress.done or 0)
+        self.status(f"◐ {progress.text()} …")
 
 
 class ConfirmWrite(ModalScreen[bool]):

@@ -1,5 +1,7 @@
-"""The Write results list: one row per file, one per compile error (selecting an error opens its hunk),
-then the risks on unchanged lines still to edit by hand (the write does not change those lines)."""
+"""The Port screen's results list: after a Write, one row per file, one per compile error (selecting an error
+opens its hunk), then the risks on unchanged lines still to edit by hand (the write does not change those
+lines); and, whenever the review has them, the APIs the translation reported (newer than the target HIP,
+unsupported, removed)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ def result_options(report, review=None) -> list[Option]:
             where = "→ open its hunk (Enter)" if e.hunk_id else "(outside the reviewed hunks)"
             text = Text(f"    ✖ L{e.line}: {e.message}  {where}")
             rows.append(Option(text, id=f"err{n}.{k}|{e.hunk_id}" if e.hunk_id else None))
+    if report.arch:
+        rows.append(Option(Text(f"ℹ compile-checked for {report.arch}"), disabled=True))
     if report.check_note:
         rows.append(Option(Text(f"ℹ {report.check_note}"), disabled=True))
     untouched = {f: risks for f, risks in review.untouched.items() if risks} if review is not None else {}
@@ -29,3 +33,41 @@ def result_options(report, review=None) -> list[Option]:
             lines = ", ".join(f"L{review.written_line(f, r)} {r.flag.rule_id}" for r in risks)
             rows.append(Option(Text(f"    ⚑ {f}: {lines}"), disabled=True))
     return rows
+
+
+API_HEADINGS = {"too_new": "⚠ {n} API(s) newer than the target HIP {hip}:",
+                "unsupported": "✖ {n} API(s) HIP does not have:",
+                "removed": "✖ {n} API(s) removed from the target HIP {hip}:"}
+
+
+def api_options(review) -> list[Option]:
+    """Rows for the API diagnostics kept with the review (newer than the target HIP, unsupported, removed):
+    a heading per kind naming the APIs, then one row per place; a place inside a hunk opens it (Enter)."""
+    rows: list[Option] = []
+    for kind, heading in API_HEADINGS.items():
+        names = review.api_counts(kind)
+        if not names:
+            continue
+        text = heading.format(n=len(names), hip=review.hip_version or "?") + " " + ", ".join(names)
+        rows.append(Option(Text(text), disabled=True))
+        for rel, diags in review.diagnostics.items():
+            for k, d in enumerate(diags):
+                if d.kind != kind:
+                    continue
+                hunk_id = _hunk_at(review, rel, d.line)
+                where = "  → Enter: its hunk" if hunk_id else ""
+                what = d.message.split("; this runtime is", 1)[0]  # the heading names the runtime
+                rows.append(Option(Text(f"    {rel}:{d.line}  {what}{where}"),
+                                   id=f"api.{kind}.{rel}.{k}|{hunk_id}" if hunk_id else None))
+    return rows
+
+
+def _hunk_at(review, rel: str, line: int | None) -> str | None:
+    """The hunk of ``rel`` whose original lines hold ``line``."""
+    if line is None:
+        return None
+    for i in review.by_file.get(rel, ()):
+        h = review.hunks[i]
+        if h.old_start <= line < h.old_start + max(len(h.old_lines), 1):
+            return h.hunk_id
+    return None

@@ -1,0 +1,144 @@
+"""The review state's file format: where it lives, how it reads back, and how it is written.
+
+``<out>.review.json`` beside the output folder. One JSON object, one hunk and one decision per line so a
+team can commit it and review in turns::
+
+    {"version": 2, "kind": "hipwizard-review", "src": DIR, "out": DIR, "backend": NAME,
+     "hip_version": "6.1.40093",              # HIP runtime the APIs were checked against ("" unknown)
+     "revision": N, "last_write": {...} | null,
+     "files": {PATH: {"sha256": HEX, "hunks": N}},
+     "untouched": {PATH: [UntouchedRisk]},    # version 2: risks on lines the translation left as they were
+     "diagnostics": {PATH: [Diagnostic]},     # optional: unsupported / too_new / removed APIs per file
+     "decisions": {HUNK ID: Decision}, "hunks": [Hunk], "splits": {ID: {...}}, "history": [[...]]}
+
+Version 1 files (before ``untouched``) still load. ``hip_version`` and ``diagnostics`` are optional keys: an
+older hipwizard ignores them, a file without them reads as "none known".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from hipwizard.errors import UserError
+from hipwizard.port.model import Hunk
+
+REVIEW_VERSION = 2  # 2 added "untouched"; version 1 files load without it
+KIND = "hipwizard-review"
+DecisionState = Literal["pending", "accepted", "rejected", "edited"]
+DECIDED = ("accepted", "rejected", "edited")
+
+
+def state_path_for(out_dir: str | Path) -> Path:
+    """Where the review state of output directory ``out_dir`` lives: ``<out>.review.json`` beside it."""
+    out = Path(out_dir).expanduser().resolve()
+    return out.parent / f"{out.name}.review.json"
+
+
+def fingerprint(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Decision:
+    state: DecisionState = "pending"
+    lines: list[str] | None = None  # the edited translated side, for ``edited``
+    changed: bool = False  # came back pending because the sources changed
+
+    def to_dict(self) -> dict:
+        d: dict = {"state": self.state}
+        if self.lines is not None:
+            d["lines"] = self.lines
+        if self.changed:
+            d["changed"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Decision":
+        state = d.get("state", "pending")
+        if state not in ("pending",) + DECIDED:
+            raise ValueError(f"unknown decision {state!r}")
+        return cls(state, d.get("lines"), bool(d.get("changed", False)))
+
+
+def read(path: Path) -> dict:
+    """The parsed state file, checked for kind and version. Raises ``UserError`` (the file is kept)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"no review state at {path} (run `hipwizard hipify SRC --out DIR` first)") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UserError(f"review state {path} is unreadable ({exc}); it was kept as it is") from None
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise UserError(f"{path} is not a hipwizard review state; it was kept as it is")
+    version = data.get("version")
+    if not isinstance(version, int) or version > REVIEW_VERSION:
+        raise UserError(f"review state {path} has version {version!r}, newer than this hipwizard understands "
+                        f"({REVIEW_VERSION}); upgrade hipwizard — the file was kept as it is")
+    return data
+
+
+class Writer:
+    """Serialises a review to its one-line-per-entry JSON, caching the lines that rarely change (a hunk's
+    line is the same until the hunk list is replaced; a decision's until it is replaced)."""
+
+    def __init__(self) -> None:
+        self._hunk_lines: dict[str, str] = {}  # hunk id -> its serialized JSON line
+        self._decision_lines: dict[str, tuple[Decision, str]] = {}
+        self._hunks_block: tuple[list | None, str] = (None, "")
+
+    def forget_hunks(self) -> None:
+        """Drop the cached hunk lines (after a reconcile: the same id may now carry other flags)."""
+        self._hunk_lines.clear()
+
+    def to_json(self, state) -> str:
+        head = {"version": REVIEW_VERSION, "kind": KIND, "src": str(state.src), "out": str(state.out),
+                "backend": state.backend, "hip_version": state.hip_version, "revision": state.revision,
+                "last_write": state.last_write}
+        parts = ["{\n"]
+        parts += [f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items()]
+        parts.append(_block("files", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in state.files.items()], "{}"))
+        parts.append(_block("untouched", [f"{json.dumps(k)}: {json.dumps([r.to_dict() for r in v])}"
+                                          for k, v in state.untouched.items()], "{}"))
+        if state.diagnostics:
+            parts.append(_block("diagnostics", [f"{json.dumps(k)}: {json.dumps([d.to_dict() for d in v])}"
+                                                for k, v in state.diagnostics.items()], "{}"))
+        parts.append(_block("decisions", [self._decision_line(h.hunk_id, state.decision(h.hunk_id))
+                                          for h in state.hunks], "{}"))
+        if self._hunks_block[0] is not state.hunks:  # the hunk list is replaced (never mutated) on change
+            self._hunks_block = (state.hunks, _block("hunks", [self._hunk_line(h) for h in state.hunks], "[]"))
+        parts.append(self._hunks_block[1])
+        parts.append(_block("splits", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in state.splits.items()], "{}"))
+        parts.append(_block("history", [json.dumps(e) for e in state.history], "[]", last=True))
+        parts.append("}\n")
+        return "".join(parts)
+
+    def _decision_line(self, hunk_id: str, d: Decision) -> str:
+        # Decisions are replaced, never mutated: a cached line is valid while its object is the same.
+        cached = self._decision_lines.get(hunk_id)
+        if cached is None or cached[0] is not d:
+            cached = self._decision_lines[hunk_id] = (d, f"{json.dumps(hunk_id)}: {json.dumps(d.to_dict())}")
+        return cached[1]
+
+    def _hunk_line(self, h: Hunk) -> str:
+        line = self._hunk_lines.get(h.hunk_id)
+        if line is None:
+            line = json.dumps(h.to_dict(), ensure_ascii=False)
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:  # undecodable source bytes (surrogate escapes): keep them as \u escapes
+                    line = json.dumps(h.to_dict())
+            self._hunk_lines[h.hunk_id] = line
+        return line
+
+
+def _block(name: str, rows: list[str], empty: str, *, last: bool = False) -> str:
+    tail = "" if last else ","
+    if not rows:
+        return f"  {json.dumps(name)}: {empty}{tail}\n"
+    open_, close = empty[0], empty[1]
+    return f"  {json.dumps(name)}: {open_}\n    " + ",\n    ".join(rows) + f"\n  {close}{tail}\n"

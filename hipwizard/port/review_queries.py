@@ -1,0 +1,115 @@
+"""Read-only views over a review: decisions, the lines a hunk writes, counts, rules, API diagnostics.
+
+``ReviewQueries`` is a mixin of ``ReviewState`` (which holds ``hunks``, ``decisions``, ``by_file``,
+``untouched``, ``diagnostics`` and ``revision``); nothing here changes the review.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk
+from hipwizard.port.review_format import Decision
+
+API_KINDS = ("unsupported", "too_new", "removed")  # diagnostics kept with the review: APIs that need a look
+
+
+class ReviewQueries:
+    # --- decisions ---------------------------------------------------------------------------
+    def decision(self, hunk_id: str) -> Decision:
+        return self.decisions.get(hunk_id) or Decision()
+
+    def hunk(self, hunk_id: str) -> Hunk:
+        return self.hunks[self.index_of[hunk_id]]
+
+    def chosen_lines(self, hunk: Hunk) -> list[str]:
+        """The lines this hunk contributes to the output: translation, edit, or original."""
+        d = self.decision(hunk.hunk_id)
+        if d.state == "accepted":
+            return hunk.new_lines
+        if d.state == "edited" and d.lines is not None:
+            return d.lines
+        return hunk.old_lines
+
+    def written_line(self, rel: str, risk: UntouchedRisk) -> int | None:
+        """Where an unchanged line with a risk lands in the file written from the current decisions."""
+        if risk.old_line is None:
+            return None
+        shift = 0
+        for i in self.by_file.get(rel, ()):
+            h = self.hunks[i]
+            if h.old_start + len(h.old_lines) <= risk.old_line:
+                shift += len(self.chosen_lines(h)) - len(h.old_lines)
+        return risk.old_line + shift
+
+    def counts(self, hunk_indices: Iterable[int] | None = None) -> dict[str, int]:
+        """pending / accepted / rejected / edited / high_pending / changed, over all hunks or some."""
+        if hunk_indices is None:
+            # The screen asks after every keystroke: cache per revision (every change bumps it).
+            rev, hunks, cached = self._counts
+            if rev == self.revision and hunks is self.hunks:
+                return dict(cached)
+            result = self._count(range(len(self.hunks)))
+            self._counts = (self.revision, self.hunks, result)
+            return dict(result)
+        return self._count(hunk_indices)
+
+    def _count(self, indices: Iterable[int]) -> dict[str, int]:
+        c = dict.fromkeys(("pending", "accepted", "rejected", "edited", "high_pending", "changed", "total"), 0)
+        for i in indices:
+            h = self.hunks[i]
+            d = self.decision(h.hunk_id)
+            c[d.state] += 1
+            c["total"] += 1
+            c["changed"] += d.changed
+            if d.state == "pending" and h.max_severity == "high":
+                c["high_pending"] += 1
+        return c
+
+    def first_pending(self) -> int | None:
+        for i, h in enumerate(self.hunks):
+            if self.decision(h.hunk_id).state == "pending":
+                return i
+        return None
+
+    # --- queries for the screen and the CLI ---------------------------------------------------------------
+    def rule_ids(self) -> list[str]:
+        """Rule ids present in the hunks and on untouched lines (cached per hunk list and untouched map:
+        the screen asks on every redraw)."""
+        cached = getattr(self, "_rules", (None, None, []))
+        if cached[0] is not self.hunks or cached[1] is not self.untouched:
+            rules = {f.rule_id for h in self.hunks for f in h.flags}
+            rules |= {r.flag.rule_id for risks in self.untouched.values() for r in risks}
+            cached = self._rules = (self.hunks, self.untouched, sorted(rules))
+        return list(cached[2])
+
+    def untouched_counts(self) -> dict[str, int]:
+        """Risks on unchanged lines by severity, plus ``total``."""
+        c = dict.fromkeys(SEVERITY_ORDER, 0)
+        for risks in self.untouched.values():
+            for r in risks:
+                c[r.flag.severity] += 1
+        return {**c, "total": sum(c.values())}
+
+    def api_counts(self, kind: str) -> dict[str, int]:
+        """{CUDA name: occurrences} of the API diagnostics of ``kind`` ("too_new", "unsupported", "removed")."""
+        counts: dict[str, int] = {}
+        for diags in self.diagnostics.values():
+            for d in diags:
+                if d.kind == kind:
+                    counts[d.name] = counts.get(d.name, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def summary(self) -> dict:
+        c = self.counts()
+        sev = dict.fromkeys(SEVERITY_ORDER, 0)
+        for h in self.hunks:
+            if h.max_severity:
+                sev[h.max_severity] += 1
+        return {"files": len(self.files), "hunks": c["total"],
+                "decided": c["accepted"] + c["rejected"] + c["edited"], **c,
+                "flagged": sev, "untouched": self.untouched_counts(), "revision": self.revision,
+                "last_write": self.last_write, "hip_version": self.hip_version,
+                "too_new": self.api_counts("too_new"), "unsupported": self.api_counts("unsupported"),
+                "state_file": str(self.path), "src": str(self.src), "out": str(self.out)}
+

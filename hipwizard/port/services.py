@@ -1,0 +1,213 @@
+"""The port step's user actions, one function each, called by both faces: ``hipwizard hipify / review /
+check`` (``cli/port.py``, ``cli/port_review.py``) and the Port screen (``tui/port``). A fix lands here once.
+
+Each action fetches what the doctor found in the workspace itself (``doctor.state.target_facts``): the HIP
+version the translation checks APIs against (``too_new``) and the gfx arch the compile check builds for.
+An explicit ``hip_version`` / ``arch`` (the CLI's ``--hip-version`` / ``--arch``) wins. ``ws`` may be None
+(no workspace: no doctor facts, nothing recorded).
+
+- ``translate``: start a migration (translate a tree, write a fresh review beside the output, record it in
+  the workspace; optionally accept hunks, then ``write``).
+- ``open_review``: load the workspace's review and ``refresh`` it.
+- ``refresh``: re-translate when the sources changed and reconcile the decisions.
+- ``write``: write the decisions into the output folder and compile-check them.
+- ``check``: compile-check a folder of HIP sources.
+
+Errors a user can fix are ``UserError`` (one line); long actions report ``Progress``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from hipwizard.errors import UserError
+from hipwizard.port.review_state import ReconcileReport, ReviewState, state_path_for
+from hipwizard.port.state import PortLink, read_link, record_link, review_path
+from hipwizard.progress import ProgressFn
+from hipwizard.workspace import Workspace
+
+if TYPE_CHECKING:  # the engine and the compile check load when an action runs, not with the screen
+    from hipwizard.port.apply import ApplyReport
+    from hipwizard.port.compile_check import FileCheck
+    from hipwizard.port.engine import PortReport
+
+Accept = Literal["all", "unflagged"]
+
+
+@dataclass
+class Translation:
+    """What ``translate`` made: the engine's report, the saved review, and the write when hunks were accepted."""
+
+    review: ReviewState
+    report: PortReport
+    written: ApplyReport | None = None
+
+    @property
+    def too_new(self) -> dict[str, int]:
+        """{CUDA name: occurrences} whose HIP counterpart is newer than the target HIP version."""
+        return self.review.api_counts("too_new")
+
+
+@dataclass
+class Opened:
+    """The workspace's migration as the Port screen opens it."""
+
+    review: ReviewState | None  # None: nothing translated yet (``link`` says what was chosen, if anything)
+    reconciled: ReconcileReport | None = None  # the sources had changed: what the reconcile kept
+    link: PortLink = field(default_factory=PortLink)
+
+
+def _facts(ws: Workspace | None):
+    from hipwizard.doctor.state import target_facts
+
+    return target_facts(ws)
+
+
+def _resolve(ws: Workspace | None, path: str | Path) -> Path:
+    p = Path(path).expanduser()
+    if not p.is_absolute() and ws is not None:
+        p = ws.root / p
+    return p.resolve()
+
+
+def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend: str = "auto",
+              hip_version: str | None = None, hip_kernel_execution_syntax: bool = False, roc: bool = False,
+              experimental: bool = False, accept: Accept | None = None, check: bool = True,
+              arch: str | None = None, replace: bool = False, progress: ProgressFn | None = None) -> Translation:
+    """Translate ``src`` (a folder, or one file) into a fresh review beside ``out`` (every hunk pending),
+    its APIs checked against ``hip_version`` (default: the doctor's), and record the migration in ``ws``.
+
+    Relative paths are taken from the workspace folder. ``accept`` decides hunks for scripted use and then
+    writes them (``write``, compile-checked unless ``check`` is False, for ``arch``). An existing review
+    beside ``out`` is kept (``UserError``) unless ``replace``. Raises ``UserError``.
+    """
+    from hipwizard.port.engine import port_tree
+
+    src_p, out_p = _resolve(ws, src), _resolve(ws, out)
+    if not src_p.exists():
+        raise UserError(f"source {src_p} does not exist")
+    if out_p == src_p or (src_p.is_dir() and src_p.is_relative_to(out_p)):
+        raise UserError("the output folder must not be the source folder or contain it")
+    if out_p.exists() and not out_p.is_dir():
+        raise UserError(f"output {out_p} exists and is not a folder")
+    existing = state_path_for(out_p)
+    if existing.exists() and not replace:
+        raise UserError(f"{existing} already holds a review; open it with `hipwizard review {out_p}` "
+                        "(move it away to start over)")
+    hip = hip_version or _facts(ws).hip_version
+    report = port_tree(src_p, backend=backend, hip_version=hip, hip_kernel_execution_syntax=hip_kernel_execution_syntax,
+                       roc=roc, experimental=experimental, exclude=[out_p], progress=progress)
+    if not report.files:
+        why = "; ".join(f"{u.path}: {u.reason}" for u in report.unreadable[:3])
+        raise UserError(f"no CUDA sources could be read in {src_p}" + (f" ({why})" if why else ""))
+    review = ReviewState.create(src_p if src_p.is_dir() else src_p.parent, out_p, report.files, hip_version=hip)
+    if accept is not None:
+        review.decide([h.hunk_id for h in review.hunks if accept == "all" or not h.flags], "accepted")
+    try:
+        review.save()
+    except OSError as exc:
+        raise UserError(f"cannot write the review state {review.path}: {exc.strerror or exc}") from None
+    if ws is not None:
+        try:
+            record_link(ws, review.src, review.out)
+        except OSError:
+            pass  # a read-only workspace still gets its translation; only the workspace link is missing
+    result = Translation(review, report)
+    if accept is not None:
+        result.written = write(ws, review, check=check, arch=arch, progress=progress)
+    return result
+
+
+def _retranslate(review: ReviewState, hip_version: str | None, progress: ProgressFn | None):
+    from hipwizard.port.backends import BACKENDS
+    from hipwizard.port.engine import translate_tree
+
+    # The review's own backend, so unchanged files give the same hunks (and ids).
+    backend = review.backend if review.backend in BACKENDS else "auto"
+    return translate_tree(review.src, backend=backend, hip_version=hip_version, progress=progress,
+                          exclude=[review.out])
+
+
+def refresh(ws: Workspace | None, review: ReviewState, *, hip_version: str | None = None,
+            progress: ProgressFn | None = None) -> ReconcileReport | None:
+    """Re-read the sources: when they changed since the review started, re-translate and reconcile the
+    decisions (saved) and return what was kept; else None.
+
+    The APIs are checked against ``hip_version``, else the doctor's, else the version the review was made
+    for; when that differs from the review's (the doctor ran since), or the review predates untouched-line
+    risks (state version 1), a fresh translation fills them in without touching any decision.
+    """
+    hip = hip_version or _facts(ws).hip_version or review.hip_version or None
+    if review.changed_sources():
+        return review.reconcile(_retranslate(review, hip, progress), hip)
+    stale = review.needs_untouched or (hip or "") != review.hip_version
+    if stale and review.src.is_dir():
+        translations = _retranslate(review, hip, progress)
+        if review.needs_untouched:
+            review.set_untouched(translations)
+        review.set_diagnostics(translations, hip)
+        try:
+            review.save()
+        except OSError:
+            pass  # a read-only review still shows them, from memory
+    return None
+
+
+def open_review(ws: Workspace, path: Path | None = None, *, progress: ProgressFn | None = None) -> Opened:
+    """The review at ``path`` (default: the workspace's), refreshed (``refresh``) and compacted; or, when
+    none exists yet, the workspace's recorded source and output. Raises ``UserError`` for a damaged or
+    newer review (the file is kept as it is)."""
+    path = path or review_path(ws)
+    if path is None or not path.exists():
+        return Opened(None, link=read_link(ws))
+    review = ReviewState.load(path)
+    try:
+        reconciled = refresh(ws, review, progress=progress)
+    except OSError as exc:
+        raise UserError(f"cannot update the review {review.path}: {exc.strerror or exc}") from None
+    close(review)
+    return Opened(review, reconciled, read_link(ws))
+
+
+def close(review: ReviewState) -> None:
+    """Fold the decision journal into the state file, ready to commit. Failing is harmless (the journal
+    stays and is read with the state), so a read-only review still opens."""
+    try:
+        review.compact()
+    except OSError:
+        pass
+
+
+def write(ws: Workspace | None, review: ReviewState, *, arch: str | None = None, check: bool = True,
+          copy_untouched: bool = False, runner=None, jobs: int | None = None,
+          progress: ProgressFn | None = None) -> ApplyReport:
+    """Write the review's decisions into its output folder and (``check``) compile-check what was written
+    with hipcc for ``arch`` (default: the doctor's gfx arch, else gfx942). Per-file problems are in the
+    report; ``UserError`` when nothing can be written or the write cannot be recorded."""
+    from hipwizard.port.apply import apply
+
+    arch = arch or _facts(ws).arch
+    try:
+        return apply(review, copy_untouched=copy_untouched, check=check, arch=arch, runner=runner, jobs=jobs,
+                     progress=progress)
+    except OSError as exc:
+        raise UserError(f"cannot record the write in {review.path}: {exc.strerror or exc}") from None
+
+
+def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, jobs: int | None = None,
+          runner=None, progress: ProgressFn | None = None) -> list[FileCheck]:
+    """Compile-check every translation unit under ``folder`` with hipcc for ``arch`` (default: the doctor's
+    gfx arch, else gfx942). Raises ``UserError`` when the folder holds none."""
+    from hipwizard.port.compile_check import UNITS, check_files
+    from hipwizard.port.scan import SKIP_DIRS
+
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        raise UserError(f"{folder} is not a folder")
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                   if p.is_file() and p.suffix in UNITS and not (set(p.relative_to(root).parts) & SKIP_DIRS))
+    if not files:
+        raise UserError(f"no translation units ({' '.join(UNITS)}) under {folder}")
+    return check_files(root, files, arch=arch or _facts(ws).arch, jobs=jobs, runner=runner, progress=progress)

@@ -1,0 +1,189 @@
+"""The Port screen's review keys: decide (y n a d A u s e), move (j k J K, the file list, the results), filter
+(f) and search (/). A mixin of ``PortScreen``: it works on the screen's ``review`` (``ReviewState``, which saves
+every change at once) and ``nav`` (``ReviewNav``), and redraws through the screen's ``_fill_files``,
+``_update_files`` and ``_show_hunk``.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Input, OptionList, Select
+
+from hipwizard.errors import UserError
+
+
+class ReviewActions:
+    # --- decisions ------------------------------------------------------------------------------
+    def _save_guard(self, change) -> list[str] | None:
+        if self.busy:
+            self.notify(f"Wait: {self.busy}", severity="warning")
+            return None
+        try:
+            return change()
+        except OSError as exc:
+            self.notify(f"✖ Not saved — {self.review.path}: {exc.strerror or exc}", severity="error", timeout=10)
+            return None
+
+    def _decide(self, ids: list[str], state: str, *, advance: bool, only_pending: bool = False) -> None:
+        changed = self._save_guard(lambda: self.review.decide(ids, state, only_pending=only_pending))
+        if changed is None:
+            return
+        self._update_files({self.review.hunk(i).file for i in changed} if len(changed) < 50 else self.nav.files)
+        if advance:
+            self.nav.step(1)
+        self._show_hunk()
+
+    def action_accept(self) -> None:
+        if self.nav.current:
+            self._decide([self.nav.current.hunk_id], "accepted", advance=True)
+
+    def action_reject(self) -> None:
+        if self.nav.current:
+            self._decide([self.nav.current.hunk_id], "rejected", advance=True)
+
+    def action_accept_file(self) -> None:
+        if self.nav.current:
+            self._decide(self.nav.file_ids(self.nav.current.file), "accepted", advance=False, only_pending=True)
+
+    def action_reject_file(self) -> None:
+        if self.nav.current:
+            self._decide(self.nav.file_ids(self.nav.current.file), "rejected", advance=False, only_pending=True)
+
+    def action_accept_unflagged(self) -> None:
+        ids = [h.hunk_id for h in self.review.hunks if not h.flags]
+        self._decide(ids, "accepted", advance=False, only_pending=True)
+
+    def action_undo(self) -> None:
+        current = self.nav.current.hunk_id if self.nav.current else None
+        touched = self._save_guard(self.review.undo)
+        if touched is None:
+            if not self.review.history:
+                self.notify("Nothing to undo.")
+            return
+        self.nav.rebuild(keep=touched[-1] if touched[-1] in self.review.index_of else current,
+                         keep_file=self.nav.current_file)
+        self._fill_files()
+        self._show_hunk()
+
+    def action_split(self) -> None:
+        hunk = self.nav.current
+        if hunk is None:
+            return
+        children = self._save_guard(lambda: self.review.split(hunk.hunk_id))
+        if not children:
+            if children == []:
+                self.notify("This hunk cannot be split further.")
+            return
+        self.nav.rebuild(keep=children[0].hunk_id)
+        self._fill_files()
+        self._show_hunk()
+        self.notify(f"Split into {len(children)} hunks.")
+
+    def action_edit(self) -> None:
+        from hipwizard.port.hunk_edit import edit_lines
+
+        hunk = self.nav.current
+        if hunk is None:
+            return
+        d = self.review.decision(hunk.hunk_id)
+        try:
+            try:
+                with self.app.suspend():
+                    lines = edit_lines(d.lines if d.state == "edited" else hunk.new_lines)
+            except Exception as exc:  # a driver that cannot suspend (tests, web): run the editor as is
+                if type(exc).__name__ != "SuspendNotSupported":
+                    raise
+                lines = edit_lines(d.lines if d.state == "edited" else hunk.new_lines)
+        except UserError as exc:
+            self.notify(f"✖ {exc}", severity="error", timeout=8)
+            return
+        self.refresh()
+        if lines is None:
+            self.notify("No change made in the editor.")
+            return
+        if self._save_guard(lambda: self.review.edit(hunk.hunk_id, lines) or []) is not None:
+            self._update_files([hunk.file])
+            self._show_hunk()
+
+    # --- navigation -----------------------------------------------------------------------------
+    def _move(self, moved: bool, what: str) -> None:
+        if moved:
+            self._show_hunk()
+        else:
+            self.notify(f"No {what}.", timeout=2)
+
+    def action_next(self) -> None:
+        self._move(self.nav.step(1), "next hunk")
+
+    def action_prev(self) -> None:
+        self._move(self.nav.step(-1), "previous hunk")
+
+    def action_next_pending(self) -> None:
+        self._move(self.nav.step_pending(1), "pending hunk after this one")
+
+    def action_prev_pending(self) -> None:
+        self._move(self.nav.step_pending(-1), "pending hunk before this one")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "port-filelist":
+            self._move(self.nav.go_to_file(event.option.id), "hunk or risk in this file")
+        elif event.option_list.id == "port-results" and event.option.id:
+            self._jump_to_hunk(event.option.id.split("|", 1)[1])
+
+    def _jump_to_hunk(self, hunk_id: str) -> None:
+        if hunk_id not in self.review.index_of:
+            return
+        if not self.nav.go_to_id(hunk_id):
+            self.query_one("#port-filter", Select).value = "all"
+            self.nav.set_filter("all")
+            self._fill_files()
+            self.nav.go_to_id(hunk_id)
+        self._show_hunk()
+        self.query_one("#port-hunk-body").focus()
+
+    # --- filter and search ----------------------------------------------------------------------
+    def _set_filter_options(self, value: str) -> None:
+        """The filter dropdown's choices (the fixed ones, then one per rule id present in the review), on
+        ``value``."""
+        select = self.query_one("#port-filter", Select)
+        options = self.nav.filter_options()
+        select.set_options([(label, key) for key, label in options])
+        self._filter_choices = len(options)
+        select.value = value
+
+    def action_cycle_filter(self) -> None:
+        keys = self.nav.filter_keys()
+        nxt = keys[(keys.index(self.nav.filter) + 1) % len(keys)] if self.nav.filter in keys else "all"
+        self._set_filter_options(nxt)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if self.nav is None or event.value == self.nav.filter or event.value is Select.NULL:
+            return
+        self.nav.set_filter(str(event.value))
+        self._fill_files()
+        self._show_hunk()
+
+    def on_descendant_focus(self, event) -> None:
+        # The rule filters appear in the dropdown once a review is open.
+        if getattr(event.widget, "id", None) == "port-filter" and self.nav is not None:
+            if getattr(self, "_filter_choices", 0) < len(self.nav.filter_options()):
+                self._set_filter_options(self.nav.filter)
+
+    def action_search(self) -> None:
+        search = self.query_one("#port-search", Input)
+        search.display = True
+        search.focus()
+
+    def action_close_search(self) -> None:
+        search = self.query_one("#port-search", Input)
+        if search.display:
+            search.display = False
+            self.query_one("#port-hunk-body").focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "port-search" or self.nav is None:
+            return
+        found = self.nav.search(event.value)
+        if found is None:
+            self.notify(f"No hunk matches {event.value!r}.", severity="warning")
+        else:
+            self._jump_to_hunk(found)

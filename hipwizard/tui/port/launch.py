@@ -1,0 +1,22 @@
+"""``hipwizard review DIR``: the app, opened straight on the Port screen of one review."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def run_review(state_path: Path) -> None:
+    """Run the app on the workspace holding the review at ``state_path``, the Port screen on top of Home."""
+    from hipwizard.port.review_state import ReviewState
+    from hipwizard.port.state import workspace_for
+    from hipwizard.tui.app import HipwizardApp
+    from hipwizard.tui.port.screen import PortScreen
+
+    ws = workspace_for(state_path, ReviewState.load(state_path))
+
+    class ReviewApp(HipwizardApp):
+        def on_mount(self) -> None:
+            # Textual also runs HipwizardApp.on_mount (it pushes Home): open the review on top of it.
+            self.call_later(self.push_screen, PortScreen(state_path))
+
+    ReviewApp(ws, resume=False).run()
