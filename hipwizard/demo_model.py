@@ -5,8 +5,10 @@ Model hubs may be unreachable, so hipwizard builds its own: a 2-layer Llama with
 tokens, and a synthetic alpaca-format dataset with ``dataset_info.json``. Cached in the user's cache
 directory; a ``READY`` marker written last makes a half-built cache invisible.
 
-This module imports torch/transformers inside ``build`` only; the UI runs it as a subprocess:
-``python -m hipwizard.demo_model [--out DIR]`` prints the folder as JSON.
+``build`` is THE demo builder: the parity step calls it in its worker process, and the Train step runs it
+in a subprocess through ``hipwizard.train.demo.ensure_demo_built`` (the UI process never imports torch):
+``python -m hipwizard.demo_model [--out DIR]`` prints the folder as JSON. What the demo trains is the
+``demo`` preset in ``assets/train_presets.yaml``. torch/transformers are imported inside ``build`` only.
 """
 
 from __future__ import annotations

@@ -15,12 +15,11 @@ import sys
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.doctor.state import target_facts
-from hipwizard.train.device import KNOWN_DEVICES, resolve_device
-from hipwizard.train.plan import Plan, make_plan
-from hipwizard.train.presets import DEFAULT_PRESET, ensure_demo_built, load_presets, preset_config
-from hipwizard.train.rundir import save_run_dir
-from hipwizard.train.yaml_io import load_yaml
+from hipwizard.progress import stderr_reporter
+from hipwizard.train import services
+from hipwizard.train.device import KNOWN_DEVICES
+from hipwizard.train.plan import Plan
+from hipwizard.train.presets import DEFAULT_PRESET, DEMO_PRESET, load_presets
 from hipwizard.workspace import Workspace
 
 
@@ -49,23 +48,9 @@ def add_train_commands(train_sub) -> None:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    if args.gpus < 1 or args.gpus > 4096:
-        raise UserError(f"--gpus must be between 1 and 4096, not {args.gpus}")
-    if args.vram is not None and not (0 < args.vram <= 100_000):
-        raise UserError(f"--vram must be a positive size in GiB, not {args.vram:g}")
-    if args.seq_len is not None and args.seq_len < 1:
-        raise UserError(f"--seq-len must be positive, not {args.seq_len}")
-    loaded = load_yaml(args.config)
-    facts = target_facts(Workspace(args.workspace) if args.workspace.is_dir() else None)
-    try:
-        device = resolve_device(vram_gib=args.vram, device=args.device, arch=args.arch, doctor_gpus=facts.gpus)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    plan = make_plan(loaded.config, base_dir=loaded.base_dir, device=device, world_size=args.gpus,
-                     seq_len=args.seq_len, lengths=args.lengths, field_errors=loaded.errors)
-    plan.notes.extend(loaded.notes)
-    if loaded.unknown_keys:
-        plan.notes.append(f"kept as written (not edited by hipwizard): {', '.join(loaded.unknown_keys)}")
+    ws = Workspace(args.workspace) if args.workspace.is_dir() else None
+    plan = services.plan_file(args.config, ws=ws, gpus=args.gpus, vram_gib=args.vram, device=args.device,
+                              arch=args.arch, seq_len=args.seq_len, lengths=args.lengths)
     if args.json:
         print(json.dumps(plan.to_dict(), indent=2))
     else:
@@ -120,13 +105,10 @@ def render_plan(plan: Plan, top: int = 5) -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    if args.demo and args.preset not in (None, "demo"):
+    if args.demo and args.preset not in (None, DEMO_PRESET):
         raise UserError("--demo and --preset are exclusive (the demo is a preset of its own)")
-    name = "demo" if args.demo else (args.preset or DEFAULT_PRESET)
-    if name == "demo":
-        ensure_demo_built()
-    config = preset_config(name)
-    run = save_run_dir(args.out, config)
+    name = DEMO_PRESET if args.demo else (args.preset or DEFAULT_PRESET)
+    run, config = services.init_run_dir(args.out, name, progress=stderr_reporter())
     print(f"✔ wrote {run.config_path}" + (f" and {run.deepspeed_path.name}" if config.uses_deepspeed else ""))
     print(f"  next: hipwizard train plan {run.config_path}   then: hipwizard train run {run.path}")
     return 0

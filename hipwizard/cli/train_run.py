@@ -7,7 +7,6 @@ lines; Ctrl-C there only stops watching — the run goes on (``hipwizard stop`` 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -64,29 +63,8 @@ def _options(args):
                          master_addr=args.master_addr, master_port=args.master_port, platform=args.platform)
 
 
-def resolve_target(target: str, runs_dir: Path) -> Path:
-    """A run directory for TARGET: the folder itself, the folder of its config.yaml, or a new run dir
-    under ``runs_dir`` holding a copy of a config that lives elsewhere."""
-    path = Path(target).expanduser()
-    if path.is_dir():
-        return path
-    if not path.exists():
-        raise UserError(f"{path} does not exist")
-    if path.suffix not in (".yaml", ".yml"):
-        raise UserError(f"{path} is neither a run directory nor a .yaml config")
-    if path.name == CONFIG_NAME:
-        return path.parent
-    run_dir = runs_dir / f"{path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-    try:
-        run_dir.mkdir(parents=True)
-        shutil.copyfile(path, run_dir / CONFIG_NAME)
-    except OSError as exc:
-        raise UserError(f"cannot create run directory {run_dir}: {exc.strerror or exc}") from None
-    return run_dir
-
-
 def cmd_train_run(args) -> int:
-    from hipwizard.train.launcher import launch
+    from hipwizard.train import services
     from hipwizard.workspace import Workspace
 
     ws = Workspace.open(args.workspace)
@@ -94,30 +72,18 @@ def cmd_train_run(args) -> int:
         raise UserError("give a run directory or config.yaml, or --demo (one of them)")
     options = _options(args)
     if args.demo:
-        from hipwizard.train.demo_run import build_demo_assets, write_demo_run_dir
-
         print("building the tiny demo model (offline, once) ...", flush=True)
-        run_dir = write_demo_run_dir(ws.runs_dir, build_demo_assets())
-        options.extra_env.update(DISABLE_VERSION_CHECK="1", HF_HUB_OFFLINE="1")
-        options.platform = options.platform or "cpu"
+        launched = services.launch_demo(ws, options)
     else:
-        run_dir = resolve_target(args.target, ws.runs_dir)
-    manifest = launch(run_dir, options)
-    remember_run(ws, manifest.run_dir)
+        launched = services.launch(ws, args.target, options)
+    for warning in launched.warnings:
+        print(f"hipwizard: warning: {warning}", file=sys.stderr)
+    manifest = launched.manifest
     print(f"launched {manifest.name}: pid {manifest.pid}, log {manifest.log_path}", flush=True)
     if args.detach:
         print(f"follow it with `hipwizard attach {manifest.run_dir}`; stop it with `hipwizard stop {manifest.run_dir}`")
         return 0
     return follow(manifest.run_dir)
-
-
-def remember_run(ws, run_dir: str) -> None:
-    """Record the run in the workspace (``train.json``: launched_runs) so ``runs`` finds it anywhere."""
-    try:
-        runs = [r for r in ws.read_state("train").get("launched_runs", []) if r != run_dir]
-        ws.update_state("train", launched_runs=[run_dir, *runs][:200], last_run=run_dir)
-    except OSError as exc:
-        print(f"hipwizard: warning: cannot record the run in the workspace: {exc}", file=sys.stderr)
 
 
 # --- following --------------------------------------------------------------------------------------
@@ -140,10 +106,9 @@ def _print_new(watch, shown_points: int, shown_errors: list[str]) -> int:
 
 def follow(run_dir: str, *, poll_s: float = POLL_S, follow_live: bool = True) -> int:
     """Print the history so far, then new points, until the run ends. Exit code: 0 finished, 1 otherwise."""
-    from hipwizard.train.watch import RunWatch
+    from hipwizard.train.services import watch as watch_run
 
-    watch = RunWatch(run_dir)
-    watch.attach()
+    watch = watch_run(run_dir)
     shown_errors: list[str] = []
     shown = _print_new(watch, 0, shown_errors)
     try:
@@ -182,13 +147,11 @@ def report_end(watch) -> int:
 
 # --- runs / attach / stop -----------------------------------------------------------------------------
 def cmd_runs(args) -> int:
-    from hipwizard.train.runs import list_runs
+    from hipwizard.train.services import list_runs
     from hipwizard.workspace import Workspace
 
     ws = Workspace.open(args.workspace)
-    roots = [ws.runs_dir, *(Path(d) for d in args.dirs)]
-    roots += [Path(r) for r in ws.read_state("train").get("launched_runs", []) if Path(r).is_dir()]
-    infos = list_runs(roots)
+    infos = list_runs(ws, [Path(d) for d in args.dirs])
     if args.json:
         print(json.dumps([i.to_json() for i in infos], indent=2))
         return 0
@@ -210,13 +173,13 @@ def cmd_attach(args) -> int:
 
 def cmd_stop(args) -> int:
     from hipwizard.train.manifest import load_manifest
-    from hipwizard.train.stop import stop_run
+    from hipwizard.train.services import stop
 
     manifest = load_manifest(Path(args.run_dir).expanduser().resolve())
     if manifest is None:
         raise UserError(f"{args.run_dir} has no run.json: nothing was launched there")
     print(f"stopping {manifest.name} (graceful for up to {args.grace:g} s) ...", flush=True)
-    result = stop_run(manifest, grace_s=args.grace)
+    result = stop(args.run_dir, grace_s=args.grace)
     if not result.was_running:
         print("the run was not running")
         return 0

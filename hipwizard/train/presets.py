@@ -1,28 +1,28 @@
 """Presets: the NVIDIA recipe as users bring it, MI300X-minded layouts of it, and the CPU demo.
 
 They live in ``assets/train_presets.yaml``. ``preset_config(name)`` gives a ``TrainConfig`` (every preset
-value counts as set, so it is written to the YAML); the demo preset's ``{demo_model}``/``{demo_data}``
-are filled from ``hipwizard.demo_model.demo_assets()`` (paths only: building the model needs torch and
-runs in a subprocess, see ``ensure_demo_built``).
+value counts as set, so it is written to the YAML); ``preset_document(name)`` the same values as a YAML
+document, so keys ``TrainConfig`` does not hold (``include_num_input_tokens_seen``, ...) are written too.
+The demo preset's ``{demo_model}``/``{demo_data}`` are filled from ``hipwizard.demo_model.demo_assets()``
+(paths only: building the model needs torch and runs in a subprocess, see ``train.demo``).
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
+from ruamel.yaml.comments import CommentedMap
 
 from hipwizard.errors import UserError
 from hipwizard.paths import assets_dir
-from hipwizard.train.config import TrainConfig, build_config
+from hipwizard.train.config import DERIVED_FIELDS, TrainConfig, build_config
 
 DEFAULT_PRESET = "nvidia-recipe"
+DEMO_PRESET = "demo"
 
 
 @dataclass(frozen=True)
@@ -49,29 +49,24 @@ def get_preset(name: str) -> Preset:
     return presets[name]
 
 
-def preset_config(name: str, demo_root: Path | None = None) -> TrainConfig:
-    """The preset as a config; placeholders filled with the demo's paths (built or not)."""
+def preset_values(name: str, demo_root: Path | None = None) -> dict[str, Any]:
+    """The preset's YAML values, placeholders filled with the demo's paths (built or not)."""
     from hipwizard.demo_model import demo_assets
 
     assets = demo_assets(demo_root)
     fill = {"{demo_model}": str(assets.model_dir), "{demo_data}": str(assets.dataset_dir)}
-    values = {k: fill.get(v, v) if isinstance(v, str) else v for k, v in get_preset(name).values.items()}
-    config, errors = build_config(values)
+    return {k: fill.get(v, v) if isinstance(v, str) else v for k, v in get_preset(name).values.items()}
+
+
+def preset_config(name: str, demo_root: Path | None = None) -> TrainConfig:
+    """The preset as a config (every value counts as set)."""
+    config, errors = build_config(preset_values(name, demo_root))
     if errors:  # a shipped preset is data we control: an error here is a bug, say which
         raise UserError(f"preset {name} is invalid: {errors[0][1]}")
     return config
 
 
-def ensure_demo_built(demo_root: Path | None = None, timeout: float = 600.0) -> Path:
-    """Build the demo model and dataset in a subprocess (torch stays out of this process)."""
-    from hipwizard.demo_model import demo_assets
-
-    assets = demo_assets(demo_root)
-    if assets.ready:
-        return assets.root
-    argv = [sys.executable, "-m", "hipwizard.demo_model"] + (["--out", str(demo_root)] if demo_root else [])
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise UserError(f"building the demo model failed: {tail[0]}")
-    return Path(json.loads(proc.stdout.strip().splitlines()[-1])["root"])
+def preset_document(name: str, demo_root: Path | None = None) -> CommentedMap:
+    """The preset as a YAML document (for ``save_run_dir``: its keys TrainConfig does not know are kept)."""
+    # zero_stage & co. describe the DeepSpeed JSON: never YAML keys (LLaMA-Factory would reject them).
+    return CommentedMap((k, v) for k, v in preset_values(name, demo_root).items() if k not in DERIVED_FIELDS)

@@ -1,17 +1,63 @@
-"""The train step's line on the home screen: e.g. "run 'lora-8b' running, step 120/500, loss 1.23"."""
+"""The Train step's workspace state: ``.hipwizard/train.json``, and its line on the home screen.
+
+This module is the only reader and writer of ``train.json``::
+
+    {"version": 1, "updated": "...",
+     "last_run": "/abs/run/dir",             # the run launched last (the home line follows it)
+     "launched_runs": ["/abs/run/dir", ...]}  # newest first, at most KEEP: ``runs`` finds them anywhere
+
+Runs themselves live in their run directories (``run.json``, ``exit.json``, logs); the state only points
+at them. No torch, no llamafactory.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from hipwizard.workspace import StepStatus
+from hipwizard.workspace import StepStatus, Workspace
+
+STEP = "train"
+KEEP = 200  # launched runs remembered
 
 
-def summarize(ws) -> StepStatus:
-    """From the workspace's latest run (``train.json`` last_run, else the newest under runs/)."""
+@dataclass
+class TrainState:
+    last_run: str | None = None
+    launched_runs: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TrainState:
+        last = data.get("last_run")
+        runs = data.get("launched_runs")
+        return cls(last if isinstance(last, str) and last else None,
+                   [r for r in runs if isinstance(r, str) and r] if isinstance(runs, list) else [])
+
+
+def load(ws: Workspace) -> TrainState:
+    """The saved state (empty when there is none or it cannot be read)."""
+    return TrainState.from_dict(ws.read_state(STEP))
+
+
+def remember_run(ws: Workspace, run_dir: str | Path) -> None:
+    """Record a launched run: first in ``launched_runs`` and ``last_run``. Raises ``OSError`` when the
+    workspace cannot be written (the caller decides whether that matters)."""
+    run_dir = str(run_dir)
+    runs = [r for r in load(ws).launched_runs if r != run_dir]
+    ws.update_state(STEP, launched_runs=[run_dir, *runs][:KEEP], last_run=run_dir)
+
+
+def launched_run_dirs(ws: Workspace) -> list[Path]:
+    """Run directories launched from this workspace that still exist (wherever they are)."""
+    return [Path(r) for r in load(ws).launched_runs if Path(r).is_dir()]
+
+
+def summarize(ws: Workspace) -> StepStatus:
+    """From the workspace's latest run (``last_run``, else the newest under runs/):
+    e.g. "run 'lora-8b' running, step 120/500, loss 1.23"."""
     from hipwizard.train.runs import find_run_dirs, run_info
 
-    last = ws.read_state("train").get("last_run")
+    last = load(ws).last_run
     run_dirs = [Path(last)] if last and Path(last).is_dir() else find_run_dirs([ws.runs_dir])
     if not run_dirs:
         saved = sorted(ws.runs_dir.glob("*/config.yaml")) if ws.runs_dir.is_dir() else []

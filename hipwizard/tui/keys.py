@@ -25,10 +25,10 @@ class Verb:
 # Global keys (bound by the app, active everywhere): ? help, h home, q quit, 1-4 a step, g the suggested
 # next step, ctrl+p the command palette. The verbs below are screen keys.
 VERBS: tuple[Verb, ...] = (
-    Verb("j", "next item", "Doctor, Port, Train"),
-    Verb("k", "previous item", "Doctor, Port, Train"),
+    Verb("j", "next item", "Doctor, Port, Train (Run tab)"),
+    Verb("k", "previous item", "Doctor, Port, Train (Run tab)"),
     Verb("r", "re-run / refresh", "Doctor (re-run the checks), Port (re-read the sources), Parity (reload "
-                                  "results), Train (refresh the runs)"),
+                                  "results), Train (refresh the runs, Run tab)"),
     Verb("c", "copy the report", "Doctor"),
     Verb("y", "accept the hunk", "Port"),
     Verb("n", "reject the hunk", "Port"),
@@ -46,11 +46,11 @@ VERBS: tuple[Verb, ...] = (
     Verb("D", "run the demo job", "Parity (demo comparison), Train (demo training run)"),
     Verb("t", "change the candidate dtype", "Parity"),
     Verb("x", "launch the planned run (asks to confirm)", "Train"),
-    Verb("X", "stop the run (asks to confirm)", "Train"),
-    Verb("o", "open (attach to) a run", "Train"),
-    Verb("ctrl+s", "save the run folder", "Train"),
-    Verb("ctrl+g", "apply the suggestion", "Train"),
-    Verb("ctrl+n", "next suggestion", "Train"),
+    Verb("X", "stop the run (asks to confirm)", "Train (Run tab)"),
+    Verb("o", "open (attach to) a run", "Train (Run tab)"),
+    Verb("ctrl+s", "save the run folder", "Train (Plan tab)"),
+    Verb("ctrl+g", "apply the suggestion", "Train (Plan tab)"),
+    Verb("ctrl+n", "next suggestion", "Train (Plan tab)"),
 )
 
 _BY_KEY = {v.key: v for v in VERBS}

@@ -7,10 +7,14 @@ fast producer never floods the UI.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from hipwizard.progress import Progress
+
+if TYPE_CHECKING:
+    from hipwizard.train.snapshot import RunSnapshot
 
 
 @dataclass
@@ -22,3 +26,15 @@ class WorkProgress(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, WorkProgress) and message.job == self.job
+
+
+@dataclass
+class RunUpdated(Message):
+    """Train: a new picture of the attached run (from the watch worker). A pending older one is dropped, so
+    a log that grows by thousands of lines a second costs at most one redraw per poll."""
+
+    snap: RunSnapshot
+    generation: int  # the attach it belongs to: snapshots of a run attached before are ignored
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RunUpdated)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.train.demo_run import demo_config
+from hipwizard.train.demo import demo_values
 from hipwizard.train.launcher import LaunchOptions, build_environment, launch
 from hipwizard.train.manifest import load_manifest, read_exit
 from hipwizard.train.runs import run_info
@@ -75,12 +75,13 @@ def test_manifest_and_a_process_that_dies_before_writing_anything(tmp_path):
     assert os.getsid(0) != m.pgid
     end = wait_for(lambda: read_exit(d), 30)
     assert end["returncode"] == 3
-    info = run_info(d)
+    # exit.json is written just before the supervisor itself exits: wait for that too (no race)
+    info = wait_for(lambda: (lambda i: i if i.state != "running" else None)(run_info(d)), 30)
     assert info.state == "failed" and "died before writing anything" in info.cause and "3" in info.cause
 
 
 def _lora_run_dir(tmp_path, assets, steps: int) -> Path:
-    cfg = demo_config(str(assets.model_dir), str(assets.dataset_dir), "hipwizard_demo", max_steps=steps)
+    cfg = demo_values(assets.root, max_steps=steps)
     return run_dir_with(tmp_path, cfg, name=f"lora-{steps}")
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from hipwizard.cli import main as cli_main
 from hipwizard.errors import UserError
-from hipwizard.train.demo_run import demo_config
+from hipwizard.train.demo import demo_values
 from hipwizard.train.history import RunHistory
 from hipwizard.train.launcher import LaunchOptions, build_environment, launch
 from hipwizard.train.manifest import load_manifest, read_exit
@@ -165,7 +165,7 @@ def _free_port() -> int:
 
 
 def _write_config(d: Path, assets, **overrides) -> None:
-    cfg = demo_config(str(assets.model_dir), str(assets.dataset_dir), "hipwizard_demo", max_steps=2000)
+    cfg = demo_values(assets.root, max_steps=2000)
     # Resumable: checkpoints every 5 steps, and a relaunch continues from the last one.
     cfg.update(save_steps=5, overwrite_output_dir=False, **overrides)
     d.mkdir(parents=True, exist_ok=True)

@@ -102,7 +102,7 @@ def test_cli_runs_json_and_stop(tmp_path):
 
 
 def test_step_status_line(tmp_path):
-    from hipwizard.cli.train_run import remember_run
+    from hipwizard.train.state import remember_run
     from hipwizard.train.state import summarize
     from hipwizard.workspace import Workspace
 

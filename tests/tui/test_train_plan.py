@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Select, Static, Switch
 
 from hipwizard.train.yaml_io import load_yaml
-from hipwizard.tui.train_plan import TrainPlanPane
+from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.workspace import Workspace
 from tests.train.plan_fixtures import recipe_dir
 
@@ -200,3 +199,36 @@ async def test_demo_workspace_opens_on_the_demo_preset_with_the_tiny_model(tmp_p
         issues = str(pane.query_one("#plan-issues", Static).render())
         assert "checking" not in issues and "error" not in issues.lower(), issues
         assert "fits" in str(pane.query_one("#plan-memory", Static).render())
+
+
+async def test_narrow_form_fits_80_columns(tmp_path):
+    """80x24 over SSH: one line per field, short labels that fit, the focused field's help naming its YAML key,
+    side panels without bars; back to the full form when wide again."""
+    from hipwizard.tui.train.plan_panels import SHORT_WIDTH
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(TrainPlanPane)
+        assert pane.has_class("-narrow")
+        for label in app.query(".plan-field-name"):
+            text = str(label.render())
+            assert len(text) <= SHORT_WIDTH and len(text) <= label.content_region.width, text
+        batch = app.query_one("#in-per_device_train_batch_size", Input)
+        assert batch.compact and batch.region.height == 1
+        assert str(app.query_one("#label-per_device_train_batch_size").render()) == "batch / GPU"
+        help_ = app.query_one("#help-per_device_train_batch_size", Static)
+        assert not help_.display or help_.region.height == 0
+        batch.focus()
+        await settle(pilot)
+        assert help_.region.height >= 1
+        assert str(help_.render()).startswith("per_device_train_batch_size: Sequences per GPU")
+        side = app.query_one("#plan-memory", Static)
+        lines = str(side.render()).splitlines()
+        assert "█" not in "".join(lines) and "total" in "".join(lines)
+        assert max(len(line) for line in lines[1:]) <= side.content_region.width
+        await pilot.resize_terminal(160, 50)
+        await settle(pilot)
+        assert not pane.has_class("-narrow") and not batch.compact
+        assert str(app.query_one("#label-per_device_train_batch_size").render()) == "per_device_train_batch_size"
+        assert "█" in panel(app, "memory")

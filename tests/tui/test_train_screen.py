@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from hipwizard.gpu import GpuTelemetry
 from hipwizard.runner import RunResult
@@ -15,9 +16,12 @@ from hipwizard.train.launcher import LaunchOptions, launch
 from hipwizard.train.runs import run_info
 from hipwizard.train.snapshot import HostSample
 from hipwizard.tui.app import HipwizardApp
-from hipwizard.tui.run_view import RunUpdated, RunView
-from hipwizard.tui.train_screen import TrainScreen
+from hipwizard.tui.messages import RunUpdated
+from hipwizard.tui.train.dialogs import ConfirmAction
+from hipwizard.tui.train.run_view import RunView
+from hipwizard.tui.train.screen import TrainScreen
 from hipwizard.workspace import Workspace
+from tests.train.plan_fixtures import recipe_dir
 
 HERE = Path(__file__).parent
 LF = HERE.parent / "fixtures" / "llamafactory"
@@ -43,18 +47,26 @@ def fixed_host() -> HostSample:
     return HostSample(12.0, 8 * GIB, 64 * GIB)
 
 
+def replay_cli(folder: Path, name: str, trainer: str, stdout: str, *, code: int = 0, delay: float = 0.02,
+               hold: float = 0.0) -> str:
+    """A stand-in for llamafactory-cli that replays a recorded run's logs (see replay_run.py)."""
+    trainer_path = str(LF / trainer) if trainer != "-" else "-"
+    folder.mkdir(parents=True, exist_ok=True)
+    wrapper = folder / f"{name}-replay.sh"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'replay_run.py'} {trainer_path} {LF / stdout} "
+                       f"{delay} {code} {hold}\n")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return str(wrapper)
+
+
 def replayed(ws: Workspace, name: str, trainer: str, stdout: str, *, code: int = 0, delay: float = 0.02,
              hold: float = 0.0) -> str:
     """Launch, through the real launcher, a process that replays a recorded run's logs."""
     run_dir = ws.runs_dir / name
     run_dir.mkdir(parents=True)
     (run_dir / "config.yaml").write_text("output_dir: output\nper_device_train_batch_size: 1\n")
-    trainer_path = str(LF / trainer) if trainer != "-" else "-"
-    wrapper = run_dir.parent / f"{name}-replay.sh"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'replay_run.py'} {trainer_path} {LF / stdout} "
-                       f"{delay} {code} {hold}\n")
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    return launch(run_dir, LaunchOptions(platform="cpu", llamafactory_cli=str(wrapper))).run_dir
+    cli = replay_cli(ws.runs_dir, name, trainer, stdout, code=code, delay=delay, hold=hold)
+    return launch(run_dir, LaunchOptions(platform="cpu", llamafactory_cli=cli)).run_dir
 
 
 def make_app(ws: Workspace, attach: str | None = None) -> tuple[HipwizardApp, TrainScreen]:
@@ -130,7 +142,9 @@ async def test_stop_runs_in_the_background_and_leaves_nothing(ws):
         from hipwizard.train.stop import run_processes
 
         tree = set(run_processes(load_manifest(run_dir)))
-        await pilot.press("s")
+        await pilot.press("X")
+        assert isinstance(app.screen, ConfirmAction)  # stopping asks first
+        await pilot.press("y")
         # the stop runs in a thread worker: the key handler returned while it was under way
         assert _view(app).stopping or _view(app).snap.state == "stopped"
         assert "◌ stopping" in str(app.screen.query_one("#run-status").render()) or _view(app).snap.state != "running"
@@ -152,13 +166,11 @@ def test_coalescing_drops_a_pending_older_snapshot():
 @pytest.mark.slow
 async def test_quit_mid_run_then_reattach_shows_the_whole_history(ws, demo_assets):
     """Real llamafactory-cli (tiny model, CPU): quit the app mid-run; the run goes on; a new app sees it all."""
-    from hipwizard.train.demo_run import write_demo_run_dir
-    from hipwizard.train.runs import is_running
+    from hipwizard.train.demo import write_demo_run_dir
     from hipwizard.train.manifest import load_manifest
+    from hipwizard.train.runs import is_running
 
-    assets = {"model": str(demo_assets.model_dir), "dataset_dir": str(demo_assets.dataset_dir),
-              "dataset": "hipwizard_demo"}
-    run_dir = write_demo_run_dir(ws.runs_dir, assets, max_steps=10, name="demo-reattach")
+    run_dir = write_demo_run_dir(ws.runs_dir, demo_assets.root, max_steps=10, name="demo-reattach")
     m = launch(run_dir, LaunchOptions(platform="cpu", extra_env={"DISABLE_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1"}))
     app, screen = make_app(ws, attach=m.run_dir)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -181,7 +193,11 @@ def _snapshot_ready(app, state):
     return v.snap is not None and v.snap.state == state and v.snap.gpu is not None
 
 
-def test_snapshot_finished_run(ws, snap_compare):
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_snapshot_finished_run(ws, snap_compare, size):
     run_dir = replayed(ws, "lora-8b", "trainer_log-8b-lora-plain-h200.jsonl", "stdout-8b-lora-plain-h200.log",
                        delay=0.0)
     app, screen = make_app(ws, attach=run_dir)
@@ -192,10 +208,11 @@ def test_snapshot_finished_run(ws, snap_compare):
         await until(pilot, lambda: _snapshot_ready(app, "finished") and len(_view(app).runs) == 1)
         await pilot.pause(0.2)
 
-    assert snap_compare(app, terminal_size=(160, 48), run_before=ready)
+    assert snap_compare(app, terminal_size=size, run_before=ready)
 
 
-def test_snapshot_failed_run(ws, snap_compare):
+@pytest.mark.parametrize("size", SIZES)
+def test_snapshot_failed_run(ws, snap_compare, size):
     run_dir = replayed(ws, "bad-key", "-", "stdout-reject-bad_key-cpu.log", code=1)
     app, screen = make_app(ws, attach=run_dir)
 
@@ -205,4 +222,127 @@ def test_snapshot_failed_run(ws, snap_compare):
         await until(pilot, lambda: _snapshot_ready(app, "failed") and len(_view(app).runs) == 1)
         await pilot.pause(0.2)
 
-    assert snap_compare(app, terminal_size=(160, 48), run_before=ready)
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_snapshot_plan_tab(tmp_path, snap_compare, size):
+    """The Plan tab on the NVIDIA recipe preset, the model field focused (at 80 columns only the focused field's
+    help shows, naming its YAML key)."""
+    app, screen = make_app(Workspace(recipe_dir(tmp_path)))
+
+    async def ready(pilot):
+        from hipwizard.tui.train.plan import TrainPlanPane
+
+        app.sub_title = "snapshot"
+        await app.push_screen(screen)
+        pane = screen.query_one(TrainPlanPane)
+        await until(pilot, lambda: pane.plan is not None and "Validation" in str(pane.query_one("#plan-issues").render()))
+        screen.query_one("#plan-name", Input).value = "recipe"  # deterministic (the default has a timestamp)
+        field = screen.query_one("#in-model_name_or_path", Input)
+        field.cursor_blink = False  # a blinking cursor would make the picture depend on timing
+        field.focus()
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=ready)
+
+
+# --- keys: launch and stop ask first ---------------------------------------------------------------
+@pytest.fixture
+def fake_launch(monkeypatch, tmp_path):
+    """services.launch with the replaying stand-in for llamafactory-cli (what both faces call)."""
+    from hipwizard.train import services
+
+    real = services.launch
+    calls = []
+
+    def launch_replaying(ws, target, options=None, *, progress=None):
+        calls.append(str(target))
+        cli = replay_cli(tmp_path / "cli", "demo", "trainer_log-demo-lora-cpu.jsonl", "stdout-demo-lora-cpu.log",
+                         delay=0.0)
+        options = options or LaunchOptions()
+        options.llamafactory_cli, options.platform = cli, "cpu"
+        return real(ws, target, options, progress=progress)
+
+    monkeypatch.setattr(services, "launch", launch_replaying)
+    return calls
+
+
+async def test_x_asks_before_launching_the_highlighted_run_dir(ws, fake_launch):
+    from hipwizard.train.state import load
+
+    planned = ws.runs_dir / "planned"
+    planned.mkdir(parents=True)
+    (planned / "config.yaml").write_text("output_dir: output\n")
+    app, screen = make_app(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(screen)
+        app.screen.query_one("#train-tabs").active = "run"
+        await until(pilot, lambda: len(_view(app).runs) == 1)
+        await pilot.press("x")
+        assert isinstance(app.screen, ConfirmAction) and "Launch planned?" in str(
+            app.screen.query_one("#confirm-text").render())
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert fake_launch == [] and not (planned / "run.json").exists()
+        await pilot.press("x", "y")
+        await until(pilot, lambda: _finished(app, steps=8))
+        assert fake_launch == [str(planned.resolve())]
+        assert _view(app).attached == str(planned.resolve()) == load(ws).last_run
+
+
+async def test_x_on_the_plan_tab_saves_the_plan_then_launches_it(tmp_path, fake_launch):
+    ws = Workspace(recipe_dir(tmp_path))
+    app, screen = make_app(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(screen)
+        await pilot.pause(0.3)
+        screen.query_one("#plan-name", Input).value = "recipe"
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        screen.set_focus(None)  # keys typed into a field are text, not commands
+        await pilot.press("x")
+        assert isinstance(app.screen, ConfirmAction)
+        assert "Save the plan as recipe and launch it?" in str(app.screen.query_one("#confirm-text").render())
+        await pilot.press("y")
+        run_dir = ws.runs_dir / "recipe"
+        await until(pilot, lambda: _view(app).attached == str(run_dir.resolve()))
+        assert (run_dir / "config.yaml").is_file() and (run_dir / "ds_config.json").is_file()
+        assert fake_launch == [str(run_dir.resolve())]
+        assert screen.query_one("#train-tabs").active == "run"
+
+
+async def test_run_tab_keys_are_hidden_on_the_plan_tab(ws):
+    app, screen = make_app(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(screen)
+        screen.set_focus(None)
+        await pilot.pause(0.2)
+        keys = {b.binding.key for b in screen.active_bindings.values() if b.enabled and b.node is screen}
+        assert {"x", "D"} <= keys and not {"X", "o", "r"} & keys
+        screen.query_one("#train-tabs").active = "run"
+        await pilot.pause(0.2)
+        keys = {b.binding.key for b in screen.active_bindings.values() if b.enabled and b.node is screen}
+        assert {"x", "D", "X", "o", "r"} <= keys
+
+
+async def test_D_runs_the_demo_preset_from_either_tab(ws, fake_launch, monkeypatch, tmp_path, demo_assets):
+    import yaml
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "demo-v1").symlink_to(demo_assets.root)  # the session's built demo, where the service looks
+    monkeypatch.setenv("HIPWIZARD_CACHE", str(cache))
+    app, screen = make_app(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(screen)
+        screen.set_focus(None)
+        await pilot.press("D")  # no confirmation: the demo is a short CPU job in a new run dir
+        assert screen.query_one("#train-tabs").active == "run"
+        await until(pilot, lambda: _finished(app, steps=8))
+        run_dir = _view(app).attached
+        assert fake_launch == [run_dir] and run_dir.startswith(str(ws.runs_dir.resolve() / "demo-lora-"))
+        cfg = yaml.safe_load((Path(run_dir) / "config.yaml").read_text())
+        assert (cfg["lora_rank"], cfg["cutoff_len"], cfg["max_steps"]) == (8, 256, 8)
+        assert not _view(app).launching and not screen.query_one("#run-job").display

@@ -2,18 +2,21 @@
 
 A widget, not a screen: ``TrainScreen`` embeds ``TrainPlanPane()`` and listens for ``TrainPlanPane.Saved``.
 Fields are grouped as LlamaBoard groups them; each shows its help and its error as you type. Validation,
-estimate and advice come from ``hipwizard.train.plan.make_plan`` in a thread worker, debounced, so typing
-never waits for them. Layout and event wiring only.
+estimate and advice come from ``hipwizard.train.services.plan`` in a job, debounced, so typing never waits
+for them. Below ``NARROW`` columns the form goes compact: one line per field, short labels, the help of
+the focused field only, the side panels without bars. Layout and event wiring only; the panels' text is
+in ``plan_panels``.
 """
 
 from __future__ import annotations
 
 import typing
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -21,15 +24,22 @@ from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from hipwizard.errors import UserError
-from hipwizard.train.config import FIELD_GROUPS, TrainConfig, field_help, parse_field
-from hipwizard.doctor.state import target_facts
-from hipwizard.train.device import DeviceTarget, resolve_device
-from hipwizard.train.plan import Plan, make_plan
-from hipwizard.train.presets import DEFAULT_PRESET, load_presets, preset_config
+from hipwizard.train import services
+from hipwizard.train.config import FIELD_GROUPS, TrainConfig, parse_field
+from hipwizard.train.plan import Plan
+from hipwizard.train.presets import (
+    DEFAULT_PRESET,
+    DEMO_PRESET,
+    load_presets,
+    preset_config,
+    preset_document,
+)
 from hipwizard.train.rundir import run_name, save_run_dir
+from hipwizard.tui.messages import WorkProgress
+from hipwizard.tui.train import plan_panels as panels
+from hipwizard.tui.workers import Jobs
 
-GROUP_TITLES = {"model": "Model", "method": "Method", "data": "Data", "training": "Training",
-                "distributed": "Distributed (DeepSpeed)", "output": "Output"}
+NARROW = 120  # columns below which the form goes compact
 
 
 def _choices(name: str) -> tuple[list[Any], bool] | None:
@@ -48,15 +58,15 @@ def _text(value: Any) -> str:
     return "" if value is None else (f"{value:g}" if isinstance(value, float) else str(value))
 
 
-class TrainPlanPane(Vertical):
+class TrainPlanPane(Jobs, Vertical):
     """Edit a training plan and save it as a run directory."""
 
-    # The styles live in train_plan.tcss; a widget has no CSS_PATH, so it carries them as DEFAULT_CSS.
+    # The styles live in plan.tcss; a widget has no CSS_PATH, so it carries them as DEFAULT_CSS.
     DEFAULT_CSS = (Path(__file__).with_name("plan.tcss")).read_text(encoding="utf-8")
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save run dir", id="plan.save"),
-        Binding("ctrl+g", "apply_suggestion", "Apply suggestion", id="plan.apply"),
-        Binding("ctrl+n", "next_suggestion", "Next suggestion", id="plan.next_suggestion"),
+        Binding("ctrl+s", "save", "Save", id="plan.save"),
+        Binding("ctrl+g", "apply_suggestion", "Apply", id="plan.apply"),
+        Binding("ctrl+n", "next_suggestion", "Next", id="plan.next_suggestion"),
     ]
 
     class Saved(Message):
@@ -66,12 +76,6 @@ class TrainPlanPane(Vertical):
             super().__init__()
             self.run_dir = run_dir
 
-    class PlanReady(Message):
-        def __init__(self, plan: Plan, generation: int) -> None:
-            super().__init__()
-            self.plan = plan
-            self.generation = generation
-
     def __init__(self, *, id: str | None = "train-plan") -> None:
         super().__init__(id=id)
         self.config = TrainConfig()
@@ -80,6 +84,7 @@ class TrainPlanPane(Vertical):
         self.field_errors: dict[str, str] = {}
         self.plan: Plan | None = None
         self.selected = 0
+        self.narrow = False
         self._generation = 0
         self._timer = None
 
@@ -88,26 +93,28 @@ class TrainPlanPane(Vertical):
         presets = load_presets()
         self._first_preset = _initial_preset(getattr(self.app, "workspace", None), presets)
         with Horizontal(id="plan-top"):
-            yield Select([(p.title, n) for n, p in presets.items()], value=self._first_preset, allow_blank=False,
-                         id="plan-preset")
-            yield Label("GPUs", classes="plan-top-label")
-            yield Input("1", id="plan-gpus", restrict=r"[0-9]*", max_length=4)
-            yield Label("seq", classes="plan-top-label")
-            yield Input("", placeholder="cutoff_len", id="plan-seq", restrict=r"[0-9]*", max_length=7)
-            yield Label("name", classes="plan-top-label")
-            yield Input("", id="plan-name")
-            yield Button("Save", id="plan-save", variant="primary")
+            with Horizontal(id="plan-top-preset"):
+                yield Select([(p.title, n) for n, p in presets.items()], value=self._first_preset,
+                             allow_blank=False, id="plan-preset")
+            with Horizontal(id="plan-top-run"):
+                yield Label("GPUs", classes="plan-top-label")
+                yield Input("1", id="plan-gpus", restrict=r"[0-9]*", max_length=4)
+                yield Label("seq", classes="plan-top-label")
+                yield Input("", placeholder="cutoff", id="plan-seq", restrict=r"[0-9]*", max_length=7)
+                yield Label("name", classes="plan-top-label")
+                yield Input("", id="plan-name")
+                yield Button("Save", id="plan-save", variant="primary")
         with Horizontal(id="plan-body"):
             with VerticalScroll(id="plan-form"):
                 for group, names in FIELD_GROUPS.items():
-                    yield Static(GROUP_TITLES[group], classes="plan-group-title")
+                    yield Static(panels.GROUP_TITLES[group], classes="plan-group-title")
                     for name in names:
                         with Vertical(classes="plan-field", id=f"field-{name}"):
                             with Horizontal(classes="plan-field-row"):
-                                yield Label(name, classes="plan-field-name")
+                                yield Label(name, classes="plan-field-name", id=f"label-{name}")
                                 yield self._editor(name)
-                            yield Static(field_help(name), classes="plan-help")
-                            yield Static("", classes="plan-error", id=f"err-{name}")
+                            yield Static(panels.help_line(name, False), classes="plan-help", id=f"help-{name}")
+                            yield Static("", classes="plan-error -empty", id=f"err-{name}")
             with VerticalScroll(id="plan-side"):
                 yield Static("○ checking…", id="plan-issues")
                 yield Static("", id="plan-memory")
@@ -127,29 +134,52 @@ class TrainPlanPane(Vertical):
     def on_mount(self) -> None:
         workspace = getattr(self.app, "workspace", None)
         self.base_dir = workspace.root if workspace is not None else Path.cwd()
-        self.load(preset_config(self._first_preset))
-        if self._first_preset == DEMO_PRESET:
+        self._load_preset(self._first_preset)
+
+    def on_resize(self) -> None:
+        narrow = self.size.width < NARROW
+        if narrow != self.narrow:
+            self._set_narrow(narrow)
+
+    def _set_narrow(self, narrow: bool) -> None:
+        """Compact widgets, short labels and help that names the YAML key below NARROW columns."""
+        self.narrow = narrow
+        self.set_class(narrow, "-narrow")
+        for widget in self.query("Input, Select, Button"):
+            widget.compact = narrow
+        for name in TrainConfig.model_fields:
+            self.query_one(f"#label-{name}", Label).update(panels.label(name, narrow))
+            self.query_one(f"#help-{name}", Static).update(panels.help_line(name, narrow))
+        if self.plan is not None:
+            self.query_one("#plan-memory", Static).update(panels.memory_text(self.plan, narrow))
+
+    # --- presets and the demo -------------------------------------------------------------------
+    def _load_preset(self, name: str) -> None:
+        self.load(preset_config(name), preset_document(name))
+        if name == DEMO_PRESET:
             self._build_demo()
 
-    @work(thread=True, exclusive=True, group="plan-demo-build")
     def _build_demo(self) -> None:
         """The demo preset points at the tiny model: build it (a subprocess, once) and re-check the form."""
         from hipwizard.demo_model import demo_assets
-        from hipwizard.train.presets import ensure_demo_built
+        from hipwizard.train.demo import ensure_demo_built
 
-        if demo_assets().ready:
-            return
-        self.app.call_from_thread(self.notify, "building the tiny demo model (offline, once) …")
-        try:
-            ensure_demo_built()
-        except UserError as exc:
-            self.app.call_from_thread(self.notify, str(exc), severity="error")
-            return
-        self.app.call_from_thread(self._reload_if_demo)
+        if not demo_assets().ready:
+            self.start_job("demo-build", ensure_demo_built, done=self._demo_built, failed=self._demo_failed,
+                           progress=True)
 
-    def _reload_if_demo(self) -> None:
+    def on_work_progress(self, message: WorkProgress) -> None:
+        if message.job == "demo-build":
+            message.stop()
+            if not message.progress.finished:
+                self.notify(f"{message.progress.text()} …")
+
+    def _demo_built(self, _assets) -> None:
         if self.query_one("#plan-preset", Select).value == DEMO_PRESET:
-            self.load(preset_config(DEMO_PRESET))
+            self.load(preset_config(DEMO_PRESET), preset_document(DEMO_PRESET))
+
+    def _demo_failed(self, text: str) -> None:
+        self.notify(f"✖ {text}", severity="error", timeout=8)
 
     # --- loading ------------------------------------------------------------------------------
     def load(self, config: TrainConfig, document=None, base_dir: Path | None = None) -> None:
@@ -161,7 +191,7 @@ class TrainPlanPane(Vertical):
         self.field_errors.clear()
         for name in TrainConfig.model_fields:
             self._show_value(name, getattr(self.config, name))
-            self.query_one(f"#err-{name}", Static).update("")
+            self._show_error(name, "")
         self.query_one("#plan-name", Input).value = run_name(self.config)
         self.selected = 0
         self._schedule()
@@ -175,6 +205,11 @@ class TrainPlanPane(Vertical):
         else:
             widget.value = _text(value)
 
+    def _show_error(self, name: str, text: Text | str) -> None:
+        error = self.query_one(f"#err-{name}", Static)
+        error.update(text)
+        error.set_class(not text, "-empty")  # the narrow form hides empty error lines
+
     # --- editing ------------------------------------------------------------------------------
     @on(Input.Changed)
     @on(Switch.Changed)
@@ -182,9 +217,7 @@ class TrainPlanPane(Vertical):
     def _field_changed(self, event) -> None:
         widget_id = event.control.id or ""
         if widget_id == "plan-preset":
-            self.load(preset_config(str(event.value)))
-            if event.value == DEMO_PRESET:
-                self._build_demo()
+            self._load_preset(str(event.value))
             return
         if widget_id in ("plan-gpus", "plan-seq"):
             self._schedule()
@@ -194,16 +227,15 @@ class TrainPlanPane(Vertical):
         name = widget_id[3:]
         raw = event.value
         text = "" if raw is Select.NULL else ("true" if raw is True else "false" if raw is False else str(raw))
-        error = self.query_one(f"#err-{name}", Static)
         try:
             value = parse_field(name, text)
         except ValueError as exc:
             self.field_errors[name] = str(exc)
-            error.update(Text(f"✖ {exc}", style="bold red"))
+            self._show_error(name, Text(f"✖ {exc}", style="bold red"))
             self._schedule()
             return
         self.field_errors.pop(name, None)
-        error.update("")
+        self._show_error(name, "")
         if getattr(self.config, name) != value or name not in self.config.model_fields_set:
             setattr(self.config, name, value)
             self._schedule()
@@ -216,94 +248,38 @@ class TrainPlanPane(Vertical):
 
     def _replan(self) -> None:
         self._generation += 1
-        self._plan_worker(self.config.model_copy(), self._device(), self._int("#plan-gpus", 1),
-                          self._int("#plan-seq", None), dict(self.field_errors), self._generation)
+        self.start_job("plan", services.plan, self.config.model_copy(), ws=getattr(self.app, "workspace", None),
+                       base_dir=self.base_dir, gpus=self._int("#plan-gpus", 1), seq_len=self._int("#plan-seq", None),
+                       field_errors=list(self.field_errors.items()),
+                       done=partial(self._show_plan, self._generation),
+                       failed=partial(self._plan_failed, self._generation))
 
     def _int(self, selector: str, default):
         text = self.query_one(selector, Input).value.strip()
         return max(1, int(text)) if text.isdigit() else default
 
-    def _device(self) -> DeviceTarget:
-        workspace = getattr(self.app, "workspace", None)
-        return resolve_device(doctor_gpus=target_facts(workspace).gpus)
-
-    @work(thread=True, exclusive=True, group="plan")
-    def _plan_worker(self, config, device, gpus, seq, errors, generation) -> None:
-        plan = make_plan(config, base_dir=self.base_dir, device=device, world_size=gpus, seq_len=seq,
-                         field_errors=list(errors.items()))
-        self.post_message(self.PlanReady(plan, generation))
-
-    @on(PlanReady)
-    def _show_plan(self, message: PlanReady) -> None:
-        if message.generation != self._generation:
+    def _show_plan(self, generation: int, plan: Plan) -> None:
+        if generation != self._generation:
             return  # a newer edit is already being planned
-        self.plan = message.plan
-        self.selected = min(self.selected, max(0, len(self._suggestions()) - 1))
-        self.query_one("#plan-issues", Static).update(self._issues_text())
-        self.query_one("#plan-memory", Static).update(self._memory_text())
-        self.query_one("#plan-advice", Static).update(self._advice_text())
+        self.plan = plan
+        self.selected = min(self.selected, max(0, len(panels.suggestions(plan)) - 1))
+        self.query_one("#plan-issues", Static).update(panels.issues_text(plan))
+        self.query_one("#plan-memory", Static).update(panels.memory_text(plan, self.narrow))
+        self.query_one("#plan-advice", Static).update(panels.advice_text(plan, self.selected))
 
-    # --- side panels --------------------------------------------------------------------------
-    def _issues_text(self) -> Text:
-        text = Text("Validation\n", style="bold")
-        issues = self.plan.issues if self.plan else []
-        if not issues:
-            text.append("✔ ok: no problems found\n", style="green")
-        styles = {"error": "red", "warning": "yellow", "info": "cyan"}
-        for issue in issues:
-            text.append(issue.line() + "\n", style=styles[issue.severity])
-        return text
-
-    def _memory_text(self) -> Text:
-        plan = self.plan
-        est = plan.estimate if plan else None
-        dev = plan.device if plan else None
-        text = Text(f"Memory per GPU — {dev.name if dev else '?'}"
-                    f"{f', {dev.vram_gib:g} GiB' if dev and dev.vram_gib else ''}\n", style="bold")
-        if est is None or not est.available:
-            text.append(f"✖ {est.reason if est else 'no estimate'}\n", style="red")
-            return text
-        scale = max(est.device_vram_gib or est.total_gib, est.total_gib) or 1.0
-        for part in est.parts:
-            bar = "█" * max(0, round(24 * part.gib / scale))
-            text.append(f"{part.name:<18}{part.gib:7.1f} GiB {bar}\n")
-        text.append(f"{'total':<18}{est.total_gib:7.1f} GiB\n", style="bold")
-        if est.fits is not None:
-            word = "✔ fits" if est.fits else "✖ does not fit"
-            text.append(f"{word}: margin {est.margin_gib:.1f} GiB\n", style="green" if est.fits else "red")
-        return text
-
-    def _suggestions(self):
-        advice = self.plan.advice if self.plan else None
-        return [c for c in (advice.ranked if advice else []) if c.changes][:5]
-
-    def _advice_text(self) -> Text:
-        text = Text("Advisor — same effective batch, fastest first\n", style="bold")
-        advice = self.plan.advice if self.plan else None
-        if advice is None or advice.reason:
-            text.append(f"⚠ {advice.reason if advice else 'no advice'}\n", style="yellow")
-            return text
-        suggestions = self._suggestions()
-        if not suggestions:
-            text.append("✔ your config is already the fastest that fits\n", style="green")
-        for n, cand in enumerate(suggestions):
-            mark = "▶" if n == self.selected else " "
-            text.append(f"{mark} {cand.speedup:4.2f}x  {cand.label}\n", style="bold" if n == self.selected else "")
-        if suggestions:
-            for reason in suggestions[self.selected].reasons:
-                text.append(f"  · {reason}\n", style="dim")
-            text.append("ctrl+g applies ▶, ctrl+n picks the next\n", style="italic")
-        return text
+    def _plan_failed(self, generation: int, text: str) -> None:
+        if generation == self._generation:
+            self.query_one("#plan-issues", Static).update(Text(f"Validation\n✖ {text}\n", style="red"))
 
     # --- actions ------------------------------------------------------------------------------
     def action_next_suggestion(self) -> None:
-        suggestions = self._suggestions()
+        suggestions = panels.suggestions(self.plan)
         if suggestions:
             self.selected = (self.selected + 1) % len(suggestions)
-            self.query_one("#plan-advice", Static).update(self._advice_text())
+            self.query_one("#plan-advice", Static).update(panels.advice_text(self.plan, self.selected))
 
     def action_apply_suggestion(self) -> None:
-        suggestions = self._suggestions()
+        suggestions = panels.suggestions(self.plan)
         if not suggestions:
             self.notify("No suggestion to apply.", severity="warning")
             return
@@ -319,27 +295,35 @@ class TrainPlanPane(Vertical):
     def _save_pressed(self) -> None:
         self.action_save()
 
-    def action_save(self) -> None:
+    def run_dir_name(self) -> str:
+        return self.query_one("#plan-name", Input).value.strip()
+
+    def save_problem(self) -> str | None:
+        """Why the plan cannot be saved now, or None."""
         if self.field_errors or (self.plan is not None and not self.plan.valid):
             count = len(self.field_errors) + (len(self.plan.errors) if self.plan else 0)
-            self.notify(f"✖ not saved: fix {count} error(s) first", severity="error")
-            return
-        name = self.query_one("#plan-name", Input).value.strip()
+            return f"fix {count} error(s) first"
+        name = self.run_dir_name()
         if not name or "/" in name or name.startswith("."):
-            self.notify("✖ not saved: give the run a plain name", severity="error")
-            return
+            return "give the run a plain name"
+        return None
+
+    def action_save(self) -> Path | None:
+        """Write the run directory; returns it (None when refused, with a notification saying why)."""
+        problem = self.save_problem()
+        if problem:
+            self.notify(f"✖ not saved: {problem}", severity="error")
+            return None
         workspace = getattr(self.app, "workspace", None)
         runs = workspace.runs_dir if workspace is not None else Path.cwd() / "runs"
         try:
-            run = save_run_dir(runs / name, self.config, self.document, base_dir=self.base_dir)
+            run = save_run_dir(runs / self.run_dir_name(), self.config, self.document, base_dir=self.base_dir)
         except UserError as exc:
             self.notify(f"✖ {exc}", severity="error")
-            return
+            return None
         self.notify(f"✔ saved {run.path.name}")
         self.post_message(self.Saved(run.path))
-
-
-DEMO_PRESET = "demo"
+        return run.path
 
 
 def _initial_preset(workspace, presets) -> str:

@@ -41,10 +41,10 @@ def status_text(snap: RunSnapshot, state: str | None = None) -> Text:
     return t
 
 
-def progress_text(snap: RunSnapshot) -> Text:
+def progress_text(snap: RunSnapshot, bar_width: int = 24) -> Text:
     total = snap.total_steps or 0
     frac = snap.step / total if total else 0.0
-    t = Text(bar(frac), style="green")
+    t = Text(bar(frac, bar_width), style="green")
     t.append(f" {frac * 100:5.1f}%  step {snap.step}/{total or '?'}")
     if snap.epoch is not None:
         t.append(f"  ·  epoch {snap.epoch:.3g}")

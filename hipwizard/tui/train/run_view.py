@@ -1,64 +1,58 @@
 """The Run tab: pick a run, launch it, watch it live, stop it — none of it blocks the UI.
 
-A thread worker follows the attached run (``RunWatch``): it polls the logs, samples GPU and host,
-and posts a ``RunUpdated`` snapshot. ``RunUpdated.can_replace`` drops a pending older snapshot, so a
-log that grows by thousands of lines a second yields at most one redraw per poll (toolong-style
-coalescing). Launch and stop also run in workers. Quitting the app only stops watching.
+Listing, launching and stopping are jobs (``tui.workers.Jobs``) calling ``hipwizard.train.services``, the
+same functions the CLI calls. A thread worker follows the attached run (``RunWatch``): it polls the logs,
+samples GPU and host, and posts a ``RunUpdated`` snapshot, which coalesces (a pending older one is dropped),
+so a log that grows by thousands of lines a second yields at most one redraw per poll. Launch and stop ask
+to confirm. Quitting the app only stops watching. Below ``NARROW`` columns the panels stack and scroll.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.message import Message
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from hipwizard.errors import UserError
+from hipwizard.train import services
 from hipwizard.train.runs import STATE_SYMBOL, RunInfo
-from hipwizard.train.snapshot import GpuHistory, HostSample, RunSnapshot, host_sample, snapshot
+from hipwizard.train.snapshot import GpuHistory, HostSample, host_sample, snapshot
+from hipwizard.tui.messages import RunUpdated, WorkProgress
 from hipwizard.tui.train import run_panels
+from hipwizard.tui.train.dialogs import ConfirmAction
 from hipwizard.tui.train.loss_plot import SeriesPlot
+from hipwizard.tui.workers import Jobs, one_line
+from hipwizard.workspace import Workspace
+
+__all__ = ["RunUpdated", "RunView"]
+
+NARROW = 120  # columns below which the GPU panel and the log stack under the plots
 
 
-class RunUpdated(Message):
-    """A new picture of the attached run; a pending older one is dropped (coalescing)."""
-
-    def __init__(self, snap: RunSnapshot, generation: int) -> None:
-        super().__init__()
-        self.snap, self.generation = snap, generation
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, RunUpdated)
-
-
-class RunsListed(Message):
-    def __init__(self, runs: list[RunInfo]) -> None:
-        super().__init__()
-        self.runs = runs
-
-
-class RunView(Vertical):
+class RunView(Jobs, Vertical):
     """Runs of the workspace on the left; the attached run's live panels on the right."""
 
-    def __init__(self, runs_dir: Path, *, telemetry=None, host_probe: Callable[[], HostSample] | None = host_sample,
-                 poll_s: float = 1.0, extra_roots: tuple[Path, ...] = (), id: str | None = "run-view") -> None:
+    def __init__(self, workspace: Workspace, *, telemetry=None,
+                 host_probe: Callable[[], HostSample] | None = host_sample, poll_s: float = 1.0,
+                 extra_roots: tuple[Path, ...] = (), id: str | None = "run-view") -> None:
         super().__init__(id=id)
-        self.runs_dir = runs_dir
+        self.workspace = workspace
         self.telemetry = telemetry
         self.host_probe = host_probe
         self.poll_s = poll_s
         self.extra_roots = extra_roots
         self.runs: list[RunInfo] = []
         self.attached: str | None = None
-        self.snap: RunSnapshot | None = None
+        self.snap = None
         self.stopping = False
+        self.launching = False
         self._generation = 0
         self._lines_shown: tuple = ()
         self._pending_select: str | None = None
@@ -68,8 +62,9 @@ class RunView(Vertical):
             with Vertical(id="run-list-pane"):
                 yield Label("Runs", classes="pane-title")
                 yield OptionList(id="run-list")
-            with Vertical(id="run-main"):
-                yield Static("○ no run attached — pick one on the left (enter), d: demo run, l: launch",
+            with VerticalScroll(id="run-main"):
+                yield Static("", id="run-job")
+                yield Static("○ no run attached — pick one on the left (enter), D: demo run, x: launch",
                              id="run-status")
                 yield Static("", id="run-progress")
                 yield Static("", id="run-rates")
@@ -83,28 +78,19 @@ class RunView(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#run-failure").display = False
+        self.query_one("#run-job").display = False
         self.action_refresh()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < NARROW, "-narrow")
 
     # --- run list -----------------------------------------------------------------------------
     def action_refresh(self) -> None:
-        self._list_runs()
+        self.start_job("list-runs", services.list_runs, self.workspace, self.extra_roots, planned=True,
+                       done=self._show_runs)
 
-    @work(thread=True, exclusive=True, group="run-list")
-    def _list_runs(self) -> None:
-        from hipwizard.train.runs import list_runs, run_info
-
-        runs = list_runs([self.runs_dir, *self.extra_roots])
-        known = {r.run_dir for r in runs}
-        # Run directories the Plan tab saved but nobody launched yet.
-        if self.runs_dir.is_dir():
-            for cfg in sorted(self.runs_dir.glob("*/config.yaml")):
-                if str(cfg.parent.resolve()) not in known:
-                    runs.append(run_info(cfg.parent))
-        self.post_message(RunsListed(runs))
-
-    @on(RunsListed)
-    def _show_runs(self, message: RunsListed) -> None:
-        self.runs = message.runs
+    def _show_runs(self, runs: list[RunInfo]) -> None:
+        self.runs = runs
         ol = self.query_one("#run-list", OptionList)
         highlighted = self._pending_select or (ol.highlighted_option.id if ol.highlighted_option else self.attached)
         self._pending_select = None
@@ -117,7 +103,7 @@ class RunView(Vertical):
         elif ids:
             ol.highlighted = 0
 
-    def select(self, run_dir: str) -> None:
+    def select(self, run_dir: str | Path) -> None:
         """Highlight a run in the list (refreshing it first)."""
         self._pending_select = str(Path(run_dir).resolve())
         self.action_refresh()
@@ -125,6 +111,15 @@ class RunView(Vertical):
     def _selected(self) -> str | None:
         ol = self.query_one("#run-list", OptionList)
         return ol.highlighted_option.id if ol.highlighted_option else None
+
+    def action_next(self) -> None:
+        self.query_one("#run-list", OptionList).action_cursor_down()
+
+    def action_previous(self) -> None:
+        self.query_one("#run-list", OptionList).action_cursor_up()
+
+    def _info(self, run_dir: str | None) -> RunInfo | None:
+        return next((r for r in self.runs if r.run_dir == run_dir), None)
 
     @on(OptionList.OptionSelected, "#run-list")
     def _picked(self, event: OptionList.OptionSelected) -> None:
@@ -134,13 +129,16 @@ class RunView(Vertical):
         run_dir = self._selected()
         if run_dir:
             self.attach(run_dir)
+        else:
+            self.notify("no run to attach to: launch one (x) or start the demo (D)", severity="warning")
 
     # --- watching -------------------------------------------------------------------------------
-    def attach(self, run_dir: str) -> None:
-        """Follow ``run_dir``: load its whole history, then live updates."""
-        info = next((r for r in self.runs if r.run_dir == run_dir), None)
-        if info is not None and info.state == "not launched":
-            self.notify(f"{info.name} was not launched yet: press l to launch it", severity="warning")
+    def attach(self, run_dir: str, *, launched: bool = False) -> None:
+        """Follow ``run_dir``: load its whole history, then live updates (``launched``: just now, so the
+        list, not yet refreshed, may still call it "not launched")."""
+        info = self._info(run_dir)
+        if not launched and info is not None and info.state == "not launched":
+            self.notify(f"{info.name} was not launched yet: press x to launch it", severity="warning")
             return
         self.attached = run_dir
         self._generation += 1
@@ -148,18 +146,17 @@ class RunView(Vertical):
         self.query_one("#run-log", RichLog).clear()
         self._watch(run_dir, self._generation)
 
-    @work(thread=True, exclusive=True, group="run-watch")
+    @work(thread=True, exclusive=True, group="run-watch", exit_on_error=False)
     def _watch(self, run_dir: str, generation: int) -> None:
+        """A stream, not a job: it posts a snapshot whenever something moved, until the run ends."""
         from hipwizard.train.stop import run_processes
-        from hipwizard.train.watch import RunWatch
 
         worker = get_current_worker()
         try:
-            watch = RunWatch(run_dir)
+            watch = services.watch(run_dir)
         except UserError as exc:
-            self.app.call_from_thread(self.notify, str(exc), severity="error")
+            self.notify(str(exc), severity="error")  # notify is thread-safe
             return
-        watch.attach()
         gpu_history, next_gpu, reading = GpuHistory(), 0.0, None
         changed, last_state = True, None
         while not worker.is_cancelled:
@@ -185,14 +182,21 @@ class RunView(Vertical):
                 time.sleep(min(0.05, self.poll_s))
             changed = watch.poll().changed
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Jobs' own handler runs too (Textual calls the handler of each class): this one only speaks for
+        # the watch stream, which is not a job.
+        if event.worker.group == "run-watch" and event.state == WorkerState.ERROR:
+            self.notify(f"✖ stopped following the run: {one_line(event.worker.error)}", severity="error")
+
     @on(RunUpdated)
     def _show(self, message: RunUpdated) -> None:
         if message.generation != self._generation:
             return  # a snapshot of the run we attached before
         snap = self.snap = message.snap
+        narrow = self.has_class("-narrow")
         state = "stopping" if self.stopping and snap.state == "running" else snap.state
         self.query_one("#run-status", Static).update(run_panels.status_text(snap, state))
-        self.query_one("#run-progress", Static).update(run_panels.progress_text(snap))
+        self.query_one("#run-progress", Static).update(run_panels.progress_text(snap, bar_width=12 if narrow else 24))
         self.query_one("#run-rates", Static).update(run_panels.rates_text(snap))
         failure = run_panels.failure_text(snap)
         box = self.query_one("#run-failure", Static)
@@ -204,6 +208,7 @@ class RunView(Vertical):
             series["eval loss"] = snap.eval_loss
         self.query_one("#plot-loss", SeriesPlot).set_series(series)
         self.query_one("#plot-lr", SeriesPlot).set_series({"lr": snap.lr})
+        self.query_one("#run-plots").set_class(not snap.loss and not snap.lr, "-empty")  # narrow: 2 lines
         self.query_one("#run-gpu", Static).update(run_panels.gpu_text(snap))
         if snap.lines != self._lines_shown:
             log = self.query_one("#run-log", RichLog)
@@ -211,72 +216,104 @@ class RunView(Vertical):
             for line in snap.lines:
                 log.write(run_panels.log_line_text(line.text, line.level))
             self._lines_shown = snap.lines
-        info = next((r for r in self.runs if r.run_dir == self.attached), None)
+        info = self._info(self.attached)
         if info is not None and info.state != snap.state:
             self.action_refresh()
 
     # --- launch / stop ----------------------------------------------------------------------------
     def action_launch(self) -> None:
+        """x: launch the highlighted run directory, after a confirmation."""
         run_dir = self._selected()
         if not run_dir:
-            self.notify("no run directory selected: save one in the Plan tab, or press d for the demo",
+            self.notify("no run directory selected: save one in the Plan tab, or press D for the demo",
                         severity="warning")
             return
-        self._launch(run_dir, demo=False)
+        self.confirm_launch(run_dir)
+
+    def confirm_launch(self, run_dir: str | Path) -> None:
+        info = self._info(str(run_dir))
+        if info is not None and info.state == "running":
+            self.notify(f"{info.name} is already running: attach (o) or stop it (X) first", severity="warning")
+            return
+        name = info.name if info is not None else Path(run_dir).name
+        again = info is not None and info.state != "not launched"
+        question = f"Launch {name}{' again' if again else ''}?"
+        detail = "llamafactory-cli train runs detached: quitting hipwizard does not stop it."
+        self.app.push_screen(ConfirmAction(question, detail, "Launch"),
+                             lambda ok: self.launch(run_dir) if ok else None)
+
+    def launch(self, run_dir: str | Path) -> None:
+        """Launch without asking (the caller asked)."""
+        if self._busy():
+            return
+        self.start_job("launch", services.launch, self.workspace, run_dir, done=self._launched,
+                       failed=self._launch_failed, progress=True)
 
     def action_demo(self) -> None:
-        self.notify("building the demo model and launching a short LoRA run on CPU …")
-        self._launch(None, demo=True)
-
-    @work(thread=True, group="run-launch")
-    def _launch(self, run_dir: str | None, demo: bool) -> None:
-        from hipwizard.train.launcher import LaunchOptions, launch
-
-        options = LaunchOptions()
-        try:
-            if demo:
-                from hipwizard.train.demo_run import build_demo_assets, write_demo_run_dir
-
-                run_dir = str(write_demo_run_dir(self.runs_dir, build_demo_assets()))
-                options.extra_env.update(DISABLE_VERSION_CHECK="1", HF_HUB_OFFLINE="1")
-                options.platform = "cpu"
-            manifest = launch(run_dir, options)
-        except (UserError, OSError) as exc:
-            self.app.call_from_thread(self.notify, f"✖ cannot launch: {exc}", severity="error")
+        """D: build the demo model (once) and launch the demo preset's short LoRA run on CPU."""
+        if self._busy():
             return
-        self.app.call_from_thread(self._launched, manifest.run_dir, manifest.name)
+        self.notify("building the demo model and launching a short LoRA run on CPU …")
+        self.start_job("launch", services.launch_demo, self.workspace, done=self._launched,
+                       failed=self._launch_failed, progress=True)
 
-    def _launched(self, run_dir: str, name: str) -> None:
-        self.notify(f"◐ launched {name}")
-        try:
-            from hipwizard.cli.train_run import remember_run
+    def _busy(self) -> bool:
+        if self.launching:
+            self.notify("a launch is under way: wait for it", severity="warning")
+            return True
+        self.launching = True
+        return False
 
-            remember_run(self.app.workspace, run_dir)
-        except AttributeError:
-            pass
-        self.action_refresh()
-        self.attach(run_dir)
+    def on_work_progress(self, message: WorkProgress) -> None:
+        if message.job != "launch":
+            return
+        message.stop()
+        job = self.query_one("#run-job", Static)
+        job.display = not message.progress.finished
+        job.update(f"◌ {message.progress.text()} …")
+
+    def _job_over(self) -> None:
+        self.launching = False
+        self.query_one("#run-job").display = False
+
+    def _launch_failed(self, text: str) -> None:
+        self._job_over()
+        self.notify(f"✖ cannot launch: {text}", severity="error", timeout=8)
+
+    def _launched(self, launched: services.Launched) -> None:
+        self._job_over()
+        self.notify(f"◐ launched {launched.name}")
+        for warning in launched.warnings:
+            self.notify(f"⚠ {warning}", severity="warning")
+        self.select(launched.run_dir)
+        self.attach(launched.run_dir, launched=True)
 
     def action_stop(self) -> None:
+        """X: stop the attached run, after a confirmation."""
         if not self.attached or self.snap is None or self.snap.state != "running":
             self.notify("the attached run is not running", severity="warning")
             return
+        run_dir = self.attached
+        self.app.push_screen(
+            ConfirmAction(f"Stop {self.snap.name}?", "The Trainer saves first, then the whole process group "
+                                                     "is ended.", "Stop"),
+            lambda ok: self.stop(run_dir) if ok else None)
+
+    def stop(self, run_dir: str) -> None:
+        """Stop without asking (the caller asked)."""
         self.stopping = True
+        if self.snap is not None and run_dir == self.attached:
+            self.query_one("#run-status", Static).update(run_panels.status_text(self.snap, "stopping"))
         self.notify("◌ stopping: asking the Trainer to save and stop …")
-        self._stop(self.attached)
+        self.start_job("stop", services.stop, run_dir, done=self._stopped, failed=self._stop_failed)
 
-    @work(thread=True, group="run-stop")
-    def _stop(self, run_dir: str) -> None:
-        from hipwizard.train.manifest import load_manifest
-        from hipwizard.train.stop import stop_run
-
-        manifest = load_manifest(run_dir)
-        result = stop_run(manifest) if manifest else None
-        self.app.call_from_thread(self._stopped, result)
+    def _stop_failed(self, text: str) -> None:
+        self.stopping = False
+        self.notify(f"✖ cannot stop: {text}", severity="error", timeout=8)
 
     def _stopped(self, result) -> None:
         self.stopping = False
-        if result is not None and result.survivors:
+        if result.survivors:
             self.notify(f"✖ still alive after stop: {result.survivors}", severity="error")
         else:
             self.notify("■ stopped; no process of the run is left")

@@ -2,41 +2,42 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
+from hipwizard.tui.train.dialogs import ConfirmAction
+from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.tui.train.run_view import RunView
 
-
-def _plan_available() -> bool:
-    return importlib.util.find_spec("hipwizard.tui.train.plan") is not None
+RUN_TAB_ONLY = ("stop", "attach", "refresh", "next", "previous")  # the Run tab's list or attached run
 
 
 class TrainScreen(Screen):
     step_key = "train"
     CSS_PATH = "train.tcss"
-    HELP_TITLE = "Train"
     HELP_TEXT = (
-        "Plan: edit the LLaMA-Factory config, see whether it fits in GPU memory, save a run directory.\n"
-        "Run: the runs of this workspace on the left (enter attaches). l launches the highlighted run dir, "
-        "d launches a short demo LoRA run on CPU, s stops the attached run (the Trainer saves first, then "
-        "the whole process group is ended), r refreshes the list.\n"
+        "Plan: edit the LLaMA-Factory config, see whether it fits in GPU memory, save a run directory "
+        "(ctrl+s), or save and launch it (x, asks first). The advisor's suggestion marked ▶ is applied with "
+        "ctrl+g; ctrl+n marks the next one.\n"
+        "Run: the runs of this workspace on the left (enter or o attaches). x launches the highlighted run dir "
+        "(asks first), D launches a short demo LoRA run on CPU, X stops the attached run (asks first; the "
+        "Trainer saves, then the whole process group is ended), r refreshes the list.\n"
         "Training runs detached: quitting hipwizard or losing SSH never stops it; come back and attach."
     )
 
-    # On the screen, not the RunView, so they work wherever focus is in the Run tab (tabs included);
-    # check_action disables them while the Plan tab is shown.
+    # On the screen, not the RunView, so they work wherever focus is (tabs included); check_action hides
+    # the Run tab's own keys while the Plan tab is shown.
     BINDINGS = [
-        Binding("l", "run('launch')", "Launch", id="train.launch"),
-        Binding("d", "run('demo')", "Demo run", id="train.demo"),
-        Binding("s", "run('stop')", "Stop", id="train.stop"),
-        Binding("a", "run('attach')", "Attach", id="train.attach"),
+        Binding("x", "run('launch')", "Launch", id="train.launch"),
+        Binding("D", "run('demo')", "Demo", id="train.demo"),
+        Binding("X", "run('stop')", "Stop", id="train.stop"),
+        Binding("o", "run('attach')", "Attach", id="train.attach"),
         Binding("r", "run('refresh')", "Refresh", id="train.refresh"),
+        Binding("j", "run('next')", "Next run", show=False, id="train.next"),
+        Binding("k", "run('previous')", "Previous run", show=False, id="train.previous"),
     ]
 
     def __init__(self, *, telemetry=None, host_probe=None, poll_s: float = 1.0, attach: str | None = None) -> None:
@@ -46,22 +47,22 @@ class TrainScreen(Screen):
         self._poll_s = poll_s
         self._attach_to = attach
 
+    @property
+    def HELP_TITLE(self) -> str:
+        return "Train (Run tab)" if self._run_tab_active() else "Train (Plan tab)"
+
     def compose(self) -> ComposeResult:
         from hipwizard.gpu import GpuTelemetry
         from hipwizard.train.snapshot import host_sample
 
-        ws = self.app.workspace
         yield Header()
-        with TabbedContent(initial="run" if self._attach_to or not _plan_available() else "plan", id="train-tabs"):
-            if _plan_available():
-                from hipwizard.tui.train.plan import TrainPlanPane
-
-                with TabPane("Plan", id="plan"):
-                    yield TrainPlanPane()
+        with TabbedContent(initial="run" if self._attach_to else "plan", id="train-tabs"):
+            with TabPane("Plan", id="plan"):
+                yield TrainPlanPane()
             with TabPane("Run", id="run"):
-                yield RunView(ws.runs_dir, telemetry=self._telemetry or GpuTelemetry(),
+                yield RunView(self.app.workspace, telemetry=self._telemetry or GpuTelemetry(),
                               host_probe=self._host_probe or host_sample, poll_s=self._poll_s)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         if self._attach_to:
@@ -74,18 +75,40 @@ class TrainScreen(Screen):
             return False
 
     def check_action(self, action: str, parameters) -> bool | None:
-        if action == "run":
+        if action == "run" and parameters and parameters[0] in RUN_TAB_ONLY:
             return self._run_tab_active()
         return True
 
     def action_run(self, what: str) -> None:
+        if what == "launch" and not self._run_tab_active():
+            self._launch_plan()
+            return
+        if what == "demo":  # from either tab: the run shows on the Run tab
+            self.query_one("#train-tabs", TabbedContent).active = "run"
         getattr(self.query_one(RunView), f"action_{what}")()
+
+    def _launch_plan(self) -> None:
+        """x on the Plan tab: save the plan as a run directory and launch it, after a confirmation."""
+        pane = self.query_one(TrainPlanPane)
+        problem = pane.save_problem()
+        if problem:
+            self.notify(f"✖ not launched: {problem}", severity="error")
+            return
+        question = f"Save the plan as {pane.run_dir_name()} and launch it?"
+        detail = "llamafactory-cli train runs detached: quitting hipwizard does not stop it."
+
+        def answered(ok: bool | None) -> None:
+            run_dir = pane.action_save() if ok else None
+            if run_dir is not None:
+                self.query_one(RunView).launch(run_dir)
+
+        self.app.push_screen(ConfirmAction(question, detail, "Launch"), answered)
 
     @on(TabbedContent.TabActivated, "#train-tabs")
     def _tab_changed(self) -> None:
         self.refresh_bindings()
 
-    def on_train_plan_pane_saved(self, message) -> None:
+    def on_train_plan_pane_saved(self, message: TrainPlanPane.Saved) -> None:
         """A run directory was saved in the Plan tab: show it in the Run tab, ready to launch."""
         self.query_one("#train-tabs", TabbedContent).active = "run"
         self.query_one(RunView).select(str(message.run_dir))

@@ -1,0 +1,216 @@
+"""The Train step's user actions, one function each; the CLI (``cli/train*.py``) and the Train screen
+(``tui/train/``) both call these, so an action behaves the same from either face.
+
+- ``plan`` / ``plan_file``: validate a config, estimate its memory on the target GPU, rank faster variants.
+  The GPU comes from the doctor's report (``doctor.state.target_facts``) unless the caller overrides it.
+- ``init_run_dir``: a run directory from a preset (the demo preset builds the tiny model first).
+- ``launch``: start ``llamafactory-cli train`` (detached) for a run directory or a config file, and record
+  the run in the workspace state.
+- ``launch_demo``: build the demo, write a run directory of the demo preset, launch it on CPU.
+- ``stop``: graceful stop, then the whole process group.
+- ``list_runs`` / ``watch``: the runs a workspace knows, and one run followed.
+
+Long actions take ``progress: ProgressFn | None``. Bad input raises ``UserError`` (one line).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hipwizard.errors import UserError
+from hipwizard.progress import Progress, ProgressFn
+from hipwizard.train import state
+from hipwizard.train.config import TrainConfig
+from hipwizard.train.device import DeviceTarget, resolve_device
+from hipwizard.train.launcher import LaunchOptions
+from hipwizard.train.manifest import CONFIG_NAME, RunManifest
+from hipwizard.train.plan import Plan, make_plan
+from hipwizard.train.runs import RunInfo
+from hipwizard.workspace import Workspace
+
+
+def _report(progress: ProgressFn | None, stage: str, done: int | None = None, total: int | None = None,
+            item: str = "") -> None:
+    if progress is not None:
+        progress(Progress(stage, done, total, item))
+
+
+# --- plan ---------------------------------------------------------------------------------------------
+def target_device(ws: Workspace | None, *, vram_gib: float | None = None, device: str | None = None,
+                  arch: str | None = None) -> DeviceTarget:
+    """The GPU to plan for: what the caller says, else the doctor's report of ``ws``, else an MI300X."""
+    from hipwizard.doctor.state import target_facts
+
+    if vram_gib is not None and not (0 < vram_gib <= 100_000):
+        raise UserError(f"--vram must be a positive size in GiB, not {vram_gib:g}")
+    try:
+        return resolve_device(vram_gib=vram_gib, device=device, arch=arch, doctor_gpus=target_facts(ws).gpus)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _check_sizes(gpus: int, seq_len: int | None) -> None:
+    if not 1 <= gpus <= 4096:
+        raise UserError(f"--gpus must be between 1 and 4096, not {gpus}")
+    if seq_len is not None and seq_len < 1:
+        raise UserError(f"--seq-len must be positive, not {seq_len}")
+
+
+def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | None = None, gpus: int = 1,
+         seq_len: int | None = None, lengths: str | None = None, field_errors: list[tuple[str, str]] | None = None,
+         device: DeviceTarget | None = None, progress: ProgressFn | None = None) -> Plan:
+    """Validate ``config``, estimate its peak memory per GPU and rank faster variants that fit.
+
+    ``device`` None: ``target_device(ws)``. ``base_dir``: where relative model/dataset paths start
+    (default: the workspace root, else the current folder)."""
+    _check_sizes(gpus, seq_len)
+    _report(progress, "planning")
+    device = device or target_device(ws)
+    base = base_dir or (ws.root if ws is not None else Path.cwd())
+    result = make_plan(config, base_dir=base, device=device, world_size=gpus, seq_len=seq_len, lengths=lengths,
+                       field_errors=field_errors)
+    _report(progress, "planning", 1, 1)
+    return result
+
+
+def plan_file(path: Path, *, ws: Workspace | None = None, gpus: int = 1, vram_gib: float | None = None,
+              device: str | None = None, arch: str | None = None, seq_len: int | None = None,
+              lengths: str | None = None, progress: ProgressFn | None = None) -> Plan:
+    """``plan`` for a LLaMA-Factory YAML file; what the file could not say becomes the plan's notes."""
+    from hipwizard.train.yaml_io import load_yaml
+
+    _check_sizes(gpus, seq_len)
+    target = target_device(ws, vram_gib=vram_gib, device=device, arch=arch)
+    loaded = load_yaml(path)
+    result = plan(loaded.config, ws=ws, base_dir=loaded.base_dir, gpus=gpus, seq_len=seq_len, lengths=lengths,
+                  field_errors=loaded.errors, device=target, progress=progress)
+    result.notes.extend(loaded.notes)
+    if loaded.unknown_keys:
+        result.notes.append(f"kept as written (not edited by hipwizard): {', '.join(loaded.unknown_keys)}")
+    return result
+
+
+def init_run_dir(out: Path, preset: str, *, progress: ProgressFn | None = None):
+    """Write a run directory (config.yaml + ds_config.json) from a preset; returns (RunDir, TrainConfig)."""
+    from hipwizard.train.demo import ensure_demo_built
+    from hipwizard.train.presets import DEMO_PRESET, preset_config, preset_document
+    from hipwizard.train.rundir import save_run_dir
+
+    if preset == DEMO_PRESET:
+        ensure_demo_built(progress=progress)
+    config = preset_config(preset)
+    return save_run_dir(out, config, preset_document(preset)), config
+
+
+# --- launch / stop ------------------------------------------------------------------------------------
+@dataclass
+class Launched:
+    """A run that was started: its manifest, and what could not be done around it (one line each)."""
+
+    manifest: RunManifest
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def run_dir(self) -> str:
+        return self.manifest.run_dir
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+def resolve_target(target: str | Path, runs_dir: Path) -> Path:
+    """A run directory for TARGET: the folder itself, the folder of its config.yaml, or a new run dir
+    under ``runs_dir`` holding a copy of a config that lives elsewhere."""
+    path = Path(target).expanduser()
+    if path.is_dir():
+        return path
+    if not path.exists():
+        raise UserError(f"{path} does not exist")
+    if path.suffix not in (".yaml", ".yml"):
+        raise UserError(f"{path} is neither a run directory nor a .yaml config")
+    if path.name == CONFIG_NAME:
+        return path.parent
+    run_dir = runs_dir / f"{path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    try:
+        run_dir.mkdir(parents=True)
+        shutil.copyfile(path, run_dir / CONFIG_NAME)
+    except OSError as exc:
+        raise UserError(f"cannot create run directory {run_dir}: {exc.strerror or exc}") from None
+    return run_dir
+
+
+def launch(ws: Workspace, target: str | Path, options: LaunchOptions | None = None, *,
+           progress: ProgressFn | None = None) -> Launched:
+    """Start ``llamafactory-cli train`` for a run directory (or a config.yaml) and remember it in the
+    workspace. The run is detached: it outlives the caller."""
+    from hipwizard.train.launcher import launch as start
+
+    run_dir = resolve_target(target, ws.runs_dir)
+    _report(progress, "launching", item=Path(run_dir).name)
+    manifest = start(run_dir, options or LaunchOptions())
+    launched = Launched(manifest)
+    try:
+        state.remember_run(ws, manifest.run_dir)
+    except OSError as exc:
+        launched.warnings.append(f"cannot record the run in the workspace: {exc}")
+    _report(progress, "launching", 1, 1, Path(run_dir).name)
+    return launched
+
+
+def launch_demo(ws: Workspace, options: LaunchOptions | None = None, *, max_steps: int | None = None,
+                progress: ProgressFn | None = None) -> Launched:
+    """The demo run: build the tiny model (once), write a run dir of the demo preset, launch it on CPU."""
+    from hipwizard.train.demo import DEMO_ENV, ensure_demo_built, write_demo_run_dir
+
+    assets = ensure_demo_built(progress=progress)
+    _report(progress, "writing the demo run directory")
+    run_dir = write_demo_run_dir(ws.runs_dir, assets.root, max_steps=max_steps)
+    options = options or LaunchOptions()
+    options.extra_env = {**DEMO_ENV, **options.extra_env}
+    options.platform = options.platform or "cpu"
+    return launch(ws, run_dir, options, progress=progress)
+
+
+def stop(run_dir: str | Path, *, grace_s: float = 60.0, progress: ProgressFn | None = None):
+    """Stop the run in ``run_dir``: the Trainer saves first, then its whole process group ends.
+    Returns ``stop.StopResult``; ``UserError`` when nothing was launched there."""
+    from hipwizard.train.manifest import load_manifest
+    from hipwizard.train.stop import stop_run
+
+    manifest = load_manifest(Path(run_dir).expanduser().resolve())
+    if manifest is None:
+        raise UserError(f"{run_dir} has no run.json: nothing was launched there")
+    _report(progress, "stopping", item=manifest.name)
+    result = stop_run(manifest, grace_s=grace_s)
+    _report(progress, "stopping", 1, 1, manifest.name)
+    return result
+
+
+# --- runs ---------------------------------------------------------------------------------------------
+def list_runs(ws: Workspace, extra_dirs: tuple[Path, ...] | list[Path] = (), *, planned: bool = False) -> list[RunInfo]:
+    """The runs of the workspace (its runs/ folder, runs launched from it elsewhere, ``extra_dirs``),
+    newest first; with ``planned``, also run directories saved but never launched (last)."""
+    from hipwizard.train.runs import list_runs as find
+    from hipwizard.train.runs import run_info
+
+    roots = [ws.runs_dir, *(Path(d) for d in extra_dirs), *state.launched_run_dirs(ws)]
+    runs = find(roots)
+    if planned and ws.runs_dir.is_dir():
+        known = {r.run_dir for r in runs}
+        for cfg in sorted(ws.runs_dir.glob(f"*/{CONFIG_NAME}")):
+            if str(cfg.parent.resolve()) not in known:
+                runs.append(run_info(cfg.parent))
+    return runs
+
+
+def watch(run_dir: str | Path):
+    """A ``RunWatch`` on the run, its history so far loaded; ``UserError`` when it was never launched."""
+    from hipwizard.train.watch import RunWatch
+
+    run_watch = RunWatch(run_dir)
+    run_watch.attach()
+    return run_watch

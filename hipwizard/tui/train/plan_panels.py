@@ -1,0 +1,97 @@
+"""Text of the Plan tab's side panels (validation, memory, advisor) and the form's labels, from a ``Plan``.
+
+Pure functions returning Rich ``Text`` so ``plan.py`` stays layout and wiring. ``narrow`` versions drop
+what matters least first (the memory bars), and the form's labels get short names, the YAML key moving
+into the field's help line, so nothing needed is cut off in an 80-column terminal.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from hipwizard.train.config import field_help
+from hipwizard.train.plan import Plan
+
+GROUP_TITLES = {"model": "Model", "method": "Method", "data": "Data", "training": "Training",
+                "distributed": "Distributed (DeepSpeed)", "output": "Output"}
+
+# Labels of the narrow form (at most SHORT_WIDTH characters); keys not listed are short enough already.
+SHORT_WIDTH = 14
+SHORT_LABELS = {
+    "model_name_or_path": "model", "quantization_bit": "quantization", "trust_remote_code": "remote code",
+    "finetuning_type": "finetuning", "preprocessing_num_workers": "prep workers",
+    "per_device_train_batch_size": "batch / GPU", "gradient_accumulation_steps": "grad accum",
+    "num_train_epochs": "epochs", "lr_scheduler_type": "lr schedule",
+    "disable_gradient_checkpointing": "no grad ckpt", "offload_optimizer": "offload optim",
+    "overwrite_output_dir": "overwrite out", "save_only_model": "only model",
+    "resume_from_checkpoint": "resume from",
+}
+
+
+def label(name: str, narrow: bool) -> str:
+    return SHORT_LABELS.get(name, name) if narrow else name
+
+
+def help_line(name: str, narrow: bool) -> str:
+    """The field's help; a shortened label's help starts with the YAML key it stands for."""
+    text = field_help(name)
+    return f"{name}: {text}" if narrow and label(name, True) != name else text
+
+
+def issues_text(plan: Plan | None) -> Text:
+    text = Text("Validation\n", style="bold")
+    issues = plan.issues if plan else []
+    if not issues:
+        text.append("✔ ok: no problems found\n", style="green")
+    styles = {"error": "red", "warning": "yellow", "info": "cyan"}
+    for issue in issues:
+        text.append(issue.line() + "\n", style=styles[issue.severity])
+    return text
+
+
+def memory_text(plan: Plan | None, narrow: bool = False) -> Text:
+    est = plan.estimate if plan else None
+    dev = plan.device if plan else None
+    text = Text(f"Memory per GPU — {dev.name if dev else '?'}"
+                f"{f', {dev.vram_gib:g} GiB' if dev and dev.vram_gib else ''}\n", style="bold")
+    if est is None or not est.available:
+        text.append(f"✖ {est.reason if est else 'no estimate'}\n", style="red")
+        return text
+    scale = max(est.device_vram_gib or est.total_gib, est.total_gib) or 1.0
+    # narrow: as wide as the longest name (one line per part), numbers one column shorter
+    name_w = max(len(p.name) for p in est.parts) + 1 if narrow else 18
+    num_w = 6 if narrow else 7
+    for part in est.parts:
+        text.append(f"{part.name:<{name_w}}{part.gib:{num_w}.1f} GiB")
+        if not narrow:  # the bars go first when space is short: the numbers say the same
+            text.append(" " + "█" * max(0, round(24 * part.gib / scale)))
+        text.append("\n")
+    text.append(f"{'total':<{name_w}}{est.total_gib:{num_w}.1f} GiB\n", style="bold")
+    if est.fits is not None:
+        word = "✔ fits" if est.fits else "✖ does not fit"
+        text.append(f"{word}: margin {est.margin_gib:.1f} GiB\n", style="green" if est.fits else "red")
+    return text
+
+
+def suggestions(plan: Plan | None, top: int = 5) -> list:
+    advice = plan.advice if plan else None
+    return [c for c in (advice.ranked if advice else []) if c.changes][:top]
+
+
+def advice_text(plan: Plan | None, selected: int) -> Text:
+    text = Text("Advisor — same effective batch, fastest first\n", style="bold")
+    advice = plan.advice if plan else None
+    if advice is None or advice.reason:
+        text.append(f"⚠ {advice.reason if advice else 'no advice'}\n", style="yellow")
+        return text
+    ranked = suggestions(plan)
+    if not ranked:
+        text.append("✔ your config is already the fastest that fits\n", style="green")
+    for n, cand in enumerate(ranked):
+        mark = "▶" if n == selected else " "
+        text.append(f"{mark} {cand.speedup:4.2f}x  {cand.label}\n", style="bold" if n == selected else "")
+    if ranked:
+        for reason in ranked[selected].reasons:
+            text.append(f"  · {reason}\n", style="dim")
+        text.append("ctrl+g applies ▶, ctrl+n picks the next\n", style="italic")
+    return text
