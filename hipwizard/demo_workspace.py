@@ -1,6 +1,6 @@
 """The embedded demo workspace: a full tour with no GPU, no ROCm and no model.
 
-Each step may contribute its part through ``hipwizard.<step>.demo.prepare(workspace)`` (copy the demo
+Each step contributes its part through ``hipwizard.<step>.demo.prepare(workspace)`` (copy the demo
 CUDA project, point parity and training at the tiny model, ...). Nothing heavy runs here: the tiny
 model is built later, in a subprocess, by the step that needs it.
 """
@@ -19,9 +19,5 @@ def prepare_demo_workspace() -> Workspace:
     ws.root.mkdir(parents=True, exist_ok=True)
     ws.touch(demo=True)
     for step in STEP_KEYS:
-        try:
-            module = importlib.import_module(f"hipwizard.{step}.demo")
-        except ModuleNotFoundError:
-            continue
-        module.prepare(ws)
+        importlib.import_module(f"hipwizard.{step}.demo").prepare(ws)
     return ws

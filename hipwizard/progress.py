@@ -1,14 +1,15 @@
 """One shape of progress for every long action (translate, compile-check, probe, capture, compare, plan).
 
 A service takes ``progress: ProgressFn | None`` and calls it with a ``Progress`` value; the CLI prints it on
-stderr (``stderr_reporter``), the TUI posts it to the screen as a message. Plain Python, no imports.
+stderr (``with terminal_progress() as progress: ...``), the TUI posts it to the screen as a message. Plain Python, no imports.
 """
 
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 
 @dataclass(frozen=True)
@@ -50,3 +51,16 @@ def stderr_reporter(stream=None) -> ProgressFn | None:
         print(f"\r\033[K{p.text()}", end="\n" if p.finished else "", file=stream, flush=True)
 
     return report
+
+
+@contextmanager
+def terminal_progress(stream=None) -> Iterator[ProgressFn | None]:
+    """``stderr_reporter`` for the length of a command, its line cleared afterwards: a stage without a count
+    never ends the line, and the result (or the error) must not start on it."""
+    stream = stream or sys.stderr
+    report = stderr_reporter(stream)
+    try:
+        yield report
+    finally:
+        if report is not None:
+            print("\r\033[K", end="", file=stream, flush=True)

@@ -37,7 +37,7 @@ def run_doctor(args) -> int:
     from hipwizard.doctor import services
     from hipwizard.doctor.probes import DEFAULT_TIMEOUT_S
     from hipwizard.doctor.report import render_text
-    from hipwizard.progress import stderr_reporter
+    from hipwizard.progress import terminal_progress
     from hipwizard.workspace import Workspace
 
     timeout = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
@@ -45,7 +45,8 @@ def run_doctor(args) -> int:
         raise UserError("--timeout must be a positive number of seconds")
     ws = None if args.no_save else Workspace.open(args.workspace)
     source = services.open_source(replay=args.replay, record=args.record)
-    result = services.diagnose(ws, source, timeout=timeout, progress=stderr_reporter())
+    with terminal_progress() as progress:
+        result = services.diagnose(ws, source, timeout=timeout, progress=progress)
     report = result.report
     if result.save_error:
         print(f"hipwizard: warning: report not saved in the workspace: {result.save_error}", file=sys.stderr)

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.progress import stderr_reporter
+from hipwizard.progress import terminal_progress
 
 TOLERANCE_CHOICES = ("fp64", "fp32", "fp16", "bf16")
 
@@ -110,18 +109,6 @@ def _options(args):
                       layers=layers, perturb=perturb, attn=args.attn)
 
 
-@contextmanager
-def _terminal_progress():
-    """``stderr_reporter`` (None off a terminal), and the progress line cleared afterwards: the last stages
-    have no count, so nothing ends the line, and the result (or the error) must not start on it."""
-    report = stderr_reporter()
-    try:
-        yield report
-    finally:
-        if report is not None:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
-
-
 def _workspace(args):
     from hipwizard.workspace import Workspace
 
@@ -131,7 +118,7 @@ def _workspace(args):
 def cmd_capture(args) -> int:
     from hipwizard.parity import services
 
-    with _terminal_progress() as progress:
+    with terminal_progress() as progress:
         result = services.capture(_subject(args), _options(args), args.out, progress=progress)
     meta = result.meta
     if args.json:
@@ -155,7 +142,7 @@ def cmd_compare(args) -> int:
         options=_options(args), keep=args.keep,
         tolerance=TolerancePolicy(args.tolerance, parse_overrides(args.tol), args.tolerance_file, args.jump),
     )
-    with _terminal_progress() as progress:
+    with terminal_progress() as progress:
         outcome = services.compare(request, ws=_workspace(args), progress=progress)
     comp = outcome.comparison
     if args.json:

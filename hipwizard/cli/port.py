@@ -61,15 +61,17 @@ def _workspace(path: str | Path):
 
 def _hipify(args) -> int:
     from hipwizard.port import services
-    from hipwizard.progress import stderr_reporter
+    from hipwizard.progress import terminal_progress
     from hipwizard.workspace import Workspace
 
     accept = "all" if args.accept_all else "unflagged" if args.accept_unflagged else None
-    done = services.translate(
-        Workspace(args.workspace), Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve(),
-        backend=args.backend, hip_version=args.hip_version,
-        hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc, experimental=args.experimental,
-        accept=accept, check=not args.no_check, arch=args.arch, replace=True, progress=stderr_reporter())
+    with terminal_progress() as progress:
+        done = services.translate(
+            Workspace(args.workspace), Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve(),
+            backend=args.backend, hip_version=args.hip_version,
+            hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
+            experimental=args.experimental, accept=accept, check=not args.no_check, arch=args.arch, replace=True,
+            progress=progress)
     report, review, applied = done.report, done.review, done.written
     summary = report.summary()
     summary["hip_version"] = review.hip_version
@@ -127,9 +129,10 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
 
 def _check(args) -> int:
     from hipwizard.port import services
-    from hipwizard.progress import stderr_reporter
+    from hipwizard.progress import terminal_progress
 
-    checks = services.check(_workspace("."), args.dir, arch=args.arch, jobs=args.jobs, progress=stderr_reporter())
+    with terminal_progress() as progress:
+        checks = services.check(_workspace("."), args.dir, arch=args.arch, jobs=args.jobs, progress=progress)
     if args.json:
         print(json.dumps([{"path": c.path, "status": c.status, "arch": c.arch, "note": c.note,
                            "errors": [e.__dict__ for e in c.errors]} for c in checks], indent=2))

@@ -79,10 +79,11 @@ def _manual_line(review) -> str:
 
 def _write(ws, review, args) -> int:
     from hipwizard.port import services
-    from hipwizard.progress import stderr_reporter
+    from hipwizard.progress import terminal_progress
 
-    report = services.write(ws, review, arch=args.arch, check=not args.no_check, copy_untouched=args.copy_untouched,
-                            progress=stderr_reporter())
+    with terminal_progress() as progress:
+        report = services.write(ws, review, arch=args.arch, check=not args.no_check,
+                                copy_untouched=args.copy_untouched, progress=progress)
     failed = [f for f in report.files if f.status != "written" or f.errors]
     if args.json:
         print(json.dumps({

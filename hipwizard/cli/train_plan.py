@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.progress import stderr_reporter
+from hipwizard.progress import terminal_progress
 from hipwizard.train import services
 from hipwizard.train.device import KNOWN_DEVICES
 from hipwizard.train.plan import Plan
@@ -108,7 +108,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     if args.demo and args.preset not in (None, DEMO_PRESET):
         raise UserError("--demo and --preset are exclusive (the demo is a preset of its own)")
     name = DEMO_PRESET if args.demo else (args.preset or DEFAULT_PRESET)
-    run, config = services.init_run_dir(args.out, name, progress=stderr_reporter())
+    with terminal_progress() as progress:
+        run, config = services.init_run_dir(args.out, name, progress=progress)
     print(f"✔ wrote {run.config_path}" + (f" and {run.deepspeed_path.name}" if config.uses_deepspeed else ""))
     print(f"  next: hipwizard train plan {run.config_path}   then: hipwizard train run {run.path}")
     return 0
