@@ -40,11 +40,15 @@ class HipwizardApp(Jobs, App):
         self._resume = resume
         self.sub_title = f"{self.workspace.root}  ·  v{__version__}"
 
+    def get_default_screen(self) -> Screen:
+        # Home is the bottom of the stack (not pushed over Textual's blank default screen): one screen to
+        # build and lay out before the first frame, not two (benchmarks/startup.py).
+        return HomeScreen()
+
     def on_mount(self) -> None:
         keymap = load_keymap()
         if keymap:
             self.set_keymap(keymap)
-        self.push_screen(HomeScreen())
         last = self.workspace.read_state("workspace").get("last_screen")
         if self._resume and last and last != "home":
             if last in STEP_KEYS:
@@ -53,21 +57,20 @@ class HipwizardApp(Jobs, App):
     # --- navigation -------------------------------------------------------------------------
     def action_open_step(self, key: str) -> None:
         spec = step_by_key(key)
-        # One step screen at a time above home: going to another step replaces the current one.
+        # One step screen at a time above home (the bottom of the stack): going to another step replaces
+        # the current one; dialogs above it close.
         while len(self.screen_stack) > 2:
             self.pop_screen()
-        if isinstance(self.screen, Screen) and getattr(self.screen, "step_key", None) == key:
+        if getattr(self.screen, "step_key", None) == key:
             return
-        if len(self.screen_stack) == 2 and not isinstance(self.screen, HomeScreen):
+        if len(self.screen_stack) == 2:
             self.pop_screen()
         screen_cls = spec.load_screen()
         self.push_screen(screen_cls())
         self._remember(key)
 
     def action_home(self) -> None:
-        while len(self.screen_stack) > 2:
-            self.pop_screen()
-        if not isinstance(self.screen, HomeScreen):
+        while len(self.screen_stack) > 1:
             self.pop_screen()
         self._remember("home")
 

@@ -16,7 +16,7 @@ def run_review(state_path: Path) -> None:
 
     class ReviewApp(HipwizardApp):
         def on_mount(self) -> None:
-            # Textual also runs HipwizardApp.on_mount (it pushes Home): open the review on top of it.
+            # Home is the bottom screen (HipwizardApp.get_default_screen): open the review on top of it.
             self.call_later(self.push_screen, PortScreen(state_path))
 
     ReviewApp(ws, resume=False).run()
