@@ -45,7 +45,8 @@ class PortScreen(Jobs, ReviewActions, Screen):
                  "accept or reject — they are listed under each hunk of their file and need a manual edit.\n"
                  "The translation checks APIs against the HIP version the Doctor found and Write compile-checks "
                  "for the Doctor's GPU arch; r re-reads the sources and reconciles your decisions.")
-    # Footer order is priority order: at 80 columns the first ones show, the rest are in help (?) and the palette.
+    # The footer shows the hunk verbs and the app's help; every key is listed by ? (help) and in the palette,
+    # the rest would only push ? Help off an 80-column footer.
     BINDINGS = [
         Binding("y", "accept", "Accept", id="review.accept"),
         Binding("n", "reject", "Reject", id="review.reject"),
@@ -53,16 +54,16 @@ class PortScreen(Jobs, ReviewActions, Screen):
         Binding("s", "split", "Split", id="review.split"),
         Binding("e", "edit", "Edit", id="review.edit"),
         Binding("w", "write", "Write", id="review.write"),
-        Binding("a", "accept_file", "Accept file", id="review.accept_file"),
-        Binding("d", "reject_file", "Reject file", id="review.reject_file"),
-        Binding("A", "accept_unflagged", "Accept unflagged", id="review.accept_unflagged"),
-        Binding("r", "reread", "Re-read", id="review.reread"),
-        Binding("slash", "search", "Search", id="review.search"),
-        Binding("f", "cycle_filter", "Filter", id="review.filter"),
-        Binding("j", "next", "Next", id="review.next"),
-        Binding("k", "prev", "Prev", id="review.prev"),
-        Binding("J", "next_pending", "Next pending", id="review.next_pending"),
-        Binding("K", "prev_pending", "Prev pending", id="review.prev_pending"),
+        Binding("a", "accept_file", "Accept file", show=False, id="review.accept_file"),
+        Binding("d", "reject_file", "Reject file", show=False, id="review.reject_file"),
+        Binding("A", "accept_unflagged", "Accept unflagged", show=False, id="review.accept_unflagged"),
+        Binding("r", "reread", "Re-read", show=False, id="review.reread"),
+        Binding("slash", "search", "Search", show=False, id="review.search"),
+        Binding("f", "cycle_filter", "Filter", show=False, id="review.filter"),
+        Binding("j", "next", "Next", show=False, id="review.next"),
+        Binding("k", "prev", "Prev", show=False, id="review.prev"),
+        Binding("J", "next_pending", "Next pending", show=False, id="review.next_pending"),
+        Binding("K", "prev_pending", "Prev pending", show=False, id="review.prev_pending"),
         Binding("escape", "close_search", "Close search", show=False, id="review.close_search"),
     ]
 
