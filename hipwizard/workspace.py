@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +30,10 @@ from hipwizard.steps import STEP_KEYS, step_by_key
 
 STATE_VERSION = 1
 STATE_DIRNAME = ".hipwizard"
+
+# workspace.json's fields and their types (a step's own file: ``STATE_FIELDS`` in its state module).
+WORKSPACE_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "created": str, "updated": str, "hipwizard": str, "last_screen": str, "demo": bool}
 
 StepState = Literal["not started", "in progress", "done", "attention"]
 
@@ -51,10 +56,19 @@ class Workspace:
         self.state_dir = self.root / STATE_DIRNAME
 
     @classmethod
-    def open(cls, root: str | Path) -> "Workspace":
+    def open(cls, root: str | Path, *, must_exist: bool = False) -> "Workspace":
+        """The workspace in ``root``. ``UserError`` when ``root`` is a file, or (``must_exist``: commands that
+        only read, where a typo must not read as "not started") when it does not exist."""
         path = Path(root).expanduser()
         if path.exists() and not path.is_dir():
             raise UserError(f"{path} is not a directory")
+        if must_exist and not path.exists():
+            raise UserError(f"{path} does not exist (no workspace there)")
+        for parent in path.absolute().parents:  # a folder can never be made under a regular file
+            if parent.exists():
+                if not parent.is_dir():
+                    raise UserError(f"{path}: {parent} is a file, so no workspace can be made under it")
+                break
         return cls(path)
 
     def state_path(self, step: str) -> Path:
@@ -71,9 +85,43 @@ class Workspace:
             return {"_error": f"{path} is unreadable: {exc}"}
         if not isinstance(data, dict):
             return {"_error": f"{path} does not hold a JSON object"}
-        if data.get("version", STATE_VERSION) > STATE_VERSION:
-            return {"_error": f"{path} was written by a newer hipwizard (version {data.get('version')})"}
+        version = data.get("version", STATE_VERSION)
+        if not isinstance(version, int) or isinstance(version, bool):
+            return {"_error": f"{path}: version must be a whole number, not {version!r}"}
+        if version > STATE_VERSION:
+            return {"_error": f"{path} was written by a newer hipwizard (version {version})"}
+        wrong = [key for key, kind in self._field_types(step).items()
+                 if data.get(key) is not None and (not isinstance(data[key], kind) or
+                                                   (isinstance(data[key], bool) and kind is not bool))]
+        if wrong:
+            # Readers get the fields they can trust (the rest stays on disk, in the .damaged copy, on the
+            # next write) and the step shows "attention" naming the file and the fields.
+            shown = ", ".join(f"{k} ({type(data[k]).__name__})" for k in wrong)
+            kept = {k: v for k, v in data.items() if k not in wrong}
+            return {**kept, "_error": f"{path}: wrong type of {shown}"}
         return data
+
+    @staticmethod
+    def _field_types(step: str) -> dict[str, type | tuple[type, ...]]:
+        """The top-level field types a state file must have: ``STATE_FIELDS`` of the step's state module."""
+        if step == "workspace":
+            return WORKSPACE_FIELDS
+        try:
+            module = importlib.import_module(step_by_key(step).state_module)
+        except (KeyError, ImportError):
+            return {}
+        return getattr(module, "STATE_FIELDS", {})
+
+    def _keep_damaged(self, step: str, data: dict[str, Any]) -> None:
+        """Before a write replaces a state file that could not be read whole, keep it as ``<file>.damaged``."""
+        if "_error" not in data:
+            return
+        path = self.state_path(step)
+        try:
+            if path.is_file():
+                os.replace(path, path.with_name(path.name + ".damaged"))
+        except OSError:
+            pass
 
     def write_state(self, step: str, data: dict[str, Any]) -> None:
         payload = {"version": STATE_VERSION, "updated": _now(), **{k: v for k, v in data.items() if k not in ("version", "updated")}}
@@ -81,6 +129,7 @@ class Workspace:
 
     def update_state(self, step: str, **changes: Any) -> dict[str, Any]:
         data = self.read_state(step)
+        self._keep_damaged(step, data)
         data.pop("_error", None)
         data.update(changes)
         self.write_state(step, data)
@@ -89,6 +138,7 @@ class Workspace:
     def touch(self, **changes: Any) -> None:
         """Record workspace-level facts (for example the last screen, so reopening resumes there)."""
         data = self.read_state("workspace")
+        self._keep_damaged("workspace", data)
         data.pop("_error", None)
         data.setdefault("created", _now())
         data["hipwizard"] = __version__
@@ -107,7 +157,7 @@ class Workspace:
         try:
             return importlib.import_module(step_by_key(step).state_module).summarize(self)
         except Exception as exc:  # a broken state file must not take the app down
-            return StepStatus("attention", f"state unreadable: {exc}")
+            return StepStatus("attention", f"{self.state_path(step)} is unreadable: {type(exc).__name__}: {exc}")
 
     def next_step(self) -> str | None:
         """The first step that is not done: what the app suggests next."""

@@ -16,17 +16,20 @@ def add_commands(sub) -> None:
 
 
 def _status(args) -> int:
-    ws = Workspace.open(args.dir)
+    ws = Workspace.open(args.dir, must_exist=True)
     rows = {spec.key: ws.step_status(spec.key) for spec in STEPS}
     nxt = ws.next_step()
+    damaged = ws.read_state("workspace").get("_error")
     if args.json:
         print(json.dumps({
-            "workspace": str(ws.root),
+            "workspace": str(ws.root), **({"error": damaged} if damaged else {}),
             "steps": {k: {"state": v.state, "summary": v.summary} for k, v in rows.items()},
             "next": nxt,
         }, indent=2))
         return 0
     print(f"workspace {ws.root}")
+    if damaged:
+        print(f"  ⚠ {damaged}")
     for spec in STEPS:
         st = rows[spec.key]
         print(f"  {st.symbol} {spec.number} {spec.key:<7} {st.state:<12} {st.summary}")

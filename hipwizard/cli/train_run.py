@@ -172,12 +172,9 @@ def cmd_attach(args) -> int:
 
 
 def cmd_stop(args) -> int:
-    from hipwizard.train.manifest import load_manifest
-    from hipwizard.train.services import stop
+    from hipwizard.train.services import launched_manifest, stop
 
-    manifest = load_manifest(Path(args.run_dir).expanduser().resolve())
-    if manifest is None:
-        raise UserError(f"{args.run_dir} has no run.json: nothing was launched there")
+    manifest = launched_manifest(args.run_dir)
     print(f"stopping {manifest.name} (graceful for up to {args.grace:g} s) ...", flush=True)
     result = stop(args.run_dir, grace_s=args.grace)
     if not result.was_running:

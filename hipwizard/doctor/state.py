@@ -19,6 +19,7 @@ from hipwizard.doctor.models import DoctorReport, GpuInfo
 from hipwizard.workspace import StepStatus, Workspace
 
 STEP = "doctor"
+STATE_FIELDS = {"report": dict, "replay_dir": str, "demo_note": str}  # checked by Workspace.read_state
 
 
 @dataclass(frozen=True)

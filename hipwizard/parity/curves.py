@@ -8,6 +8,7 @@ absolute gap, and the first step where the smoothed gap exceeds a threshold.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -72,21 +73,26 @@ def find_log(run: str | Path) -> Path:
 
 def read_curve(run: str | Path) -> LossCurve:
     """Loss by step from a LLaMA-Factory run. Lines without a loss (the final summary line) are
-    skipped silently; unreadable lines (a run killed mid-write) are counted in ``skipped``."""
+    skipped silently; unreadable lines (a run killed mid-write) are counted in ``skipped``. A loss that is
+    not a finite number (``1e999``, ``NaN``) raises ``UserError`` naming the line: no gap can be measured
+    against it, and calling it "diverged" would blame the port for a log it cannot read."""
     path = find_log(run)
     by_step: dict[int, float] = {}
     skipped = 0
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
             step = int(rec["current_steps"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, OverflowError):
             skipped += 1
             continue
         loss = rec.get("loss")
-        if isinstance(loss, (int, float)):
+        if isinstance(loss, (int, float)) and not isinstance(loss, bool):
+            if not math.isfinite(loss):
+                raise UserError(f"{path}: line {number}: loss {loss} is not a finite number (overflowed or "
+                                "written wrong); the curves cannot be compared")
             by_step[step] = float(loss)  # a resumed run re-logs steps: the last word wins
     if not by_step:
         raise UserError(f"{path} holds no loss values")
@@ -107,8 +113,8 @@ def compare_curves(a: LossCurve, b: LossCurve, *, smoothing: float = 0.3, thresh
     """Smooth both curves on their common steps and measure the gap (absolute loss units)."""
     if not 0 < smoothing <= 1:
         raise UserError("--smoothing must be in (0, 1] (1 = raw values)")
-    if threshold <= 0:
-        raise UserError("--threshold must be positive")
+    if not 0 < threshold < math.inf:
+        raise UserError(f"--threshold must be a positive number, not {threshold:g}")
     la, lb = dict(zip(a.steps, a.losses)), dict(zip(b.steps, b.losses))
     common = sorted(set(la) & set(lb))
     if not common:

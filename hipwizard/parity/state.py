@@ -19,6 +19,7 @@ from hipwizard.parity.report import Comparison
 from hipwizard.workspace import StepStatus, Workspace
 
 STEP = "parity"
+STATE_FIELDS = {"curves": dict, "comparisons": list, "demo": bool}  # checked by Workspace.read_state
 KEEP = 20  # comparisons remembered in the state file
 
 

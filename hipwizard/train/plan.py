@@ -60,6 +60,14 @@ def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, worl
     issues = [ConfigIssue(f.split(".")[0], "error", msg) for f, msg in (field_errors or [])]
     issues += check_config(config, ctx)
     plan = Plan(config, device, world_size, issues, ctx.shape)
+    if field_errors:
+        # The config holds defaults where its values could not be read: an estimate or a "your config"
+        # line computed from them would describe a config nobody wrote.
+        bad = ", ".join(dict.fromkeys(f.split(".")[0] for f, _ in field_errors))
+        reason = f"no estimate until these values are fixed: {bad}"
+        plan.estimate = MemoryEstimate(reason=reason, device_vram_gib=device.vram_gib)
+        plan.advice = Advice(None, reason=reason)
+        return plan
     plan.estimate = estimate_memory(config, ctx.shape, world_size=world_size, seq_len=seq_len,
                                     device_vram_gib=device.vram_gib, lengths=lengths)
     shape = ctx.shape.shape if ctx.shape else None

@@ -121,9 +121,26 @@ def _check_template(config: TrainConfig, ctx: RuleContext, add) -> None:
         add("template", "error", f"template {config.template!r} is unknown to the installed LLaMA-Factory{hint}")
 
 
+def _missing_model_folder(model: str, base_dir: Path) -> str:
+    """Why ``model`` cannot be loaded, when it names a local folder that is not a model ("" otherwise).
+    A bare ``org/name`` is a hub id LLaMA-Factory downloads, so only paths are judged here."""
+    path = resolve_path(model, base_dir)
+    if path.is_dir():
+        return "" if (path / "config.json").is_file() else f"model folder {path} has no config.json (not a Hugging Face model folder)"
+    if path.exists():
+        return f"model_name_or_path {path} is a file; it must be a model folder"
+    if Path(model).expanduser().is_absolute() or model.startswith((".", "~")) or model.count("/") > 1:
+        return f"model folder {path} does not exist"
+    return ""
+
+
 def _check_model(config: TrainConfig, ctx: RuleContext, add) -> None:
     if not config.model_name_or_path:
         add("model_name_or_path", "error", "no model set")
+        return
+    missing = _missing_model_folder(config.model_name_or_path, ctx.base_dir)
+    if missing:
+        add("model_name_or_path", "error", missing)
         return
     shape = ctx.shape
     if shape is None:

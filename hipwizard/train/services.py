@@ -15,7 +15,6 @@ Long actions take ``progress: ProgressFn | None``. Bad input raises ``UserError`
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from hipwizard.train.device import DeviceTarget, resolve_device
 from hipwizard.train.launcher import LaunchOptions
 from hipwizard.train.manifest import CONFIG_NAME, RunManifest
 from hipwizard.train.plan import Plan, make_plan
+from hipwizard.train.rules import resolve_path
 from hipwizard.train.runs import RunInfo
 from hipwizard.workspace import Workspace
 
@@ -79,18 +79,28 @@ def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | N
 def plan_file(path: Path, *, ws: Workspace | None = None, gpus: int = 1, vram_gib: float | None = None,
               device: str | None = None, arch: str | None = None, seq_len: int | None = None,
               lengths: str | None = None, progress: ProgressFn | None = None) -> Plan:
-    """``plan`` for a LLaMA-Factory YAML file; what the file could not say becomes the plan's notes."""
+    """``plan`` for a LLaMA-Factory YAML file; what the file could not say becomes the plan's notes.
+    ``UserError`` (one line naming the file and each value) when a value cannot be read at all (a word
+    where a number goes, a batch size of -4): no plan is made from the defaults that would replace them."""
     from hipwizard.train.yaml_io import load_yaml
 
     _check_sizes(gpus, seq_len)
     target = target_device(ws, vram_gib=vram_gib, device=device, arch=arch)
     loaded = load_yaml(path)
+    if loaded.errors:
+        raise UserError(unusable_values(loaded.path or path, loaded.errors))
     result = plan(loaded.config, ws=ws, base_dir=loaded.base_dir, gpus=gpus, seq_len=seq_len, lengths=lengths,
                   field_errors=loaded.errors, device=target, progress=progress)
     result.notes.extend(loaded.notes)
     if loaded.unknown_keys:
         result.notes.append(f"kept as written (not edited by hipwizard): {', '.join(loaded.unknown_keys)}")
     return result
+
+
+def unusable_values(path: Path, errors: list[tuple[str, str]]) -> str:
+    """One line: ``PATH: N value(s) cannot be used: field: why; ...``."""
+    return f"{path}: {len(errors)} value(s) cannot be used: " + "; ".join(
+        msg if msg.startswith(f"{name.split('.')[0]}:") else f"{name}: {msg}" for name, msg in errors)
 
 
 def init_run_dir(out: Path, preset: str, *, progress: ProgressFn | None = None):
@@ -122,31 +132,78 @@ class Launched:
         return self.manifest.name
 
 
+# Plan errors on these fields mean LLaMA-Factory cannot even start: a launch stops on them first.
+LAUNCH_BLOCKERS = ("model_name_or_path", "dataset", "dataset_dir", "template", "output_dir")
+
+
+def launch_problems(config_path: Path, *, base_dir: Path | None = None) -> list[str]:
+    """The one-line reasons ``train plan`` gives that would make ``llamafactory-cli train`` fail at once
+    (unreadable values, a model folder that does not exist, an unknown dataset or template), empty when
+    none. ``UserError`` when the file itself cannot be read."""
+    from hipwizard.train.rules import RuleContext, check_config
+    from hipwizard.train.yaml_io import load_yaml
+
+    loaded = load_yaml(config_path)
+    if loaded.errors:
+        return [unusable_values(loaded.path or config_path, loaded.errors)]
+    base = base_dir or loaded.base_dir
+    issues = check_config(loaded.config, RuleContext.gather(loaded.config, base))
+    return [i.message for i in issues if i.severity == "error" and i.field in LAUNCH_BLOCKERS]
+
+
+def _refuse(config_path: Path, problems: list[str]) -> None:
+    if problems:
+        raise UserError(f"{config_path}: cannot launch: {'; '.join(problems)} (see `hipwizard train plan {config_path}`)")
+
+
 def resolve_target(target: str | Path, runs_dir: Path) -> Path:
-    """A run directory for TARGET: the folder itself, the folder of its config.yaml, or a new run dir
-    under ``runs_dir`` holding a copy of a config that lives elsewhere."""
+    """A run directory for TARGET: the folder itself (a run directory: it holds config.yaml), or, for a
+    config file anywhere, a new run dir under ``runs_dir`` holding that config with its relative model /
+    dataset paths made absolute. A run writes only into its run directory, never beside the user's
+    config. ``UserError`` (nothing created) when the config cannot work."""
+    from hipwizard.train.rundir import save_run_dir
+    from hipwizard.train.yaml_io import load_yaml
+
     path = Path(target).expanduser()
     if path.is_dir():
+        if (path / CONFIG_NAME).is_file():
+            _refuse(path / CONFIG_NAME, launch_problems(path / CONFIG_NAME))
         return path
     if not path.exists():
         raise UserError(f"{path} does not exist")
     if path.suffix not in (".yaml", ".yml"):
         raise UserError(f"{path} is neither a run directory nor a .yaml config")
-    if path.name == CONFIG_NAME:
-        return path.parent
+    _refuse(path, launch_problems(path))
+    loaded = load_yaml(path)
     run_dir = runs_dir / f"{path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    n = 1
+    while run_dir.exists():
+        n += 1
+        run_dir = runs_dir / f"{path.stem}-{time.strftime('%Y%m%d-%H%M%S')}-{n}"
+    ds = loaded.document.get("deepspeed")
+    run = save_run_dir(run_dir, loaded.config, loaded.document, base_dir=loaded.base_dir)
+    if isinstance(ds, str) and ds and loaded.config.zero_stage is not None:
+        _keep_deepspeed_json(resolve_path(ds, loaded.base_dir), run.deepspeed_path)
+    return run.path
+
+
+def _keep_deepspeed_json(source: Path, dest: Path) -> None:
+    """The user's own DeepSpeed JSON, when readable, replaces the one rebuilt from its ZeRO settings
+    (it may tune more than the stage and offload)."""
+    from hipwizard.atomic import atomic_write_text
+
     try:
-        run_dir.mkdir(parents=True)
-        shutil.copyfile(path, run_dir / CONFIG_NAME)
-    except OSError as exc:
-        raise UserError(f"cannot create run directory {run_dir}: {exc.strerror or exc}") from None
-    return run_dir
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    atomic_write_text(dest, text)
 
 
 def launch(ws: Workspace, target: str | Path, options: LaunchOptions | None = None, *,
            progress: ProgressFn | None = None) -> Launched:
     """Start ``llamafactory-cli train`` for a run directory (or a config.yaml) and remember it in the
-    workspace. The run is detached: it outlives the caller."""
+    workspace. The run is detached: it outlives the caller. ``UserError`` before anything starts when the
+    config cannot work (the reasons ``train plan`` gives)."""
     from hipwizard.train.launcher import launch as start
 
     run_dir = resolve_target(target, ws.runs_dir)
@@ -175,15 +232,53 @@ def launch_demo(ws: Workspace, options: LaunchOptions | None = None, *, max_step
     return launch(ws, run_dir, options, progress=progress)
 
 
+# What a run.json must hold for a run to be followed or stopped (wrong types would reach os.killpg).
+_MANIFEST_TYPES = {"run_dir": (str, "text"), "name": (str, "text"), "pid": (int, "whole number"),
+                   "pgid": (int, "whole number"), "log": (str, "text"), "output_dir": (str, "text"),
+                   "command": (list, "list"), "pid_create_time": ((int, float), "number")}
+
+
+def launched_manifest(run_dir: str | Path) -> RunManifest:
+    """The manifest of a launched run; ``UserError`` (one line naming the path) when ``run_dir`` is not a
+    folder, was never launched, or its run.json is damaged or holds wrong types."""
+    import json
+
+    from hipwizard.train.manifest import MANIFEST_NAME, load_manifest
+
+    path = Path(run_dir).expanduser().resolve()
+    if not path.exists():
+        raise UserError(f"{path} does not exist")
+    if not path.is_dir():
+        raise UserError(f"{path} is a file, not a run directory (give the folder that holds run.json)")
+    file = path / MANIFEST_NAME
+    if not file.exists():
+        raise UserError(f"{path} has no {MANIFEST_NAME}: it was never launched (`hipwizard train run {path}`)")
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{file} is unreadable: {exc}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{file} does not hold a JSON object")
+    for key, (kind, word) in _MANIFEST_TYPES.items():
+        value = data.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise UserError(f"{file}: {key} must be a {word}, not {value!r}")
+    if data["pid"] <= 0 or data["pgid"] <= 0:
+        raise UserError(f"{file}: pid and pgid must be positive, not {data['pid']} / {data['pgid']}")
+    manifest = load_manifest(path)
+    if manifest is None:
+        raise UserError(f"{file} lacks fields of a run manifest")
+    return manifest
+
+
 def stop(run_dir: str | Path, *, grace_s: float = 60.0, progress: ProgressFn | None = None):
     """Stop the run in ``run_dir``: the Trainer saves first, then its whole process group ends.
     Returns ``stop.StopResult``; ``UserError`` when nothing was launched there."""
-    from hipwizard.train.manifest import load_manifest
     from hipwizard.train.stop import stop_run
 
-    manifest = load_manifest(Path(run_dir).expanduser().resolve())
-    if manifest is None:
-        raise UserError(f"{run_dir} has no run.json: nothing was launched there")
+    if not 0 <= grace_s < 1e6:
+        raise UserError(f"--grace must be a number of seconds, not {grace_s:g}")
+    manifest = launched_manifest(run_dir)
     _report(progress, "stopping", item=manifest.name)
     result = stop_run(manifest, grace_s=grace_s)
     _report(progress, "stopping", 1, 1, manifest.name)
@@ -211,6 +306,7 @@ def watch(run_dir: str | Path):
     """A ``RunWatch`` on the run, its history so far loaded; ``UserError`` when it was never launched."""
     from hipwizard.train.watch import RunWatch
 
+    launched_manifest(run_dir)
     run_watch = RunWatch(run_dir)
     run_watch.attach()
     return run_watch

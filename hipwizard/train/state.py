@@ -18,6 +18,7 @@ from pathlib import Path
 from hipwizard.workspace import StepStatus, Workspace
 
 STEP = "train"
+STATE_FIELDS = {"last_run": str, "launched_runs": list}  # checked by Workspace.read_state
 KEEP = 200  # launched runs remembered
 
 

@@ -10,10 +10,25 @@ from pathlib import Path
 import yaml
 
 
+def launchable_values(folder: Path) -> dict:
+    """A config the pre-launch check accepts (a model folder with config.json, a dataset the folder's
+    dataset_info.json names, an installed template), its files made under ``folder``."""
+    import json
+
+    model, data = folder / "_model", folder / "_data"
+    model.mkdir(parents=True, exist_ok=True)
+    data.mkdir(parents=True, exist_ok=True)
+    (model / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
+    (data / "dataset_info.json").write_text(json.dumps({"tiny": {"file_name": "tiny.json"}}))
+    return {"model_name_or_path": str(model), "dataset": "tiny", "dataset_dir": str(data), "template": "llama3",
+            "output_dir": "output"}
+
+
 def run_dir_with(tmp_path: Path, config: dict | None = None, name: str = "run") -> Path:
+    """A run directory; ``config`` None: a launchable one (``launchable_values``) with fake model files."""
     d = tmp_path / name
     d.mkdir(parents=True, exist_ok=True)
-    (d / "config.yaml").write_text(yaml.safe_dump(config or {"output_dir": "output"}))
+    (d / "config.yaml").write_text(yaml.safe_dump(config or launchable_values(tmp_path)))
     return d
 
 

@@ -98,9 +98,20 @@ def test_lora_target_not_a_module_of_the_model(base):
 
 def test_model_dir_without_config_json_and_unknown_arch(base):
     (base / "empty").mkdir()
-    assert "no config.json" in issues_of(base, model_name_or_path="empty")[("model_name_or_path", "warning")]
+    # LLaMA-Factory cannot load a folder without config.json: an error, not a warning.
+    assert "no config.json" in issues_of(base, model_name_or_path="empty")[("model_name_or_path", "error")]
     msg = issues_of(base, model_name_or_path="unknown_arch")[("model_name_or_path", "warning")]
     assert "MambaForCausalLM" in msg
+
+
+def test_missing_local_model_folder_is_an_error_but_a_hub_id_is_not(base):
+    for missing in ("./gone", "/nonexistent/m8b", "~/nonexistent-hipwizard-model", "a/b/c"):
+        msg = issues_of(base, model_name_or_path=missing)[("model_name_or_path", "error")]
+        assert "does not exist" in msg
+    (base / "weights.bin").write_bytes(b"x")
+    assert "is a file" in issues_of(base, model_name_or_path="weights.bin")[("model_name_or_path", "error")]
+    # org/name is a hub id LLaMA-Factory downloads: not judged as a folder
+    assert ("model_name_or_path", "error") not in issues_of(base, model_name_or_path="someorg/somemodel")
 
 
 def test_quantization_only_with_lora_and_missing_basics(base):

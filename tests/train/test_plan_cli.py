@@ -75,10 +75,11 @@ def test_plan_wrong_types_and_absurd_values(tmp_path, capsys):
     text = (base / "recipe.yaml").read_text().replace("learning_rate: 5.0e-5", "learning_rate: -3").replace(
         "per_device_train_batch_size: 4", "per_device_train_batch_size: four")
     (base / "t.yaml").write_text(text)
-    code, out, _ = run(capsys, "plan", str(base / "t.yaml"))
-    assert code == 1 and "learning_rate: Input should be greater than 0" in out
-    assert "per_device_train_batch_size: Input should be a valid integer" in out
-    assert "Memory estimate" in out  # the rest of the plan still shows
+    code, out, err = run(capsys, "plan", str(base / "t.yaml"))
+    # bad input: one line naming the file and each value, exit 2, and no plan made from substituted defaults
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert str(base / "t.yaml") in err and "learning_rate: Input should be greater than 0" in err
+    assert "per_device_train_batch_size: Input should be a valid integer" in err
     code, _, err = run(capsys, "plan", str(base / "recipe.yaml"), "--gpus", "0")
     assert code == 2 and "--gpus" in err
     code, _, err = run(capsys, "plan", str(base / "recipe.yaml"), "--vram", "-5")
@@ -87,11 +88,14 @@ def test_plan_wrong_types_and_absurd_values(tmp_path, capsys):
 
 def test_plan_unknown_architecture_and_model_without_config(tmp_path, capsys):
     base = recipe_dir(tmp_path)
-    for model, words in [("unknown_arch", "not one the estimator knows"), ("data", "has no config.json")]:
+    for model, words, expected in [("unknown_arch", "not one the estimator knows", 0),
+                                   ("data", "has no config.json", 1), ("./gone", "does not exist", 1)]:
         text = (base / "recipe.yaml").read_text().replace("model_name_or_path: m8b", f"model_name_or_path: {model}")
         (base / "u.yaml").write_text(text)
         code, out, _ = run(capsys, "plan", str(base / "u.yaml"))
-        assert code == 0  # the config itself is fine; only the estimate cannot be made
+        # unknown_arch: the config is fine, only the estimate cannot be made; a folder that is not a model
+        # (or not there) fails the check: LLaMA-Factory could not load it
+        assert code == expected
         assert f"✖ cannot estimate memory" in out and words in out
         assert "⚠ no advice" in out
 

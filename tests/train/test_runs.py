@@ -98,7 +98,7 @@ def test_cli_runs_json_and_stop(tmp_path):
     assert run_info(d).state == "stopped"
     again = subprocess.run([sys.executable, "-m", "hipwizard", "stop", str(tmp_path / "nothing")], capture_output=True,
                            text=True)
-    assert again.returncode == 2 and "has no run.json" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 2 and "nothing does not exist" in again.stderr and "Traceback" not in again.stderr
 
 
 def test_step_status_line(tmp_path):

@@ -18,7 +18,7 @@ from hipwizard.train.presets import preset_config
 from hipwizard.train.runs import run_info
 from hipwizard.workspace import Workspace
 
-from .helpers import run_dir_with, script, wait_for
+from .helpers import launchable_values, run_dir_with, script, wait_for
 from .plan_fixtures import recipe_dir
 
 GIB = 1024 ** 3
@@ -74,7 +74,7 @@ def test_launch_records_the_run_and_list_finds_it_anywhere(tmp_path):
 def test_launch_a_config_file_copies_it_into_a_new_run_dir(tmp_path):
     ws = Workspace(tmp_path / "ws")
     cfg = tmp_path / "mine.yaml"
-    cfg.write_text("output_dir: output\n")
+    cfg.write_text(yaml.safe_dump(launchable_values(tmp_path)))
     launched = services.launch(ws, cfg, LaunchOptions(platform="cpu", llamafactory_cli=script(tmp_path, "exit 0\n")))
     assert launched.run_dir.startswith(str(ws.runs_dir.resolve() / "mine-"))
     notes = tmp_path / "notes.txt"
