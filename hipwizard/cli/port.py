@@ -1,8 +1,11 @@
 """Headless port engine: ``hipwizard hipify SRC --out DIR`` and ``hipwizard check DIR``.
 
 ``hipify`` translates a CUDA tree, flags risky hunks, writes the review state beside ``DIR`` (all hunks
-pending) and prints a summary; ``--accept-all`` / ``--accept-unflagged`` decide for scripted use and write
-the accepted hunks into ``DIR`` (then compile-check them). hipify-perl's option names are accepted where
+pending) and prints a summary; run again over the same ``DIR`` it keeps every decision whose hunk did not
+change, brings changed ones back pending with the old decision shown and lists the vanished ones.
+``--accept-all`` / ``--accept-unflagged`` decide the pending hunks for scripted use and write them into
+``DIR`` (then compile-check them); hand edits there are merged, never overwritten (a conflict is one line
+per file, exit 1), and a non-empty ``DIR`` hipwizard did not write is refused unless ``--force``. hipify-perl's option names are accepted where
 they mean the same, so existing scripts move over. ``check`` compile-checks a folder of HIP sources with
 hipcc. Exit codes: 0 fine, 1 something failed (a compile error, an unreadable file), 2 nothing could be done.
 """
@@ -36,6 +39,8 @@ def add_commands(sub) -> None:
     decide.add_argument("--accept-unflagged", action="store_true",
                         help="accept hunks without risk flags, write them and compile-check (flagged stay pending)")
     p.add_argument("--no-check", action="store_true", help="with --accept-*: skip the hipcc compile check")
+    p.add_argument("--force", action="store_true",
+                   help="with --accept-*: write into a non-empty folder hipwizard did not create (overwrites its files)")
     p.add_argument("--arch", help="offload arch for the compile check (default: detected, else gfx942)")
     p.add_argument("--workspace", default=".", help="workspace that records this migration (default: .)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -70,20 +75,27 @@ def _hipify(args) -> int:
             Workspace(args.workspace), Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve(),
             backend=args.backend, hip_version=args.hip_version,
             hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
-            experimental=args.experimental, accept=accept, check=not args.no_check, arch=args.arch, replace=True,
+            experimental=args.experimental, accept=accept, check=not args.no_check, arch=args.arch, force=args.force,
             progress=progress)
     report, review, applied = done.report, done.review, done.written
     summary = report.summary()
     summary["hip_version"] = review.hip_version
     summary["review"] = str(review.path)
     code = 1 if report.unreadable or report.failed else 0
+    if done.reconciled is not None:
+        summary["reconciled"] = done.reconciled.to_dict()
+        summary["changed_since_decided"] = [
+            {"id": h.hunk_id, "file": h.file, "line": h.old_start, "was": review.decision(h.hunk_id).was}
+            for h in review.hunks if review.decision(h.hunk_id).before is not None]
     if applied is not None:
         summary["written"] = applied.written
         summary["compile_errors"] = applied.compile_errors
         summary["check"] = {f.path: f.check for f in applied.files}
         summary["check_note"] = applied.check_note
         summary["arch"] = applied.arch
-        if applied.compile_errors or applied.written < len(applied.files):
+        summary["conflicts"] = {f.path: f.detail for f in applied.conflicts}
+        summary["merged"] = [f.path for f in applied.files if f.status == "merged"]
+        if applied.compile_errors or any(f.status not in ("written", "merged", "kept") for f in applied.files):
             code = 1
     if args.json:
         summary["diagnostics"] = {} if args.quiet_warnings else {
@@ -117,6 +129,16 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
         print(f"  ✖ {item['path']}: {item['reason']}")
     if s["skipped"]:
         print(f"  ○ {s['skipped']} file(s) skipped (binary, generated, too large or no CUDA content)")
+    if "reconciled" in s:
+        r = s["reconciled"]
+        print(f"  re-run over the existing review: {r['kept']} decision(s) kept, {r['changed']} changed since you "
+              f"decided (pending again), {r['new']} new hunk(s), {r['vanished']} decided hunk(s) vanished")
+        for c in s["changed_since_decided"]:
+            print(f"    ⟳ {c['file']}:{c['line']}  changed since you decided (was {c['was']})")
+        for v in r["vanished_hunks"]:
+            print(f"    ✗ {v['file']}:{v['old_start']}  vanished (was {v['decision'].get('state', '?')})")
+        if r["changed_files"]:
+            print(f"    sources changed: {', '.join(r['changed_files'])}")
     if "written" in s:
         arch = f" for {s['arch']}" if s.get("arch") else ""
         print(f"  wrote {s['written']} file(s); compile errors{arch}: {s['compile_errors']}"
@@ -124,6 +146,10 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
         for path, status in s["check"].items():
             if status and status != "ok":
                 print(f"    {path}: {status}")
+        for path in s["merged"]:
+            print(f"    ✎ {path}: your edits merged with the new result")
+        for path, why in s["conflicts"].items():
+            print(f"  ✖ conflict {path}: {why}")
     print(f"  review: {s['review']}  (open with `hipwizard review {s['review']}`)")
 
 

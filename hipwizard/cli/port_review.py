@@ -2,7 +2,9 @@
 
 ``DIR`` is a workspace, an output folder (its ``<out>.review.json`` beside it) or the state file.
 ``--summary [--json]`` prints the decisions; ``--write`` applies them into the output folder and runs the
-compile check for the doctor's gfx arch (exit 1 when a file failed to compile or could not be written).
+compile check for the doctor's gfx arch (exit 1 when a file failed to compile, could not be written, or
+met conflicting hand edits: the user's file is then kept, one line per file). ``--resolve PATH=mine|new|merged``
+settles such a conflict: keep your file, take the new result, or write the merge with conflict markers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ def add_commands(sub) -> None:
     p.add_argument("--no-check", action="store_true", help="with --write: skip the hipcc compile check")
     p.add_argument("--copy-untouched", action="store_true", help="with --write: copy non-CUDA files too")
     p.add_argument("--arch", help="with --write: offload arch for the compile check (default: detected)")
+    p.add_argument("--force", action="store_true",
+                   help="with --write: overwrite files in the output folder that hipwizard did not write")
+    p.add_argument("--resolve", action="append", metavar="PATH=mine|new|merged", default=[],
+                   help="settle a write's conflict with your edits: keep mine, take new, or write merged "
+                        "(with conflict markers); repeatable")
     p.set_defaults(func=_review)
 
 
@@ -30,6 +37,8 @@ def _review(args) -> int:
 
     path = locate(args.dir)
     review = ReviewState.load(path)
+    if args.resolve:
+        return _resolve(review, args.resolve)
     if args.summary:
         return _summary(review, args.json)
     if args.write:
@@ -44,11 +53,33 @@ def _review(args) -> int:
     return 0
 
 
+def _resolve(review, items: list[str]) -> int:
+    from hipwizard.port import services
+
+    pairs = []
+    for item in items:
+        rel, sep, choice = item.rpartition("=")
+        if not sep or not rel:
+            raise UserError(f"--resolve takes PATH=mine|new|merged, not {item!r}")
+        pairs.append((rel, choice))
+    for rel, choice in pairs:
+        services.resolve(review, rel, choice)
+        print(f"  ✔ {rel}: {dict(mine='your file kept', new='new result written', merged='merged text with conflict markers written')[choice]}")
+    return 0
+
+
 def _summary(review, as_json: bool) -> int:
+    from hipwizard.port import services
     from hipwizard.port.state import status_of
 
     data = review.summary()
     data["changed_sources"] = review.changed_sources()
+    data["changed_since_decided"] = [
+        {"id": h.hunk_id, "file": h.file, "line": h.old_start, "was": review.decision(h.hunk_id).was}
+        for h in review.hunks if review.decision(h.hunk_id).before is not None]
+    data["vanished"] = [{"id": v["id"], "file": v.get("file"), "line": v.get("old_start"),
+                         "was": v["decision"].get("state")} for v in review.vanished]
+    data["worktree"] = services.worktree_status(review)
     if as_json:
         print(json.dumps(data, indent=2))
         return 0
@@ -61,6 +92,18 @@ def _summary(review, as_json: bool) -> int:
     print(_manual_line(review))
     if data["too_new"]:
         print(f"  ⚠ newer than the target HIP {data['hip_version']}: " + ", ".join(data["too_new"]))
+    for c in data["changed_since_decided"]:
+        print(f"  ⟳ {c['file']}:{c['line']}  changed since you decided (was {c['was']}); pending")
+    for v in data["vanished"]:
+        print(f"  ✗ {v['file']}:{v['line']}  decided hunk vanished from the translation (was {v['was']})")
+    tree = data["worktree"]
+    if tree["edited"]:
+        print(f"  ✎ your edits in {len(tree['edited'])} written file(s), kept on every write: "
+              + ", ".join(tree["edited"]))
+    for rel, why in tree["conflicts"].items():
+        print(f"  ✖ conflict {rel}: {why}; resolve with --resolve {rel}=mine|new|merged")
+    if tree.get("error"):
+        print(f"  ✖ {tree['error']}")
     if data["changed_sources"]:
         print(f"  ⚠ {len(data['changed_sources'])} source file(s) changed since the review; "
               f"open it to reconcile")
@@ -83,8 +126,8 @@ def _write(ws, review, args) -> int:
 
     with terminal_progress() as progress:
         report = services.write(ws, review, arch=args.arch, check=not args.no_check,
-                                copy_untouched=args.copy_untouched, progress=progress)
-    failed = [f for f in report.files if f.status != "written" or f.errors]
+                                copy_untouched=args.copy_untouched, force=args.force, progress=progress)
+    failed = [f for f in report.files if f.status not in ("written", "merged", "kept") or f.errors]
     if args.json:
         print(json.dumps({
             "out": str(report.out), "written": report.written, "copied": report.copied,
@@ -103,6 +146,8 @@ def _write(ws, review, args) -> int:
                 print(f"      line {e.line}: {e.message}  ({where})")
         if report.check_note:
             print(f"  note: {report.check_note}")
+        for f in report.conflicts:
+            print(f"conflict: {f.path}: {f.detail}")
         print(f"wrote {report.written} of {len(report.files)} files to {report.out}"
               + (f", copied {report.copied} others" if report.copied else "")
               + (f"; {report.compile_errors} compile error(s)" if report.compile_errors else "")
@@ -112,6 +157,6 @@ def _write(ws, review, args) -> int:
             for rel, risks in review.untouched.items():
                 for r in risks:
                     print(f"    ⚑ {rel}:{review.written_line(rel, r)}  {r.flag.rule_id} ({r.flag.severity})  {r.code.strip()}")
-    if report.written == 0 and report.files:
+    if report.files and all(f.status in ("stale", "error") for f in report.files):
         return 2
     return 1 if failed else 0

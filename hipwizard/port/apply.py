@@ -2,27 +2,29 @@
 
 Each reviewed file is rebuilt from its original text: accepted hunks take the translation, edited hunks
 the user's text, rejected and pending hunks keep the original. Files go into the output directory only,
-each written atomically; a path that would leave it (``..``, an absolute path, a symlink pointing out)
-is refused. Where each hunk landed in the written file is recorded, so a compiler error on line N maps
+each written atomically; a review naming a path that would leave it (``..``, an absolute path, a symlink
+pointing out) is refused as a whole before anything is written. The output folder is the user's working
+tree (``worktree``): a file the user edited since hipwizard wrote it is merged three ways, never overwritten;
+a conflicting merge leaves the user's file as it is and is reported (status ``conflict``). Where each hunk landed in the written file is recorded, so a compiler error on line N maps
 back to the hunk that produced line N.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
 
-from hipwizard.atomic import atomic_write_bytes
 from hipwizard.errors import UserError
 from hipwizard.port.hunks import split_lines
 from hipwizard.port.model import Hunk
 from hipwizard.port.review_state import ReviewState, fingerprint
+from hipwizard.port.worktree import WorkTree, copy_file
 from hipwizard.progress import ProgressFn
 
-FileStatus = Literal["written", "stale", "error"]
+FileStatus = Literal["written", "merged", "kept", "conflict", "stale", "error"]
+ON_DISK = ("written", "merged", "kept")  # the file in the output folder holds this write's result
 # How far (in lines) from a hunk a compiler error may be and still be blamed on it.
 NEAR_LINES = 3
 
@@ -47,7 +49,7 @@ class FileResult:
     def symbol(self) -> str:
         """✔ written and compiles, ✖ not written or does not compile, ⚠ missing ROCm header / no hipcc,
         ○ written, not compiled (a header, or no check asked)."""
-        if self.status != "written" or self.errors or self.check in ("failed", "error"):
+        if self.status not in ON_DISK or self.errors or self.check in ("failed", "error"):
             return "✖"
         if self.check == "ok":
             return "✔"
@@ -64,7 +66,12 @@ class ApplyReport:
 
     @property
     def written(self) -> int:
-        return sum(f.status == "written" for f in self.files)
+        """Files whose new result is in the output folder (written, or merged with the user's edits)."""
+        return sum(f.status in ("written", "merged") for f in self.files)
+
+    @property
+    def conflicts(self) -> list["FileResult"]:
+        return [f for f in self.files if f.status == "conflict"]
 
     @property
     def compile_errors(self) -> int:
@@ -136,30 +143,41 @@ def blame_line(spans: dict[str, tuple[int, int]], line: int | None) -> str | Non
 
 
 def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = True, arch: str | None = None,
-          runner=None, jobs: int | None = None, progress: ProgressFn | None = None) -> ApplyReport:
+          runner=None, jobs: int | None = None, progress: ProgressFn | None = None, force: bool = False,
+          merge_runner=None) -> ApplyReport:
     """Write every reviewed file into ``state.out`` and (``check``) compile-check the written files.
 
-    Raises ``UserError`` when the output directory cannot be created at all; per-file problems (a source
-    that changed since the review, a file that cannot be written) are results, not exceptions.
+    A file the user edited since hipwizard wrote it is merged (``git merge-file`` through ``merge_runner``,
+    default the real one); one hipwizard never wrote is kept unless ``force``. Raises ``UserError`` before
+    writing anything when a path of the review would leave its folders, the output directory cannot be
+    created or written, or the record of earlier writes is damaged; per-file problems (a source that changed
+    since the review, a file that cannot be written, a conflict with the user's edits) are results.
     """
     out = state.out
+    for rel in state.files:  # a crafted state is refused as a whole, before anything is written
+        safe_target(state.src, rel)
+        safe_target(out, rel)
+    tree = WorkTree.load(out, runner=merge_runner)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create output directory {out}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK):
         raise UserError(f"output directory {out} is not writable")
-    results = [_write_file(state, rel, info) for rel, info in state.files.items()]
-    report = ApplyReport(out, results)
-    if copy_untouched:
-        report.copied = _copy_untouched(state)
+    results: list[FileResult] = []
+    try:
+        results += [_write_file(state, tree, rel, info, force) for rel, info in state.files.items()]
+        copied = _copy_untouched(state, tree) if copy_untouched else 0
+    finally:
+        tree.save()  # what was written so far, even when interrupted
+    report = ApplyReport(out, results, copied)
     if check:
         _compile_check(report, arch=arch, runner=runner, jobs=jobs, progress=progress)
     state.record_write(report.written, report.compile_errors)
     return report
 
 
-def _write_file(state: ReviewState, rel: str, info: dict) -> FileResult:
+def _write_file(state: ReviewState, tree: WorkTree, rel: str, info: dict, force: bool) -> FileResult:
     try:
         source = safe_target(state.src, rel)
         target = safe_target(state.out, rel)
@@ -176,14 +194,15 @@ def _write_file(state: ReviewState, rel: str, info: dict) -> FileResult:
     except ValueError as exc:
         return FileResult(rel, "stale", str(exc))
     try:
-        atomic_write_bytes(target, text.encode("utf-8", "surrogateescape"))
+        placed = tree.place(rel, target, text.encode("utf-8", "surrogateescape"), force=force)
     except OSError as exc:
         return FileResult(rel, "error", f"cannot write {target}: {exc.strerror or exc}")
-    return FileResult(rel, "written", spans=spans)
+    return FileResult(rel, placed.status, placed.detail, spans=spans)
 
 
-def _copy_untouched(state: ReviewState) -> int:
-    """Copy the source tree's other regular files (build scripts, data) unchanged; never follows links."""
+def _copy_untouched(state: ReviewState, tree: WorkTree) -> int:
+    """Copy the source tree's other regular files (build scripts, data) unchanged; never follows links nor
+    replaces the user's own version of a file."""
     copied = 0
     src = state.src.resolve()
     out = state.out.resolve()
@@ -197,10 +216,7 @@ def _copy_untouched(state: ReviewState) -> int:
             if rel in state.files or path.is_symlink() or not path.is_file():
                 continue
             try:
-                target = safe_target(state.out, rel)
-                atomic_write_bytes(target, path.read_bytes())
-                shutil.copymode(path, target)
-                copied += 1
+                copied += copy_file(tree, rel, path, safe_target(state.out, rel))
             except (OSError, UserError):
                 continue
     return copied
@@ -210,7 +226,7 @@ def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None
     """Run the engine's hipcc check on the written files; blame each error on the hunk that wrote its line
     (an error inside an included header goes to that header's hunks). A missing ROCm library header is a
     note on the file, not an error of the user's code."""
-    written = [f for f in report.files if f.status == "written"]
+    written = [f for f in report.files if f.status in ON_DISK]
     if not written:
         return
     from hipwizard.port.compile_check import check_files

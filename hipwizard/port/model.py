@@ -92,9 +92,26 @@ class Hunk:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Hunk":
+        """A hunk from its ``to_dict`` form. Raises ``TypeError`` naming the first field of a wrong type."""
+        if not isinstance(d, dict):
+            raise TypeError(f"a hunk is {type(d).__name__}, not an object")
+        for name, kind in _HUNK_FIELDS.items():
+            value = d.get(name)
+            if name not in d and name in ("context_before", "context_after", "flags", "hunk_id"):
+                continue
+            ok = (isinstance(value, int) and not isinstance(value, bool)) if kind is int else (
+                isinstance(value, str) if kind is str else
+                isinstance(value, list) and all(isinstance(x, dict if name == "flags" else str) for x in value))
+            if not ok:
+                raise TypeError(f"hunk field {name!r} is {type(value).__name__}, expected "
+                                f"{'a list' if kind is list else kind.__name__}")
         d = dict(d)
         d["flags"] = [RiskFlag.from_dict(f) for f in d.get("flags", [])]
         return cls(**d)
+
+
+_HUNK_FIELDS = {"file": str, "old_start": int, "old_lines": list, "new_start": int, "new_lines": list,
+                "context_before": list, "context_after": list, "flags": list, "hunk_id": str}
 
 
 @dataclass

@@ -9,7 +9,13 @@ team can commit it and review in turns::
      "files": {PATH: {"sha256": HEX, "hunks": N}},
      "untouched": {PATH: [UntouchedRisk]},    # version 2: risks on lines the translation left as they were
      "diagnostics": {PATH: [Diagnostic]},     # optional: unsupported / too_new / removed APIs per file
-     "decisions": {HUNK ID: Decision}, "hunks": [Hunk], "splits": {ID: {...}}, "history": [[...]]}
+     "decisions": {HUNK ID: Decision}, "hunks": [Hunk], "splits": {ID: {...}}, "history": [[...]],
+     "vanished": [{"id", "file", "old_start", "old_lines", "new_lines", "decision"}]}   # optional
+
+A decision is ``{"state", "lines"?, "changed"?, "before"?}``: ``changed`` with ``before`` (the earlier
+decision) marks a hunk whose text changed since the user decided it. ``vanished`` lists decided hunks a
+re-translation no longer produces (kept so nothing is dropped silently; a hunk that comes back gets its
+decision again).
 
 Version 1 files (before ``untouched``) still load. ``hip_version`` and ``diagnostics`` are optional keys: an
 older hipwizard ignores them, a file without them reads as "none known".
@@ -47,6 +53,7 @@ class Decision:
     state: DecisionState = "pending"
     lines: list[str] | None = None  # the edited translated side, for ``edited``
     changed: bool = False  # came back pending because the sources changed
+    before: dict | None = None  # with ``changed``: the decision made on this hunk's earlier text
 
     def to_dict(self) -> dict:
         d: dict = {"state": self.state}
@@ -54,14 +61,28 @@ class Decision:
             d["lines"] = self.lines
         if self.changed:
             d["changed"] = True
+        if self.before is not None:
+            d["before"] = self.before
         return d
+
+    @property
+    def was(self) -> str:
+        """The earlier decision's state ("accepted", ...) of a hunk changed since it was decided, else ""."""
+        return str(self.before.get("state", "")) if self.before else ""
 
     @classmethod
     def from_dict(cls, d: dict) -> "Decision":
+        if not isinstance(d, dict):
+            raise TypeError(f"a decision is {type(d).__name__}, not an object")
         state = d.get("state", "pending")
         if state not in ("pending",) + DECIDED:
             raise ValueError(f"unknown decision {state!r}")
-        return cls(state, d.get("lines"), bool(d.get("changed", False)))
+        lines, before = d.get("lines"), d.get("before")
+        if lines is not None and not (isinstance(lines, list) and all(isinstance(x, str) for x in lines)):
+            raise TypeError("a decision's lines are not a list of strings")
+        if before is not None and not isinstance(before, dict):
+            raise TypeError("a decision's before is not an object")
+        return cls(state, lines, bool(d.get("changed", False)), before)
 
 
 def read(path: Path) -> dict:
@@ -79,6 +100,34 @@ def read(path: Path) -> dict:
         raise UserError(f"review state {path} has version {version!r}, newer than this hipwizard understands "
                         f"({REVIEW_VERSION}); upgrade hipwizard — the file was kept as it is")
     return data
+
+
+def check_rel(rel: object) -> str:
+    """``rel`` when it is a path inside a folder (relative, no ``..``); else ``ValueError``."""
+    if not isinstance(rel, str) or not rel or rel.startswith(("/", "\\")) or ".." in rel.replace("\\", "/").split("/") \
+            or (len(rel) > 1 and rel[1] == ":"):
+        raise ValueError(f"path {rel!r} would leave the source or output folder")
+    return rel
+
+
+def check_paths(files: dict, hunks) -> None:
+    """Every file of a review (and every hunk's file) is a path inside the folders; ``files`` maps each to
+    an object with a ``sha256`` string. Raises ``ValueError`` / ``TypeError`` on the first that is not."""
+    if not isinstance(files, dict):
+        raise TypeError("'files' is not an object")
+    for rel, info in files.items():
+        check_rel(rel)
+        if not isinstance(info, dict) or not isinstance(info.get("sha256"), str):
+            raise TypeError(f"file entry {rel!r} has no sha256 string")
+    for h in hunks:
+        check_rel(h.file)
+
+
+def check_vanished(entries: object) -> list[dict]:
+    if not isinstance(entries, list) or not all(isinstance(v, dict) and isinstance(v.get("id"), str)
+                                                and isinstance(v.get("decision"), dict) for v in entries):
+        raise TypeError("'vanished' is not a list of {id, decision} objects")
+    return entries
 
 
 class Writer:
@@ -112,6 +161,8 @@ class Writer:
             self._hunks_block = (state.hunks, _block("hunks", [self._hunk_line(h) for h in state.hunks], "[]"))
         parts.append(self._hunks_block[1])
         parts.append(_block("splits", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in state.splits.items()], "{}"))
+        if state.vanished:
+            parts.append(_block("vanished", [json.dumps(v) for v in state.vanished], "[]"))
         parts.append(_block("history", [json.dumps(e) for e in state.history], "[]", last=True))
         parts.append("}\n")
         return "".join(parts)

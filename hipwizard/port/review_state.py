@@ -47,7 +47,8 @@ class ReviewState(ReviewQueries):
                  hunks: Iterable[Hunk] = (), decisions: dict[str, Decision] | None = None,
                  splits: dict | None = None, history: list | None = None, revision: int = 0,
                  last_write: dict | None = None, untouched: dict[str, tuple[UntouchedRisk, ...]] | None = None,
-                 diagnostics: dict[str, tuple[Diagnostic, ...]] | None = None, hip_version: str = "") -> None:
+                 diagnostics: dict[str, tuple[Diagnostic, ...]] | None = None, hip_version: str = "",
+                 vanished: list[dict] | None = None) -> None:
         self.path = Path(path)
         self.src = Path(src)
         self.out = Path(out)
@@ -63,6 +64,7 @@ class ReviewState(ReviewQueries):
         # APIs the translator reported per file (kinds in API_KINDS), checked against HIP ``hip_version``.
         self.diagnostics: dict[str, tuple[Diagnostic, ...]] = diagnostics or {}
         self.hip_version = hip_version
+        self.vanished: list[dict] = vanished or []  # decided hunks a re-translation no longer made (review_reconcile)
         self._writer = review_format.Writer()
         self._counts: tuple[int, list | None, dict] = (-1, None, {})
         self._journal_entries = 0  # changes in the journal, not yet in the state file
@@ -99,9 +101,12 @@ class ReviewState(ReviewQueries):
                 diagnostics={f: tuple(Diagnostic.from_dict(d) for d in diags)
                              for f, diags in (data.get("diagnostics") or {}).items()},
                 hip_version=str(data.get("hip_version") or ""),
+                vanished=review_format.check_vanished(data.get("vanished", [])),
             )
+            review_format.check_paths(state.files, state.hunks)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise UserError(f"review state {p} is damaged ({exc!r}); it was kept as it is") from None
+            why = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise UserError(f"review state {p} is damaged ({why}); it was kept as it is") from None
         state._on_disk = p
         state.needs_untouched = data["version"] < 2
         try:
@@ -312,13 +317,17 @@ class ReviewState(ReviewQueries):
         """Adopt a fresh translation of the sources (its APIs checked against HIP ``hip_version``, else the
         review's), keeping what still matches (``review_reconcile.carry_over``). The undo history is
         cleared (it refers to hunks that may be gone). Saves."""
-        old_decisions, old_splits, old_ids, old_files = self.decisions, self.splits, set(self.index_of), dict(self.files)
+        old_decisions, old_splits, old_hunks, old_files = self.decisions, self.splits, self.hunks, dict(self.files)
         if hip_version:
             self.hip_version = hip_version
-        self._adopt(list(translations))
-        hunks, self.decisions, self.splits, report = carry_over(self.hunks, old_ids, old_decisions, old_splits)
-        report.changed_files = sorted(f for f, info in self.files.items()
-                                      if old_files.get(f, {}).get("sha256") != info["sha256"])
+        translations = list(translations)
+        self.backend = next((t.backend for t in translations), self.backend)
+        self._adopt(translations)
+        hunks, self.decisions, self.splits, self.vanished, report = carry_over(
+            self.hunks, old_hunks, old_decisions, old_splits, self.vanished)
+        report.changed_files = sorted({f for f, info in self.files.items()
+                                       if old_files.get(f, {}).get("sha256") != info["sha256"]}
+                                      | (set(old_files) - set(self.files)))
         self.history = []
         self._writer.forget_hunks()
         self._set_hunks(hunks)

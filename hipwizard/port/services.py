@@ -7,10 +7,14 @@ An explicit ``hip_version`` / ``arch`` (the CLI's ``--hip-version`` / ``--arch``
 (no workspace: no doctor facts, nothing recorded).
 
 - ``translate``: start a migration (translate a tree, write a fresh review beside the output, record it in
-  the workspace; optionally accept hunks, then ``write``).
+  the workspace; optionally accept hunks, then ``write``). Run again over the same output, it reconciles:
+  every decision whose hunk is unchanged is kept, changed ones come back pending with the old decision
+  shown, vanished ones are listed (``review_reconcile``).
 - ``open_review``: load the workspace's review and ``refresh`` it.
 - ``refresh``: re-translate when the sources changed and reconcile the decisions.
-- ``write``: write the decisions into the output folder and compile-check them.
+- ``write``: write the decisions into the output folder (the user's working tree: hand edits are merged,
+  never overwritten; ``worktree``) and compile-check them.
+- ``resolve``: settle a file whose write met conflicting hand edits (keep mine / take new / merged).
 - ``check``: compile-check a folder of HIP sources.
 
 Errors a user can fix are ``UserError`` (one line); long actions report ``Progress``.
@@ -18,6 +22,8 @@ Errors a user can fix are ``UserError`` (one line); long actions report ``Progre
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -43,6 +49,7 @@ class Translation:
     review: ReviewState
     report: PortReport
     written: ApplyReport | None = None
+    reconciled: ReconcileReport | None = None  # a re-run over an existing review: what its decisions became
 
     @property
     def too_new(self) -> dict[str, int]:
@@ -75,49 +82,102 @@ def _resolve(ws: Workspace | None, path: str | Path) -> Path:
 def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend: str = "auto",
               hip_version: str | None = None, hip_kernel_execution_syntax: bool = False, roc: bool = False,
               experimental: bool = False, accept: Accept | None = None, check: bool = True,
-              arch: str | None = None, replace: bool = False, progress: ProgressFn | None = None) -> Translation:
-    """Translate ``src`` (a folder, or one file) into a fresh review beside ``out`` (every hunk pending),
-    its APIs checked against ``hip_version`` (default: the doctor's), and record the migration in ``ws``.
+              arch: str | None = None, replace: bool = False, force: bool = False,
+              progress: ProgressFn | None = None) -> Translation:
+    """Translate ``src`` (a folder, or one file) into a review beside ``out``, its APIs checked against
+    ``hip_version`` (default: the doctor's), and record the migration in ``ws``.
 
-    Relative paths are taken from the workspace folder. ``accept`` decides hunks for scripted use and then
-    writes them (``write``, compile-checked unless ``check`` is False, for ``arch``). An existing review
-    beside ``out`` is kept (``UserError``) unless ``replace``. Raises ``UserError``.
+    A fresh review has every hunk pending. When ``out`` already has a review of the same source, it is
+    reconciled with the new translation (``ReviewState.reconcile``: decisions of unchanged hunks kept, changed
+    ones pending with the old decision shown, vanished ones listed) unless ``replace`` (start over).
+    Relative paths are taken from the workspace folder. ``accept`` decides the pending hunks for scripted use
+    and then writes them (``write``, compile-checked unless ``check`` is False, for ``arch``); into an
+    existing non-empty folder hipwizard did not write, only with ``force``. Bad input raises ``UserError``
+    before anything is written.
     """
     from hipwizard.port.engine import port_tree
+    from hipwizard.port.worktree import is_foreign
 
     src_p, out_p = _resolve(ws, src), _resolve(ws, out)
-    if not src_p.exists():
-        raise UserError(f"source {src_p} does not exist")
-    if out_p == src_p or (src_p.is_dir() and src_p.is_relative_to(out_p)):
-        raise UserError("the output folder must not be the source folder or contain it")
-    if out_p.exists() and not out_p.is_dir():
-        raise UserError(f"output {out_p} exists and is not a folder")
+    _check_paths(src_p, out_p)
+    if accept is not None and not force and is_foreign(out_p):
+        raise UserError(f"{out_p} already holds files hipwizard did not write; --accept-* would overwrite them. "
+                        "Choose an empty --out, or pass --force to overwrite them")
     existing = state_path_for(out_p)
+    previous = None
     if existing.exists() and not replace:
-        raise UserError(f"{existing} already holds a review; open it with `hipwizard review {out_p}` "
-                        "(move it away to start over)")
+        previous = ReviewState.load(existing)
+        root = src_p if src_p.is_dir() else src_p.parent
+        if previous.src.resolve() != root:
+            raise UserError(f"{existing} holds the review of {previous.src}, not {root}; choose another --out "
+                            "(or move the review away to start over)")
     hip = hip_version or _facts(ws).hip_version
     report = port_tree(src_p, backend=backend, hip_version=hip, hip_kernel_execution_syntax=hip_kernel_execution_syntax,
                        roc=roc, experimental=experimental, exclude=[out_p], progress=progress)
     if not report.files:
         why = "; ".join(f"{u.path}: {u.reason}" for u in report.unreadable[:3])
         raise UserError(f"no CUDA sources could be read in {src_p}" + (f" ({why})" if why else ""))
-    review = ReviewState.create(src_p if src_p.is_dir() else src_p.parent, out_p, report.files, hip_version=hip)
-    if accept is not None:
-        review.decide([h.hunk_id for h in review.hunks if accept == "all" or not h.flags], "accepted")
+    reconciled = None
     try:
+        if previous is not None:
+            review = previous
+            reconciled = review.reconcile(report.files, hip)  # saves
+        else:
+            review = ReviewState.create(src_p if src_p.is_dir() else src_p.parent, out_p, report.files,
+                                        hip_version=hip)
+        if accept is not None:
+            review.decide([h.hunk_id for h in review.hunks if accept == "all" or not h.flags], "accepted",
+                          only_pending=True)
         review.save()
     except OSError as exc:
-        raise UserError(f"cannot write the review state {review.path}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot write the review state {existing}: {exc.strerror or exc}") from None
     if ws is not None:
         try:
             record_link(ws, review.src, review.out)
         except OSError:
             pass  # a read-only workspace still gets its translation; only the workspace link is missing
-    result = Translation(review, report)
+    result = Translation(review, report, reconciled=reconciled)
     if accept is not None:
-        result.written = write(ws, review, check=check, arch=arch, progress=progress)
+        result.written = write(ws, review, check=check, arch=arch, force=force, progress=progress)
     return result
+
+
+def _check_paths(src_p: Path, out_p: Path) -> None:
+    """One ``UserError`` for a source that is not there, or an output folder that cannot be ours: the source
+    folder itself or inside it (the next run would read its own output), containing the source, under a
+    regular file, or not writable (nor the folder beside it, where the review goes)."""
+    if not src_p.exists():
+        raise UserError(f"source {src_p} does not exist")
+    root = src_p if src_p.is_dir() else src_p.parent
+    if out_p == root or (src_p.is_dir() and src_p.is_relative_to(out_p)):
+        raise UserError("the output folder must not be the source folder or contain it")
+    if src_p.is_dir() and out_p.is_relative_to(src_p):
+        raise UserError(f"the output folder {out_p} is inside the source folder {src_p}; choose one outside it "
+                        "(the next run would read its own output as sources)")
+    if out_p.exists() and not out_p.is_dir():
+        raise UserError(f"output {out_p} exists and is not a folder")
+    probe = out_p
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UserError(f"the output folder {out_p} cannot be made: {probe} is a file, not a folder")
+    for folder in {probe, out_p.parent} if out_p.parent.exists() else {probe}:
+        if not _writable(folder):
+            raise UserError(f"the output folder {out_p} cannot be written: {folder} is not writable")
+
+
+def _writable(folder: Path) -> bool:
+    """Whether a file can be made in ``folder`` (tried: permission bits say nothing to root nor of a
+    read-only mount). The probe is removed at once."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    try:
+        fd, name = tempfile.mkstemp(prefix=".hipwizard-probe.", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(name)
+    return True
 
 
 def _retranslate(review: ReviewState, hip_version: str | None, progress: ProgressFn | None):
@@ -181,19 +241,48 @@ def close(review: ReviewState) -> None:
 
 
 def write(ws: Workspace | None, review: ReviewState, *, arch: str | None = None, check: bool = True,
-          copy_untouched: bool = False, runner=None, jobs: int | None = None,
-          progress: ProgressFn | None = None) -> ApplyReport:
+          copy_untouched: bool = False, runner=None, jobs: int | None = None, force: bool = False,
+          merge_runner=None, progress: ProgressFn | None = None) -> ApplyReport:
     """Write the review's decisions into its output folder and (``check``) compile-check what was written
-    with hipcc for ``arch`` (default: the doctor's gfx arch, else gfx942). Per-file problems are in the
+    with hipcc for ``arch`` (default: the doctor's gfx arch, else gfx942). Files the user edited since the
+    last write are merged with ``git merge-file`` (through ``merge_runner``), never overwritten; files
+    hipwizard never wrote are kept unless ``force``. Per-file problems (conflicts included) are in the
     report; ``UserError`` when nothing can be written or the write cannot be recorded."""
     from hipwizard.port.apply import apply
 
     arch = arch or _facts(ws).arch
     try:
         return apply(review, copy_untouched=copy_untouched, check=check, arch=arch, runner=runner, jobs=jobs,
-                     progress=progress)
+                     progress=progress, force=force, merge_runner=merge_runner)
     except OSError as exc:
         raise UserError(f"cannot record the write in {review.path}: {exc.strerror or exc}") from None
+
+
+def resolve(review: ReviewState, rel: str, choice: str) -> None:
+    """Settle the conflict of ``rel`` in the review's output folder: keep ``mine``, take ``new`` or write
+    ``merged`` (with conflict markers). Raises ``UserError``."""
+    from hipwizard.port.apply import safe_target
+    from hipwizard.port.worktree import WorkTree
+
+    tree = WorkTree.load(review.out)
+    try:
+        tree.resolve(rel, choice, safe_target(review.out, rel))
+    except OSError as exc:
+        raise UserError(f"cannot resolve {rel}: {exc.strerror or exc}") from None
+
+
+def worktree_status(review: ReviewState) -> dict:
+    """The output folder as a working tree: ``{"conflicts": {path: why}, "edited": [paths the user edited
+    since hipwizard wrote them]}``. A damaged record reads as its one-line error under ``"error"``."""
+    from hipwizard.port.worktree import WorkTree
+
+    try:
+        tree = WorkTree.load(review.out)
+    except UserError as exc:
+        return {"conflicts": {}, "edited": [], "error": str(exc)}
+    return {"conflicts": {rel: c.get("why") or f"{c.get('count', 0)} conflict(s) with your edits"
+                          for rel, c in tree.conflicts.items()},
+            "edited": tree.edited()}
 
 
 def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, jobs: int | None = None,

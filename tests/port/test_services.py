@@ -31,7 +31,7 @@ def test_translate_checks_apis_against_the_doctors_hip_version(tmp_path):
     assert list(done.too_new) == sorted(NEW_APIS)
     assert done.review.hip_version == HIP_61
     assert {d.name for d in done.review.diagnostics["k.cu"]} == set(NEW_APIS)
-    assert seen and seen[-1].stage == "translating" and seen[-1].finished
+    assert any(p.stage == "translating" and p.finished for p in seen)
     again = ReviewState.load(done.review.path)  # kept with the review, for both faces to list
     assert again.api_counts("too_new") == done.too_new and again.hip_version == HIP_61
     link = read_link(ws)
@@ -47,19 +47,25 @@ def test_an_explicit_hip_version_wins_and_no_doctor_means_no_too_new(tmp_path):
                               backend="builtin").too_new == {}
 
 
-def test_translate_keeps_an_existing_review_unless_told_to_replace(tmp_path):
+def test_translate_again_reconciles_the_existing_review_unless_told_to_replace(tmp_path):
     ws = Workspace(tmp_path)
     _project(tmp_path)
     first = services.translate(ws, "proj", "out", backend="builtin")
     first.review.decide([first.review.hunks[0].hunk_id], "accepted")
-    with pytest.raises(UserError, match="already holds a review"):
-        services.translate(ws, "proj", "out", backend="builtin")
+    again = services.translate(ws, "proj", "out", backend="builtin")
+    assert again.reconciled is not None and again.reconciled.kept == 1
     assert ReviewState.load(first.review.path).counts()["accepted"] == 1
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.cu").write_text("#include <cuda_runtime.h>\n")
+    with pytest.raises(UserError, match="holds the review of"):  # another source: never mixed in
+        services.translate(ws, "other", "out", backend="builtin")
     assert services.translate(ws, "proj", "out", backend="builtin", replace=True).review.counts()["accepted"] == 0
 
 
 @pytest.mark.parametrize("src, out, words", [("missing", "o", "does not exist"), ("proj", "proj", "must not be"),
-                                             ("empty", "o", "no CUDA sources")])
+                                             ("empty", "o", "no CUDA sources"), ("proj", "proj/hip", "inside the source"),
+                                             ("proj", "proj/k.cu/o", "inside the source"),
+                                             ("proj", "/proc/hipwizard-o", "cannot be written")])
 def test_translate_bad_input_is_one_user_error(tmp_path, src, out, words):
     _project(tmp_path)
     (tmp_path / "empty").mkdir()

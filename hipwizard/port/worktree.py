@@ -1,0 +1,255 @@
+"""The output folder as a working tree: what hipwizard wrote there, and how a new write meets the user's edits.
+
+hipwizard keeps, beside the output folder ``<out>``, a folder ``<out>.written/`` that it alone owns::
+
+    <out>.written/manifest.json   {"version": 1, "kind": "hipwizard-written",
+                                   "files": {PATH: SHA256},            # what hipwizard last wrote, per file
+                                   "conflicts": {PATH: {"count": N}}}  # writes that met conflicting edits
+    <out>.written/base/PATH       the bytes hipwizard last wrote (the base of a three-way merge)
+    <out>.written/new/PATH        in conflict: the new result that was not written
+    <out>.written/merged/PATH     in conflict: the merge with conflict markers
+
+Writing a file (``WorkTree.place``) never overwrites what hipwizard did not write:
+
+- absent, the same as the new result, or exactly what hipwizard last wrote: the new result is written;
+- edited by the user since: merged three ways with ``git merge-file`` (base = last written, ours = the
+  user's file, theirs = the new result) through the runner seam. A clean merge is written (status
+  ``merged``); a conflicting one leaves the user's file untouched (``conflict``) until the user resolves it
+  (``resolve``: keep ``mine``, take ``new``, or write ``merged`` with conflict markers). Without git, an
+  edited file is never overwritten (``conflict``, saying why);
+- a file hipwizard never wrote is the user's: kept (``conflict``) unless ``force``.
+
+The base copy is written before the file itself and a file equal to it counts as unedited, so a write killed
+at any point is finished by the next one without a spurious merge. Leftover temp files of a killed atomic write
+(``.<name>.XXXXXXXX.tmp``) beside a file hipwizard writes are removed when it writes that file again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from hipwizard.atomic import atomic_write_bytes, atomic_write_json
+from hipwizard.errors import UserError
+from hipwizard.port.review_format import check_rel, fingerprint
+
+KIND = "hipwizard-written"
+Placement = Literal["written", "merged", "kept", "conflict"]
+Choice = Literal["mine", "new", "merged"]
+CHOICES = ("mine", "new", "merged")
+MERGE_TIMEOUT_S = 120.0
+
+
+def record_dir(out: Path) -> Path:
+    """``<out>.written/`` beside the output folder."""
+    out = Path(out)
+    return out.parent / f"{out.name}.written"
+
+
+@dataclass
+class Placed:
+    status: Placement
+    detail: str = ""
+    conflicts: int = 0
+
+
+@dataclass
+class WorkTree:
+    """What hipwizard wrote into ``out`` (``files``: path -> sha256) and the writes left in conflict."""
+
+    out: Path
+    files: dict[str, str] = field(default_factory=dict)
+    conflicts: dict[str, dict] = field(default_factory=dict)
+    runner: object = None  # the runner seam for `git merge-file` (default: the real one)
+
+    @classmethod
+    def load(cls, out: Path, runner=None) -> "WorkTree":
+        """The record beside ``out`` (empty when hipwizard never wrote there). A damaged record raises
+        ``UserError`` naming it (it is kept as it is)."""
+        path = record_dir(out) / "manifest.json"
+        tree = cls(Path(out), runner=runner)
+        if not path.exists():
+            return tree
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("kind") != KIND:
+                raise ValueError("not a hipwizard record")
+            files, conflicts = data.get("files", {}), data.get("conflicts", {})
+            if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+                raise TypeError("'files' is not an object of sha256 strings")
+            if not isinstance(conflicts, dict) or not all(isinstance(v, dict) for v in conflicts.values()):
+                raise TypeError("'conflicts' is not an object of objects")
+            for rel in [*files, *conflicts]:
+                check_rel(rel)
+        except (OSError, ValueError, TypeError) as exc:
+            raise UserError(f"the record of what hipwizard wrote, {path}, is damaged ({exc}); "
+                            "it was kept as it is (move it away to treat every file as yours)") from None
+        tree.files, tree.conflicts = dict(files), dict(conflicts)
+        return tree
+
+    @property
+    def known(self) -> bool:
+        """hipwizard has written into this folder before."""
+        return (record_dir(self.out) / "manifest.json").exists()
+
+    def save(self) -> None:
+        atomic_write_json(record_dir(self.out) / "manifest.json",
+                          {"version": 1, "kind": KIND, "files": self.files, "conflicts": self.conflicts})
+
+    def _copy(self, kind: str, rel: str) -> Path:
+        return record_dir(self.out) / kind / rel
+
+    def _read(self, kind: str, rel: str) -> bytes | None:
+        try:
+            return self._copy(kind, rel).read_bytes()
+        except OSError:
+            return None
+
+    def _written(self, rel: str, new: bytes) -> None:
+        """Remember ``new`` as what hipwizard last wrote to ``rel`` (no conflict pending)."""
+        atomic_write_bytes(self._copy("base", rel), new)
+        self.files[rel] = fingerprint(new)
+        self._forget_conflict(rel)
+
+    def _forget_conflict(self, rel: str) -> None:
+        if self.conflicts.pop(rel, None) is not None:
+            for kind in ("new", "merged"):
+                self._copy(kind, rel).unlink(missing_ok=True)
+
+    # --- writing ----------------------------------------------------------------------------------------
+    def place(self, rel: str, target: Path, new: bytes, *, force: bool = False) -> Placed:
+        """Put the new result ``new`` of ``rel`` at ``target`` without losing the user's edits (module doc).
+        Raises ``OSError`` when a file cannot be written."""
+        remove_temps(target)
+        try:
+            current = target.read_bytes()
+        except FileNotFoundError:
+            current = None
+        base = self._read("base", rel)
+        if current is None or current == new or (force and rel not in self.files) or (
+                rel in self.files and (fingerprint(current) == self.files[rel] or current == base)):
+            self._written(rel, new)  # the base first: a write killed after it still reads as unedited
+            if current != new:
+                atomic_write_bytes(target, new)
+            return Placed("written")
+        if rel not in self.files:
+            base = b""  # a file hipwizard never wrote: everything in it is the user's
+        elif base == new:
+            return Placed("kept", "your edits kept (nothing new to merge)")
+        merged, count, why = self.merge(current, base or b"", new)
+        if why:
+            return self._conflict(rel, new, None, 0, why)
+        if count == 0:
+            self._written(rel, new)
+            atomic_write_bytes(target, merged)
+            return Placed("merged", "your edits merged with the new result")
+        return self._conflict(rel, new, merged, count, "")
+
+    def _conflict(self, rel: str, new: bytes, merged: bytes | None, count: int, why: str) -> Placed:
+        atomic_write_bytes(self._copy("new", rel), new)
+        if merged is not None:
+            atomic_write_bytes(self._copy("merged", rel), merged)
+        self.conflicts[rel] = {"count": count, "why": why}
+        if not why:
+            why = (f"{count} conflict(s) between your edits and the new result" if rel in self.files
+                   else "a file hipwizard did not write differs from the new result")
+        hint = "mine|new|merged" if merged is not None else "mine|new"
+        return Placed("conflict", f"{why}; your file is kept as it is (resolve: "
+                                  f"`hipwizard review {self.out} --resolve {rel}={hint}`)", count)
+
+    def merge(self, ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, int, str]:
+        """``git merge-file`` of the three texts: (merged bytes, conflicts, "" ) or (b"", 0, why it could not)."""
+        from hipwizard.runner import SubprocessRunner
+
+        runner = self.runner or SubprocessRunner()
+        with tempfile.TemporaryDirectory(prefix="hipwizard-merge-") as tmp:
+            paths = [Path(tmp) / name for name in ("yours", "base", "new")]
+            for p, data in zip(paths, (ours, base, theirs)):
+                p.write_bytes(data)
+            # Without -p git writes the result into the first file: bytes kept as they are (no decoding).
+            result = runner.run(["git", "merge-file", "-L", "yours", "-L", "last written by hipwizard",
+                                 "-L", "new result", *map(str, paths)], timeout=MERGE_TIMEOUT_S)
+            if result.status == "missing":
+                return b"", 0, "you edited it and git is not installed to merge (apt install git)"
+            code = result.returncode
+            if result.status not in ("ok", "failed") or code is None or not 0 <= code < 128:
+                return b"", 0, f"you edited it and the merge failed ({result.explain()})"
+            return paths[0].read_bytes(), code, ""
+
+    # --- conflicts --------------------------------------------------------------------------------------
+    def resolve(self, rel: str, choice: str, target: Path) -> None:
+        """Settle a conflict: keep ``mine`` (the user's file), take the ``new`` result, or write the ``merged``
+        text with conflict markers. The new result becomes the base of the next merge. Raises ``UserError``."""
+        if rel not in self.conflicts:
+            listed = ", ".join(sorted(self.conflicts)) or "none"
+            raise UserError(f"{rel} is not in conflict (conflicts: {listed})")
+        if choice not in CHOICES:
+            raise UserError(f"unknown choice {choice!r}: use mine, new or merged")
+        new, merged = self._read("new", rel), self._read("merged", rel)
+        if new is None or (choice == "merged" and merged is None):
+            raise UserError(f"the {'merged text' if new is not None else 'new result'} of {rel} is missing "
+                            f"under {record_dir(self.out)}; write again to make it")
+        if choice != "mine":
+            atomic_write_bytes(target, new if choice == "new" else merged)
+        self._written(rel, new)
+        self.save()
+
+    def edited(self) -> list[str]:
+        """Files hipwizard wrote that the user has changed since (their hand edits)."""
+        out = []
+        for rel, sha in self.files.items():
+            try:
+                if fingerprint((self.out / rel).read_bytes()) != sha:
+                    out.append(rel)
+            except OSError:
+                continue
+        return sorted(out)
+
+
+_TEMP = re.compile(r"\.[A-Za-z0-9_]{8}\.tmp$")
+
+
+def remove_temps(target: Path) -> int:
+    """Remove what a killed atomic write of ``target`` left beside it (``.<name>.XXXXXXXX.tmp``)."""
+    removed = 0
+    prefix = f".{target.name}."
+    try:
+        names = [p for p in target.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return 0
+    for p in names:
+        if _TEMP.fullmatch(p.name[len(prefix) - 1:]) and p.is_file() and not p.is_symlink():
+            p.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
+def is_foreign(out: Path) -> bool:
+    """``out`` holds files although hipwizard never wrote there (a folder it did not create)."""
+    try:
+        return out.is_dir() and any(out.iterdir()) and not WorkTree(out).known
+    except OSError:
+        return False
+
+
+def copy_file(tree: WorkTree, rel: str, source: Path, target: Path) -> bool:
+    """Copy a file the sources hold as it is (``--copy-untouched``), unless the user's own version is there
+    (edited since hipwizard copied it, or never copied by hipwizard): that one is kept. Raises ``OSError``."""
+    data = source.read_bytes()
+    remove_temps(target)
+    try:
+        current = target.read_bytes()
+    except FileNotFoundError:
+        current = None
+    if current is not None and current != data and fingerprint(current) != tree.files.get(rel):
+        return False
+    tree._written(rel, data)
+    if current != data:
+        atomic_write_bytes(target, data)
+    shutil.copymode(source, target)
+    return True

@@ -1,0 +1,277 @@
+"""The port as an iterative loop, through the real CLI: decide -> re-run -> same decisions; a source edit
+brings only its changed hunks back (the old decision shown); the output folder is the user's working tree
+(hand edits merged with the real `git merge-file`, never overwritten; conflicts reported and resolved)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from hipwizard.cli import main
+from hipwizard.port.review_state import ReviewState, state_path_for
+
+KERNEL = """#include <cuda_runtime.h>
+
+// a kernel
+__global__ void k(float* x) { x[0] = 1.0f; }
+
+int main() {
+  float* d;
+  cudaMalloc(&d, 4);
+
+  // launch
+  k<<<1, 1>>>(d);
+
+  // wait
+  cudaDeviceSynchronize();
+
+  // done
+  cudaFree(d);
+
+  // exit
+  return 0;
+}
+"""
+OTHER = "#include <cuda_runtime.h>\nvoid f() { cudaDeviceReset(); }\n"
+
+
+@pytest.fixture
+def proj(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text(KERNEL)
+    (tmp_path / "src" / "other.cu").write_text(OTHER)
+    return tmp_path
+
+
+def hipify(proj, *extra, capsys=None) -> tuple[int, dict]:
+    rc = main(["hipify", str(proj / "src"), "--out", str(proj / "out"), "--workspace", str(proj),
+               "--backend", "builtin", "--hip-version", "6.1", "--no-check", "--json", *extra])
+    out = capsys.readouterr().out if capsys else ""
+    return rc, (json.loads(out) if out.strip().startswith("{") else {})
+
+
+def review(proj) -> ReviewState:
+    return ReviewState.load(state_path_for(proj / "out"))
+
+
+def decisions(proj) -> dict[tuple[str, int], str]:
+    r = review(proj)
+    return {(h.file, h.old_start): r.decision(h.hunk_id).state for h in r.hunks}
+
+
+def decide(proj, where: dict[tuple[str, int], str]) -> None:
+    r = review(proj)
+    for h in r.hunks:
+        if (h.file, h.old_start) in where:
+            r.decide([h.hunk_id], where[(h.file, h.old_start)])
+    r.compact()
+
+
+def write(proj, capsys, *extra) -> tuple[int, str]:
+    rc = main(["review", str(proj / "out"), "--write", "--no-check", *extra])
+    return rc, capsys.readouterr().out
+
+
+# --- decisions survive re-runs ---------------------------------------------------------------------------------
+def test_rerun_keeps_every_decision(proj, capsys):
+    assert hipify(proj, capsys=capsys)[0] == 0
+    decide(proj, {("k.cu", 1): "accepted", ("k.cu", 8): "rejected", ("other.cu", 1): "accepted"})
+    before = decisions(proj)
+    assert sorted(before.values()).count("pending") == len(before) - 3
+    rc, summary = hipify(proj, capsys=capsys)
+    assert rc == 0
+    assert decisions(proj) == before
+    assert summary["reconciled"]["kept"] == 3 and summary["reconciled"]["changed"] == 0
+    assert summary["reconciled"]["changed_files"] == [] and summary["changed_since_decided"] == []
+
+
+def test_a_source_edit_brings_back_only_its_changed_hunks_with_the_old_decision(proj, capsys):
+    hipify(proj, capsys=capsys)
+    decide(proj, {key: "accepted" for key in decisions(proj)})
+    decide(proj, {("k.cu", 17): "rejected"})
+    (proj / "src" / "k.cu").write_text(KERNEL.replace("cudaFree(d);", "cudaFree(d);  // release"))
+    rc, summary = hipify(proj, capsys=capsys)
+    assert rc == 0
+    assert summary["reconciled"]["changed_files"] == ["k.cu"]
+    assert [(c["file"], c["line"], c["was"]) for c in summary["changed_since_decided"]] == [("k.cu", 17, "rejected")]
+    now = decisions(proj)
+    assert now.pop(("k.cu", 17)) == "pending"
+    assert set(now.values()) == {"accepted"}  # every other decision kept
+    # the summary (text and JSON) shows the old decision too
+    assert main(["review", str(proj / "out"), "--summary"]) == 0
+    assert "k.cu:17  changed since you decided (was rejected)" in capsys.readouterr().out
+    assert main(["review", str(proj / "out"), "--summary", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["changed_since_decided"][0]["was"] == "rejected"
+
+
+def test_decisions_on_vanished_hunks_are_listed_and_come_back(proj, capsys):
+    hipify(proj, capsys=capsys)
+    decide(proj, {("k.cu", 14): "rejected"})
+    (proj / "src" / "k.cu").write_text(KERNEL.replace("  // wait\n  cudaDeviceSynchronize();\n", ""))
+    rc, summary = hipify(proj, capsys=capsys)
+    assert summary["reconciled"]["vanished_hunks"] == [
+        {"file": "k.cu", "old_start": 14, "decision": {"state": "rejected"}}]
+    assert main(["review", str(proj / "out"), "--summary"]) == 0
+    assert "k.cu:14  decided hunk vanished from the translation (was rejected)" in capsys.readouterr().out
+    (proj / "src" / "k.cu").write_text(KERNEL)  # the edit undone: the decision comes back
+    hipify(proj, capsys=capsys)
+    assert decisions(proj)[("k.cu", 14)] == "rejected" and review(proj).vanished == []
+
+
+# --- the output folder is a working tree ------------------------------------------------------------------------
+def test_hand_edit_is_kept_across_writes_and_merged_with_new_results(proj, capsys):
+    hipify(proj, capsys=capsys)
+    decide(proj, {key: "accepted" for key in decisions(proj)})
+    assert write(proj, capsys)[0] == 0
+    target = proj / "out" / "k.cu"
+    target.write_text(target.read_text().replace("return 0;", "return 42;  // mine"))
+    rc, text = write(proj, capsys)  # nothing new: the edit stays
+    assert rc == 0 and "return 42;  // mine" in target.read_text() and "your edits kept" in text
+    decide(proj, {("k.cu", 1): "rejected"})  # a new result in the same file, away from the edit
+    rc, text = write(proj, capsys)
+    assert rc == 0, text
+    now = target.read_text()
+    assert "return 42;  // mine" in now and "#include <cuda_runtime.h>" in now and "hipFree(d);" in now
+    assert "merged" in text
+    assert main(["review", str(proj / "out"), "--summary"]) == 0
+    assert "your edits in 1 written file(s)" in capsys.readouterr().out
+
+
+def test_conflicting_edit_is_reported_and_the_users_file_is_untouched(proj, capsys):
+    hipify(proj, capsys=capsys)
+    decide(proj, {key: "accepted" for key in decisions(proj)})
+    write(proj, capsys)
+    target = proj / "out" / "k.cu"
+    mine = target.read_text().replace("hipFree(d);", "hipFree(d);  // mine")
+    target.write_text(mine)
+    decide(proj, {("k.cu", 17): "rejected"})  # the new result changes the very line the user edited
+    rc, text = write(proj, capsys)
+    assert rc == 1
+    assert [line for line in text.splitlines() if line.startswith("conflict:")] == [
+        next(line for line in text.splitlines() if line.startswith("conflict: k.cu: 1 conflict(s)"))]
+    assert target.read_text() == mine
+    assert (proj / "out" / "other.cu").read_text().count("hipDeviceReset") == 1  # the other file is written
+    assert main(["review", str(proj / "out"), "--summary", "--json"]) == 0
+    assert list(json.loads(capsys.readouterr().out)["worktree"]["conflicts"]) == ["k.cu"]
+    # the user decides: the merged text with conflict markers
+    assert main(["review", str(proj / "out"), "--resolve", "k.cu=merged"]) == 0
+    merged = target.read_text()
+    assert "<<<<<<< yours" in merged and "hipFree(d);  // mine" in merged and "cudaFree(d);" in merged
+    capsys.readouterr()
+    assert main(["review", str(proj / "out"), "--resolve", "k.cu=new"]) == 2  # no longer in conflict
+    assert "not in conflict" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("choice, expect", [("mine", "hipFree(d);  // mine"), ("new", "  cudaFree(d);\n")])
+def test_resolving_a_conflict_keeps_mine_or_takes_new(proj, capsys, choice, expect):
+    hipify(proj, capsys=capsys)
+    decide(proj, {key: "accepted" for key in decisions(proj)})
+    write(proj, capsys)
+    target = proj / "out" / "k.cu"
+    target.write_text(target.read_text().replace("hipFree(d);", "hipFree(d);  // mine"))
+    decide(proj, {("k.cu", 17): "rejected"})
+    assert write(proj, capsys)[0] == 1
+    assert main(["review", str(proj / "out"), "--resolve", f"k.cu={choice}"]) == 0
+    assert expect in target.read_text()
+    rc, _ = write(proj, capsys)  # settled: the next write has nothing to fight about
+    assert rc == 0 and expect in target.read_text()
+
+
+def test_without_git_an_edited_file_is_never_overwritten(proj, capsys, monkeypatch):
+    hipify(proj, capsys=capsys)
+    decide(proj, {key: "accepted" for key in decisions(proj)})
+    write(proj, capsys)
+    target = proj / "out" / "k.cu"
+    target.write_text(target.read_text().replace("return 0;", "return 7;"))
+    decide(proj, {("k.cu", 1): "rejected"})
+    empty = proj / "nobin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # the real runner finds no git
+    rc, text = write(proj, capsys)
+    assert rc == 1 and "git is not installed" in text
+    assert "return 7;" in target.read_text() and "hip/hip_runtime.h" in target.read_text()
+
+
+def test_rerun_after_a_write_keeps_decisions_and_hand_edits(proj, capsys):
+    rc, _ = hipify(proj, "--accept-unflagged", capsys=capsys)
+    assert rc == 0
+    decide(proj, {("k.cu", 8): "rejected"})
+    target = proj / "out" / "k.cu"
+    write(proj, capsys)
+    target.write_text(target.read_text().replace("// exit", "// exit, by hand"))
+    before = decisions(proj)
+    rc, summary = hipify(proj, "--accept-unflagged", capsys=capsys)
+    assert rc == 0, summary
+    assert decisions(proj) == before and before[("k.cu", 8)] == "rejected"
+    assert "// exit, by hand" in target.read_text() and "  cudaMalloc(&d, 4);" in target.read_text()
+
+
+def test_accept_into_a_folder_hipwizard_did_not_create_needs_force(proj, capsys):
+    (proj / "out").mkdir()
+    (proj / "out" / "k.cu").write_text("// the team's own HIP port\n")
+    rc = main(["hipify", str(proj / "src"), "--out", str(proj / "out"), "--workspace", str(proj),
+               "--backend", "builtin", "--accept-all", "--no-check"])
+    assert rc == 2 and "did not write" in capsys.readouterr().err
+    assert (proj / "out" / "k.cu").read_text() == "// the team's own HIP port\n"
+    assert not state_path_for(proj / "out").exists()
+    rc, summary = hipify(proj, "--accept-all", "--force", capsys=capsys)
+    assert rc == 0 and "hipMalloc" in (proj / "out" / "k.cu").read_text()
+
+
+def test_a_killed_writes_leftover_temp_file_is_removed_by_the_next_write(proj, capsys):
+    hipify(proj, "--accept-all", capsys=capsys)
+    leftover = proj / "out" / ".k.cu.a1b2c3d4.tmp"
+    leftover.write_bytes(b"")
+    users = proj / "out" / ".notes.tmp"
+    users.write_text("mine")
+    assert write(proj, capsys)[0] == 0
+    assert not leftover.exists() and users.read_text() == "mine"
+
+
+# --- bad input: one line, exit 2, nothing written -----------------------------------------------------------------
+def _tree(proj) -> set:
+    return {p.relative_to(proj).as_posix() for p in proj.rglob("*")}
+
+
+@pytest.mark.parametrize("out, words", [("src/hip", "inside the source folder"),
+                                        ("notes.txt/hip", "cannot be made"),
+                                        ("/proc/hipwizard-out", "cannot be written")])
+def test_bad_output_folders_are_one_line_exit_2_nothing_written(proj, capsys, out, words):
+    (proj / "notes.txt").write_text("a regular file")
+    before = _tree(proj)
+    target = out if out.startswith("/") else str(proj / out)
+    rc = main(["hipify", str(proj / "src"), "--out", target, "--workspace", str(proj), "--backend", "builtin"])
+    err = capsys.readouterr().err
+    assert rc == 2 and words in err and len(err.strip().splitlines()) == 1
+    assert _tree(proj) == before
+
+
+@pytest.mark.parametrize("rel", ["../evil.cu", "/tmp/hipwizard-evil.cu"])
+def test_a_crafted_state_with_escaping_paths_refuses_the_whole_write(proj, capsys, rel):
+    hipify(proj, capsys=capsys)
+    decide(proj, {key: "accepted" for key in decisions(proj)})
+    path = state_path_for(proj / "out")
+    data = json.loads(path.read_text())
+    data["files"][rel] = {"sha256": "0" * 64, "hunks": 0}
+    path.write_text(json.dumps(data))
+    before = _tree(proj)
+    rc = main(["review", str(proj / "out"), "--write", "--no-check"])
+    err = capsys.readouterr().err
+    assert rc == 2 and str(path) in err and "would leave" in err and len(err.strip().splitlines()) == 1
+    assert _tree(proj) == before and not (proj / "out").exists()
+
+
+def test_wrong_field_types_in_the_state_are_one_line_naming_it(proj, capsys):
+    hipify(proj, capsys=capsys)
+    path = state_path_for(proj / "out")
+    data = json.loads(path.read_text())
+    data["hunks"][0]["old_start"] = "8"
+    path.write_text(json.dumps(data))
+    for argv in (["review", str(proj / "out"), "--write"], ["review", str(proj / "out"), "--summary"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and "'old_start' is str, expected int" in err and len(err.strip().splitlines()) == 1
+    assert not (proj / "out").exists()
+    assert os.path.getsize(path) > 0  # kept as it is
