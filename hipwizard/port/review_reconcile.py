@@ -4,8 +4,8 @@ Plain functions over a review's parts, used by ``ReviewState.changed_sources`` a
 (a re-run of ``hipwizard hipify`` over an existing review and the Port screen's re-read both end there):
 
 - a hunk whose id (its file, context and text) is known keeps its decision, and a known split is made again;
-- a hunk whose text changed since the user decided it (paired with the old hunk it replaces: same original
-  lines, same translation, or overlapping original lines of the same file) comes back pending, marked
+- a hunk whose text changed since the user decided it (paired with the old hunk it replaces in the same file:
+  same original lines, same translation, same surrounding lines, or overlapping line numbers) comes back pending, marked
   ``changed``, with the old decision kept in ``before`` so both faces can show it;
 - a decided hunk that no longer exists is listed in ``vanished`` (never dropped silently); if a later run
   brings the same hunk back, its decision comes back with it;
@@ -70,8 +70,11 @@ def _overlaps(a: Hunk, b: Hunk) -> bool:
 
 
 def _pair(new: Hunk, candidates: list[Hunk]) -> Hunk | None:
-    """The old hunk ``new`` replaces: same original lines, else same translation, else overlapping lines."""
+    """The old hunk ``new`` replaces: same original lines, else same translation, else the same lines around
+    it (after, then before: lines added or removed above shift the numbers), else overlapping line numbers."""
     for same in (lambda o: o.old_lines == new.old_lines, lambda o: o.new_lines == new.new_lines,
+                 lambda o: bool(new.context_after) and o.context_after == new.context_after,
+                 lambda o: bool(new.context_before) and o.context_before == new.context_before,
                  lambda o: _overlaps(o, new)):
         for o in candidates:
             if same(o):

@@ -271,9 +271,10 @@ def resolve(review: ReviewState, rel: str, choice: str) -> None:
         raise UserError(f"cannot resolve {rel}: {exc.strerror or exc}") from None
 
 
-def worktree_status(review: ReviewState) -> dict:
+def worktree_status(review: ReviewState, *, edited: bool = True) -> dict:
     """The output folder as a working tree: ``{"conflicts": {path: why}, "edited": [paths the user edited
-    since hipwizard wrote them]}``. A damaged record reads as its one-line error under ``"error"``."""
+    since hipwizard wrote them]}`` (``edited`` False: not looked for, it reads every written file). A damaged
+    record reads as its one-line error under ``"error"``."""
     from hipwizard.port.worktree import WorkTree
 
     try:
@@ -282,7 +283,7 @@ def worktree_status(review: ReviewState) -> dict:
         return {"conflicts": {}, "edited": [], "error": str(exc)}
     return {"conflicts": {rel: c.get("why") or f"{c.get('count', 0)} conflict(s) with your edits"
                           for rel, c in tree.conflicts.items()},
-            "edited": tree.edited()}
+            "edited": tree.edited() if edited else []}
 
 
 def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, jobs: int | None = None,

@@ -4,7 +4,7 @@ hipwizard keeps, beside the output folder ``<out>``, a folder ``<out>.written/``
 
     <out>.written/manifest.json   {"version": 1, "kind": "hipwizard-written",
                                    "files": {PATH: SHA256},            # what hipwizard last wrote, per file
-                                   "conflicts": {PATH: {"count": N}}}  # writes that met conflicting edits
+                                   "conflicts": {PATH: {"count": N, "why": TEXT}}}  # writes that met edits
     <out>.written/base/PATH       the bytes hipwizard last wrote (the base of a three-way merge)
     <out>.written/new/PATH        in conflict: the new result that was not written
     <out>.written/merged/PATH     in conflict: the merge with conflict markers
@@ -154,10 +154,10 @@ class WorkTree:
         atomic_write_bytes(self._copy("new", rel), new)
         if merged is not None:
             atomic_write_bytes(self._copy("merged", rel), merged)
-        self.conflicts[rel] = {"count": count, "why": why}
         if not why:
             why = (f"{count} conflict(s) between your edits and the new result" if rel in self.files
                    else "a file hipwizard did not write differs from the new result")
+        self.conflicts[rel] = {"count": count, "why": why}
         hint = "mine|new|merged" if merged is not None else "mine|new"
         return Placed("conflict", f"{why}; your file is kept as it is (resolve: "
                                   f"`hipwizard review {self.out} --resolve {rel}={hint}`)", count)

@@ -580,6 +580,7 @@ async def test_r_rereads_the_sources_and_reconciles_keeping_decisions(tmp_path):
     review = services.translate(ws, "proj", "proj-hip", backend="builtin").review
     a_hunks = [h.hunk_id for h in review.hunks if h.file == "a.cu"]
     review.decide(a_hunks, "accepted")
+    review.decide([h.hunk_id for h in review.hunks if h.file == "b.cu"], "rejected")
     app = HipwizardApp(ws)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(app, pilot)
@@ -587,14 +588,15 @@ async def test_r_rereads_the_sources_and_reconciles_keeping_decisions(tmp_path):
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert any("nothing to reconcile" in str(n.message) for n in app._notifications)
-        (src / "b.cu").write_text(KERNEL.replace("scale", "twice") + "void g() { cudaDeviceReset(); }\n")
+        (src / "b.cu").write_text(KERNEL.replace("scale", "twice").replace("cudaFree(d);", "cudaFree(d);  // rel"))
         await pilot.press("r")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert any("Sources changed" in str(n.message) for n in app._notifications)
         assert screen.review is not review and "b.cu" in screen.nav.files
         assert all(screen.review.decision(h).state == "accepted" for h in a_hunks)
-        assert any(screen.review.decision(h.hunk_id).changed for h in screen.review.hunks if h.file == "b.cu")
+        changed = [h for h in screen.review.hunks if screen.review.decision(h.hunk_id).changed]
+        assert [(h.file, screen.review.decision(h.hunk_id).was) for h in changed] == [("b.cu", "rejected")]
         assert not screen.busy
     assert _disk(review).counts()["accepted"] == len(a_hunks)
 

@@ -104,14 +104,17 @@ def render_file_risks(rel: str, risks: tuple[UntouchedRisk, ...], where: str) ->
 
 
 def render_hunk(hunk: Hunk, decision: str, *, edited: list[str] | None, changed: bool, where: str,
-                errors: list[tuple[int | None, str]] = (), untouched: tuple[UntouchedRisk, ...] = ()) -> Group:
+                errors: list[tuple[int | None, str]] = (), untouched: tuple[UntouchedRisk, ...] = (),
+                was: str = "") -> Group:
     """What the hunk view shows for ``hunk``: header, diff, flags, compile errors, then the risks on
-    unchanged lines of its file (``untouched``)."""
+    unchanged lines of its file (``untouched``). ``was``: the decision made on this hunk's earlier text."""
     header = Text()
     header.append(f"{hunk.file}", style="bold")
     header.append(f"   {where}   ")
     header.append(DECISION_LABEL[decision], style="bold reverse" if decision != "pending" else "bold")
-    if changed:
+    if changed and was:
+        header.append(f"   ⟳ changed since you decided (was {was})", style="bold yellow")
+    elif changed:
         header.append("   ⟳ changed since the review started", style="bold yellow")
     old_end = hunk.old_start + max(len(hunk.old_lines) - 1, 0)
     new_end = hunk.new_start + max(len(hunk.new_lines) - 1, 0)

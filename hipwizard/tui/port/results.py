@@ -15,6 +15,8 @@ def result_options(report, review=None) -> list[Option]:
     with such risks (line numbers in the written file)."""
     rows: list[Option] = []
     for n, f in enumerate(report.files):
+        if f.status == "conflict":  # listed with the resolve choices by ``worktree_options``
+            continue
         line = f"{f.symbol} {f.path} — {f.status}" + (f", compile {f.check}" if f.check else "")
         rows.append(Option(Text(line + (f": {f.detail}" if f.detail else "")), id=f"file{n}|"))
         for k, e in enumerate(f.errors):
@@ -32,6 +34,31 @@ def result_options(report, review=None) -> list[Option]:
         for f, risks in untouched.items():
             lines = ", ".join(f"L{review.written_line(f, r)} {r.flag.rule_id}" for r in risks)
             rows.append(Option(Text(f"    ⚑ {f}: {lines}"), disabled=True))
+    return rows
+
+
+def worktree_options(review, status: dict, written=None) -> list[Option]:
+    """Rows for the output folder as a working tree (``services.worktree_status``): each file whose write met
+    conflicting hand edits (the user's file kept; how to settle it), then the decided hunks that vanished
+    from the translation. ``written``: the last ``ApplyReport``, whose conflicts are shown even before the
+    record is read again."""
+    conflicts = dict(status.get("conflicts", {}))
+    for f in (written.conflicts if written is not None else ()):
+        conflicts.setdefault(f.path, f.detail)
+    rows: list[Option] = []
+    if status.get("error"):
+        rows.append(Option(Text(f"✖ {status['error']}"), disabled=True))
+    if conflicts:
+        rows.append(Option(Text(f"✖ {len(conflicts)} file(s) in conflict with your edits (your file kept). Settle "
+                                f"each: hipwizard review {review.out} --resolve PATH=mine|new|merged"), disabled=True))
+        for rel, why in conflicts.items():
+            rows.append(Option(Text(f"    ✖ {rel}: {why.split('; your file')[0]}"), disabled=True))
+    if review.vanished:
+        rows.append(Option(Text(f"✗ {len(review.vanished)} decided hunk(s) vanished from the translation:"),
+                           disabled=True))
+        for v in review.vanished:
+            rows.append(Option(Text(f"    ✗ {v.get('file')}:{v.get('old_start')}  was "
+                                    f"{v['decision'].get('state', '?')}"), disabled=True))
     return rows
 
 

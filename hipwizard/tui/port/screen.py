@@ -26,7 +26,7 @@ from hipwizard.tui.port.actions import ReviewActions
 from hipwizard.tui.port.dialogs import ConfirmWrite, MigrationForm
 from hipwizard.tui.port.file_list import FileList
 from hipwizard.tui.port.hunk_view import HunkView, render_file_risks, render_hunk
-from hipwizard.tui.port.results import api_options, result_options
+from hipwizard.tui.port.results import api_options, result_options, worktree_options
 from hipwizard.tui.workers import Jobs
 
 REVIEW_ACTIONS = {"accept", "reject", "undo", "split", "edit", "accept_file", "reject_file", "accept_unflagged",
@@ -156,7 +156,7 @@ class PortScreen(Jobs, ReviewActions, Screen):
                        done=self._translated, failed=lambda text: form.status(f"✖ {text}"))
 
     def _translated(self, result: services.Translation) -> None:
-        self._open_review(result.review, None)
+        self._open_review(result.review, result.reconciled)
         if result.too_new:
             self.notify(f"⚠ {len(result.too_new)} API(s) newer than HIP {result.review.hip_version}: "
                         + ", ".join(result.too_new), severity="warning", timeout=10)
@@ -176,8 +176,9 @@ class PortScreen(Jobs, ReviewActions, Screen):
             self._say_reconciled(reconciled)
 
     def _say_reconciled(self, r) -> None:
-        self.notify(f"Sources changed: {r.kept} decisions kept, {r.changed} hunks back to pending (⟳ changed), "
-                    f"{r.dropped} gone.", severity="warning", timeout=8)
+        self.notify(f"Sources changed: {r.kept} decisions kept, {r.changed} changed since you decided (⟳, pending "
+                    f"with the old decision shown), {r.dropped} vanished (listed in the results).",
+                    severity="warning", timeout=8)
 
     # --- re-reading the sources -----------------------------------------------------------------
     def action_reread(self) -> None:
@@ -227,6 +228,8 @@ class PortScreen(Jobs, ReviewActions, Screen):
     def _fill_results(self) -> None:
         """Write results (after a Write) and the API notes kept with the review; hidden when there are none."""
         rows = result_options(self.last_write, self.review) if self.last_write is not None else []
+        rows += worktree_options(self.review, services.worktree_status(self.review, edited=False),
+                                 written=self.last_write)
         rows += api_options(self.review)
         results = self.query_one("#port-results", OptionList)
         results.clear_options()
@@ -249,7 +252,8 @@ class PortScreen(Jobs, ReviewActions, Screen):
                 # Everything the drawing depends on (the hunk id is a hash of its file and text).
                 key = (hunk.hunk_id, d.state, tuple(d.lines or ()), d.changed, where, tuple(errors), risks)
                 body.show(key, render_hunk(hunk, d.state, edited=d.lines if d.state == "edited" else None,
-                                           changed=d.changed, where=where, errors=errors, untouched=risks))
+                                           changed=d.changed, where=where, errors=errors, untouched=risks,
+                                           was=d.was))
             row = self.nav.file_row.get(rel)
             files = self.query_one("#port-filelist", OptionList)
             if row is not None and files.highlighted != row:
@@ -294,7 +298,8 @@ class PortScreen(Jobs, ReviewActions, Screen):
             self._jump_to_hunk(first_error)
         else:
             self._show_hunk()
-        manual = self.review.untouched_counts()["total"]
+        manual, conflicts = self.review.untouched_counts()["total"], len(report.conflicts)
         self.notify(f"Wrote {report.written} of {len(report.files)} files; {report.compile_errors} compile error(s)"
+                    + (f"; ✖ {conflicts} file(s) in conflict with your edits, kept (see the results)" if conflicts else "")
                     + (f"; ⚑ {manual} risks on unchanged lines need a manual edit." if manual else "."),
-                    severity="error" if report.compile_errors else "information")
+                    severity="error" if report.compile_errors or conflicts else "information")
