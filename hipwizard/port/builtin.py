@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hipwizard.port.edits import Edit, EditLog, Span, apply_edits
 from hipwizard.port.lexer import TOKEN, line_of, line_starts, mask_non_code
 from hipwizard.port.model import Diagnostic
 from hipwizard.port.tables import HipifyTables, load_tables, parse_version
@@ -31,6 +32,7 @@ class Translation:
     text: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
+    spans: list[Span] = field(default_factory=list)  # what changed, in the original's offsets (the edit log)
 
 
 INCLUDE = r"""(?P<include>^[ \t]*\#[ \t]*include[ \t]*(?P<open>[<"])(?P<header>[^>"\n]+)[>"](?P<rest>[^\n]*)(?:\n|\Z))"""
@@ -80,26 +82,39 @@ class BuiltinTranslator:
             line = line_of(starts, offset)
             diags.setdefault((kind, name, line), Diagnostic(kind, name, line, message))
 
-        def rewrite(m: re.Match) -> str:
-            kind = m.lastgroup if m.group("include") is None else "include"
+        # Every pass records its replacements; the log folds them onto the original's offsets for the hunks.
+        edits: list[Edit] = []
+        known = self.tables.__contains__
+        for m in SCAN.finditer(text):
+            kind = m.lastgroup  # the outermost group that matched (a nested group closes before it)
             if kind == "ident":
-                return self._identifier(m, text, report, stats, own_names)
-            if kind == "include":
-                return self._include(m, seen_groups, report, stats)
-            return m.group(0)
-
-        out = SCAN.sub(rewrite, text)
+                name = m.group()
+                # fast path: most identifiers are neither in the tables nor CUDA-looking
+                if not known(name) and not name.startswith(("cu", "CU")):
+                    continue
+                new = self._identifier(m, text, report, stats, own_names)
+            elif kind == "include":
+                new = self._include(m, seen_groups, report, stats)
+            else:
+                continue
+            if new != m.group(0):
+                edits.append(Edit(m.start(), m.end(), new))
+        log = EditLog(text)
+        log.then(edits)
         if opts.hip_kernel_execution_syntax:
-            out, n = rewrite_launches(out)
-            stats["launches"] = n
-        out, n = apply_argument_rules(out)
-        stats["arg_rules"] = n
+            edits = launch_edits(log.text)
+            log.then(edits)
+            stats["launches"] = len(edits)
+        edits = argument_rule_edits(log.text)
+        log.then(edits)
+        stats["arg_rules"] = len(edits)
+        out = log.text
         if stats["converted"] + stats["launches"] and DEVICE_MARKERS.search(out) and DEVICE_MARKERS.search(mask_non_code(out)) \
                 and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out):
             eol = "\r\n" if "\r\n" in out[:4096] else "\n"
-            out = f'#include "{RUNTIME_HEADER}"{eol}' + out
+            log.then([Edit(0, 0, f'#include "{RUNTIME_HEADER}"{eol}')])
             stats["headers"] += 1
-        return Translation(out, sorted(diags.values(), key=lambda d: (d.line or 0, d.name)), stats)
+        return Translation(log.text, sorted(diags.values(), key=lambda d: (d.line or 0, d.name)), stats, log.spans)
 
     # -- pieces -------------------------------------------------------------------------------------
 
@@ -230,13 +245,23 @@ def _template_start(masked: str, end: int) -> int:
 
 def rewrite_launches(text: str) -> tuple[str, int]:
     """``k<<<g, b, s, st>>>(args)`` -> ``hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)``."""
+    edits = launch_edits(text)
+    return apply_edits(text, edits), len(edits)
+
+
+def launch_edits(text: str) -> list[Edit]:
+    """The replacements ``rewrite_launches`` makes, in order."""
+    if "<<<" not in text:
+        return []
     masked = mask_non_code(text)
-    out, last, count = [], 0, 0
+    edits: list[Edit] = []
+    last = 0
     pos = masked.find("<<<")
     while pos != -1:
         close = masked.find(">>>", pos + 3)
         tmpl = _template_start(masked, pos)
-        name_m = _KERNEL_NAME.search(masked, 0, tmpl)
+        # a kernel name is short: looking back a bounded window keeps many launches linear
+        name_m = _KERNEL_NAME.search(masked, max(last, tmpl - 1024), tmpl)
         paren = close + 3 if close != -1 else -1
         while 0 <= paren < len(masked) and masked[paren].isspace():
             paren += 1
@@ -256,13 +281,10 @@ def rewrite_launches(text: str) -> tuple[str, int]:
         kernel = f"HIP_KERNEL_NAME({name})" if tmpl != pos else name
         args = text[paren + 1:end].strip()
         call = f"hipLaunchKernelGGL({kernel}, {', '.join(config[:4])}" + (f", {args})" if args else ")")
-        out.append(text[last:name_m.start(1)])
-        out.append(call)
+        edits.append(Edit(name_m.start(1), end + 1, call))
         last = end + 1
-        count += 1
         pos = masked.find("<<<", last)
-    out.append(text[last:])
-    return "".join(out), count
+    return edits
 
 
 # -- argument rules ---------------------------------------------------------------------------------
@@ -273,13 +295,20 @@ _ARG_RULES_RX = re.compile(r"\b(" + "|".join(sorted({**SYMBOL_ARG, **FUNC_PTR_AR
 
 def apply_argument_rules(text: str) -> tuple[str, int]:
     """Wrap symbol arguments in HIP_SYMBOL() and kernel pointers in reinterpret_cast<const void*>()."""
+    edits = argument_rule_edits(text)
+    return apply_edits(text, edits), len(edits)
+
+
+def argument_rule_edits(text: str) -> list[Edit]:
+    """The wrappings ``apply_argument_rules`` makes, in order (a call nested in an argument already
+    wrapped is left to the outer one)."""
     rules = {**{f: (i, "HIP_SYMBOL({})") for f, i in SYMBOL_ARG.items()},
              **{f: (i, "reinterpret_cast<const void*>({})") for f, i in FUNC_PTR_ARG.items()}}
     pattern = _ARG_RULES_RX
     if not pattern.search(text):
-        return text, 0
+        return []
     masked = mask_non_code(text)
-    edits: list[tuple[int, int, str]] = []
+    edits: list[Edit] = []
     for m in pattern.finditer(masked):
         index, wrapper = rules[m.group(1)]
         open_pos = m.end() - 1
@@ -307,10 +336,12 @@ def apply_argument_rules(text: str) -> tuple[str, int]:
             continue
         lead = arg[: len(arg) - len(arg.lstrip())]
         trail = arg[len(arg.rstrip()):]
-        edits.append((a_start, a_end, lead + wrapper.format(core) + trail))
-    for start, end, new in reversed(edits):
-        text = text[:start] + new + text[end:]
-    return text, len(edits)
+        edits.append(Edit(a_start, a_end, lead + wrapper.format(core) + trail))
+    kept: list[Edit] = []
+    for e in sorted(edits, key=lambda e: (e.start, -e.end)):
+        if not kept or e.start >= kept[-1].end:
+            kept.append(e)
+    return kept
 
 
 def translate_text(text: str, options: TranslateOptions | None = None) -> Translation:

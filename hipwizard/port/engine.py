@@ -3,6 +3,10 @@
 ``port_tree(src, ...) -> PortReport`` is the full result (translations, skipped and unreadable files);
 ``translate_tree(src, ...) -> list[FileTranslation]`` is the short form. Nothing here writes files: the
 review state and ``apply`` (writing accepted hunks into the output folder) build on these results.
+
+Files over ``max_bytes`` (default ``scan.MAX_BYTES``, 8 MiB) are skipped and named with the reason. Progress
+goes through ``progress`` in two stages, each counting files with the bytes done in ``item``: the backend's
+"translating", then "checking" (hunks and risk rules; a file of 1 MiB or more also reports when it starts).
 """
 
 from __future__ import annotations
@@ -13,13 +17,17 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.port.backends import choose_backend
+from hipwizard.port.backends.base import BIG_FILE
 from hipwizard.port.builtin import TranslateOptions
-from hipwizard.port.hunks import split_hunks
+from hipwizard.port.hunks import hunks_from_edits, split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
 from hipwizard.port.risks import flag_translation, summarize_flags
-from hipwizard.port.scan import ScanResult, SkippedFile, scan_tree
-from hipwizard.progress import ProgressFn
+from hipwizard.port.scan import MAX_BYTES, ScanResult, SkippedFile, SourceFile, scan_tree
+from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner
+from hipwizard.units import MIB
+
+CHECKING = "checking"  # the progress stage after translation: hunks and risk rules
 
 
 @dataclass
@@ -32,6 +40,7 @@ class PortReport:
     skipped: list[SkippedFile] = field(default_factory=list)
     unreadable: list[SkippedFile] = field(default_factory=list)
     failed: list[SkippedFile] = field(default_factory=list)  # the backend could not translate these
+    max_bytes: int = MAX_BYTES  # the size cap the scan applied
 
     def summary(self) -> dict:
         """Counts for the CLI and the screen: files, hunks, flags by severity, unsupported APIs."""
@@ -56,7 +65,9 @@ class PortReport:
             "flags_by_rule": dict(sorted(flags["rules"].items())),
             "unsupported": dict(sorted(unsupported.items())),
             "too_new": dict(sorted(too_new.items())),
-            "skipped": len(self.skipped),
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "skipped_count": len(self.skipped),
+            "max_file_bytes": self.max_bytes,
             "unreadable": [{"path": s.path, "reason": s.reason} for s in self.unreadable],
             "failed": [{"path": s.path, "reason": s.reason} for s in self.failed],
         }
@@ -65,27 +76,69 @@ class PortReport:
 def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version: str | None = None,
               hip_kernel_execution_syntax: bool = False, roc: bool = False, experimental: bool = False,
               runner: Runner | None = None, progress: ProgressFn | None = None,
-              exclude: list[Path] | None = None, context: int = 3) -> PortReport:
-    """Translate every CUDA source under ``src``. Raises ``UserError`` only when ``src`` does not exist."""
+              exclude: list[Path] | None = None, context: int = 3, max_bytes: int = MAX_BYTES) -> PortReport:
+    """Translate every CUDA source under ``src`` of at most ``max_bytes`` bytes (larger ones are skipped,
+    named with the reason). Raises ``UserError`` when ``src`` does not exist or ``max_bytes`` < 1."""
     root = Path(src).expanduser()
     if not root.exists():
         raise UserError(f"{root} does not exist")
+    if max_bytes < 1:
+        raise UserError(f"the file size cap must be at least 1 byte (got {max_bytes})")
     options = TranslateOptions(hip_kernel_execution_syntax, roc, experimental, hip_version)
     chosen = choose_backend(backend, options, runner)
-    scanned: ScanResult = scan_tree(root, exclude=exclude)
-    report = PortReport(str(root), chosen.name, skipped=scanned.skipped, unreadable=scanned.unreadable)
-    for result in chosen.translate(scanned.files, progress):
+    scanned: ScanResult = scan_tree(root, exclude=exclude, max_bytes=max_bytes)
+    report = PortReport(str(root), chosen.name, skipped=scanned.skipped, unreadable=scanned.unreadable,
+                        max_bytes=max_bytes)
+    sizes = _ByteCount(scanned.files)
+    results = chosen.translate(scanned.files, sizes.wrap(progress))
+    for n, result in enumerate(results):
         sf = result.source
+        big = len(sf.text) >= BIG_FILE
+        if progress is not None and big:
+            progress(Progress(CHECKING, n, len(results), sizes.item(n, sf.path)))
         if result.error:
             report.failed.append(SkippedFile(sf.path, result.error))
+        hunks = (hunks_from_edits(sf.path, sf.text, result.text, result.spans, context=context)
+                 if result.spans is not None else split_hunks(sf.path, sf.text, result.text, context=context))
         ft = FileTranslation(
-            path=sf.path, original=sf.text, translated=result.text, backend=chosen.name,
-            hunks=split_hunks(sf.path, sf.text, result.text, context=context),
+            path=sf.path, original=sf.text, translated=result.text, backend=chosen.name, hunks=hunks,
             diagnostics=result.diagnostics, stats=result.stats, encoding=sf.encoding,
         )
         flag_translation(ft)
         report.files.append(ft)
+        if progress is not None and (big or sizes.due(n)):
+            progress(Progress(CHECKING, n + 1, len(results), sizes.item(n + 1, sf.path)))
     return report
+
+
+class _ByteCount:
+    """Bytes done after each file, to show beside the file count ("3.1/7.6 MiB")."""
+
+    def __init__(self, files: list[SourceFile]):
+        self.done = [0]
+        for f in files:
+            self.done.append(self.done[-1] + len(f.text))
+        self._last = -1.0
+
+    def item(self, n: int, path: str) -> str:
+        return f"{path} ({self.done[n] / MIB:.1f}/{self.done[-1] / MIB:.1f} MiB)"
+
+    def due(self, n: int) -> bool:
+        """Report after file ``n``? At most ~100 reports a stage, and always the last."""
+        step = max(1, (len(self.done) - 1) // 100)
+        return (n + 1) % step == 0 or n + 2 == len(self.done)
+
+    def wrap(self, progress: ProgressFn | None) -> ProgressFn | None:
+        """The backend's file counts, with the bytes they stand for."""
+        if progress is None:
+            return None
+
+        def report(p: Progress) -> None:
+            n = p.done if p.done is not None and 0 <= p.done < len(self.done) else None
+            path = p.item.rsplit(" (", 1)[0]
+            progress(Progress(p.stage, p.done, p.total, self.item(n, path) if n is not None else p.item))
+
+        return report
 
 
 def translate_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version: str | None = None,

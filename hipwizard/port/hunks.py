@@ -1,16 +1,19 @@
 """Hunks between an original file and its translation, and rebuilding a file from accepted hunks.
 
 Lines keep their line endings (``"x = 1;\\n"``; the last line may have none), so rebuilding a file from
-its hunks is byte-exact, CRLF files included. Hunks are the non-equal difflib opcodes (one hunk per
+its hunks is byte-exact, CRLF files included. Hunks are the non-equal opcodes of a line diff (one hunk per
 contiguous change, so each can be accepted or rejected on its own), each with up to ``context`` unchanged
-lines before and after. ``hunk_id`` is a hash of file, context and text: stable across re-runs.
+lines before and after. The built-in translator's hunks come from its edit log (``hunks_from_edits``), an
+external tool's from ``linediff`` (near-linear on code); both give the boundaries difflib gave. ``hunk_id`` is a hash of file, context and text: stable across re-runs.
 """
 
 from __future__ import annotations
 
-import difflib
+import bisect
 from collections.abc import Iterable
 
+from hipwizard.port.edits import Span
+from hipwizard.port.linediff import line_opcodes
 from hipwizard.port.model import Hunk
 
 
@@ -23,38 +26,79 @@ def split_lines(text: str) -> list[str]:
     return out
 
 
-def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
-    """difflib opcodes, with the common head and tail stripped first (fast on big, mostly-equal files)."""
-    head = 0
-    limit = min(len(a), len(b))
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
-    mid = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False)
-    return [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in mid.get_opcodes()]
-
-
 def split_hunks(path: str, original: str, translated: str, context: int = 3) -> list[Hunk]:
     """The hunks turning ``original`` into ``translated`` (empty list when they are equal)."""
     if original == translated:
         return []
     a, b = split_lines(original), split_lines(translated)
+    return _hunks(path, a, line_opcodes(a, b), a, b, 0, 0, context)
+
+
+def hunks_from_edits(path: str, original: str, translated: str, spans: list[Span], context: int = 3) -> list[Hunk]:
+    """The hunks of a translation whose changed ``spans`` are known (the built-in translator's edit log): the
+    lines the spans touch, grouped where they touch, each group diffed on its own. Same boundaries and ids
+    as ``split_hunks``; time grows with the file and the changes, never with their product."""
+    if not spans:
+        return []
+    a = split_lines(original)
+    starts = [0]
+    for line in a:
+        starts.append(starts[-1] + len(line))
+    groups: list[list[int]] = []  # [first line, end line, first span, last span] (0-based, end exclusive)
+    for n, sp in enumerate(spans):
+        first = min(bisect.bisect_right(starts, sp.start) - 1, len(a))
+        last = bisect.bisect_right(starts, sp.end - 1) if sp.end > sp.start else first + 1
+        last = min(max(last, first), len(a))
+        if groups and first <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], last)
+            groups[-1][3] = n
+        else:
+            groups.append([first, last, n, n])
+    # A group must end on a line end of the translation too (a replacement may have dropped a newline):
+    # else it takes the next line, and any group that then touches it.
+    k = 0
+    while k < len(groups):
+        g = groups[k]
+        while g[1] < len(a):
+            t_end = spans[g[3]].new_end + (starts[g[1]] - spans[g[3]].end)
+            if translated[t_end - 1] == "\n":
+                break
+            g[1] += 1
+            while k + 1 < len(groups) and groups[k + 1][0] <= g[1]:
+                g[1], g[3] = max(g[1], groups[k + 1][1]), groups[k + 1][3]
+                del groups[k + 1]
+        k += 1
     hunks: list[Hunk] = []
-    for tag, i1, i2, j1, j2 in _opcodes(a, b):
+    added = 0  # lines the groups before this one added (unchanged text between groups keeps its lines)
+    for first, last, s0, s1 in groups:
+        old = a[first:last]
+        t_start = spans[s0].new_start - (spans[s0].start - starts[first])
+        t_end = spans[s1].new_end + (starts[last] - spans[s1].end)
+        new = split_lines(translated[t_start:t_end])
+        hunks.extend(_hunks(path, a, line_opcodes(old, new), old, new, first, first + added, context))
+        added += len(new) - len(old)
+    return hunks
+
+
+def _hunks(path: str, a: list[str], ops, old: list[str], new: list[str], a_off: int, b_off: int,
+           context: int) -> list[Hunk]:
+    """Hunks for the non-equal ``ops`` of ``old``/``new``, which start at line ``a_off``/``b_off`` (0-based)
+    of the original ``a`` and of the translation."""
+    out: list[Hunk] = []
+    for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
             continue
-        hunks.append(Hunk(
+        lo, hi = i1 + a_off, i2 + a_off
+        out.append(Hunk(
             file=path,
-            old_start=i1 + 1,
-            old_lines=a[i1:i2],
-            new_start=j1 + 1,
-            new_lines=b[j1:j2],
-            context_before=a[max(0, i1 - context):i1],
-            context_after=a[i2:i2 + context],
+            old_start=lo + 1,
+            old_lines=old[i1:i2],
+            new_start=j1 + b_off + 1,
+            new_lines=new[j1:j2],
+            context_before=a[max(0, lo - context):lo],
+            context_after=a[hi:hi + context],
         ))
-    return hunks
+    return out
 
 
 def apply_hunks(original: str, hunks: Iterable[Hunk], accepted: Iterable[str]) -> str:

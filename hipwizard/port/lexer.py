@@ -20,18 +20,25 @@ TOKEN = re.compile(
     re.S,
 )
 _NON_NL = re.compile(r"[^\n]")
+# For masking, a run of code (numbers, identifiers that do not prefix a string, other characters) is one
+# match, so the callback runs per comment/string and per run between them, not per token (7 MB: 1.5 s -> 0.3 s).
+# The runs stop exactly where TOKEN would start a comment, string or char literal.
+_MASK = re.compile(
+    TOKEN.pattern.split("|(?P<number>")[0]
+    + r"""|(?P<code>(?:[^/"'A-Za-z_\d.]+|(?!(?:u8|u|U|L)?R?")[A-Za-z_]\w*|\.?\d(?:[\w.']|[eEpP][+-])*|/(?![/*])|\.(?!\d))+)""",
+    re.S,
+)
 
 
 def mask_non_code(text: str) -> str:
     """Comments, strings and char literals replaced by spaces (same length, same line breaks)."""
 
     def blank(m: re.Match) -> str:
-        kind = m.lastgroup
-        if kind in ("comment", "string", "char") or m.group("delim") is not None:
+        if m.group("code") is None:
             return _NON_NL.sub(" ", m.group(0))
         return m.group(0)
 
-    return TOKEN.sub(blank, text)
+    return _MASK.sub(blank, text)
 
 
 def line_starts(text: str) -> list[int]:

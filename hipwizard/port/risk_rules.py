@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hipwizard.port.line_search import matching_lines
 from hipwizard.port.model import Severity
 
 Detector = Callable[[list[str]], list[int]]
@@ -33,10 +34,7 @@ def _rx(*patterns: str, flags: int = 0) -> Detector:
     rx = re.compile("|".join(parts), flags)
 
     def detect(lines: list[str]) -> list[int]:
-        # one pass over the whole text first: most rules match nothing in a given file
-        if len(lines) > 8 and not rx.search("\n".join(lines)):
-            return []
-        return [i for i, line in enumerate(lines) if rx.search(line)]
+        return matching_lines(rx, lines)
 
     detect.pattern = rx  # type: ignore[attr-defined]  # for tests and debugging
     return detect
@@ -49,7 +47,12 @@ _SHFL_CALL_16 = re.compile(r"__shfl_(?:xor|down)\w*\s*\((?:[^()]|\([^()]*\))*,\s
 
 
 def _shfl_loop_16(lines: list[str]) -> list[int]:
-    return [i for i, l in enumerate(lines) if _SHFL_16.search(l) or _SHFL_UP_32.search(l) or _SHFL_CALL_16.search(l)]
+    return _any_of(lines, _SHFL_16, _SHFL_UP_32, _SHFL_CALL_16)
+
+
+def _any_of(lines: list[str], *rxs: re.Pattern) -> list[int]:
+    """Lines any of ``rxs`` matches, in order."""
+    return sorted({i for rx in rxs for i in matching_lines(rx, lines)})
 
 
 _CUDA_TYPES = (r"\b(?:__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__hip_bfloat162?|hip_bfloat16|"
@@ -63,7 +66,8 @@ _WARP_SPEC = re.compile(r"<\s*(?:32|64)\s*>")
 
 def _template_specialization(lines: list[str]) -> list[int]:
     hits: set[int] = set()
-    for i, line in enumerate(lines):
+    for i in _any_of(lines, _TEMPLATE_EMPTY, _PARTIAL_SPEC):
+        line = lines[i]
         if _TEMPLATE_EMPTY.search(line):
             # the specialised declaration follows within a few lines
             for j in range(i, min(i + 3, len(lines))):
@@ -79,11 +83,11 @@ _HALF2_DECL = re.compile(r"\b(?:__half2|half2)\s*[*&]?\s*(\w+)\s*[=;,)\[]")
 
 
 def _half2_xy(lines: list[str]) -> list[int]:
-    names = {m.group(1) for line in lines for m in _HALF2_DECL.finditer(line)}
+    names = {m.group(1) for i in matching_lines(_HALF2_DECL, lines) for m in _HALF2_DECL.finditer(lines[i])}
     if not names:
         return []
     use = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*(?:\[[^\]]*\])?\s*\.\s*[xy]\b")
-    return [i for i, line in enumerate(lines) if use.search(line)]
+    return matching_lines(use, lines)
 
 
 _SMEM_ATTR = re.compile(r"\b(?:cuda|hip)FuncAttributeMaxDynamicSharedMemorySize\b|"
@@ -98,7 +102,8 @@ LDS_BYTES = 64 * 1024
 
 def _dyn_smem(lines: list[str]) -> list[int]:
     hits = []
-    for i, line in enumerate(lines):
+    for i in _any_of(lines, _SMEM_ATTR, _STATIC_SMEM):
+        line = lines[i]
         if _SMEM_ATTR.search(line):
             hits.append(i)
             continue
@@ -117,8 +122,8 @@ _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(((?:[^()]|\([^()]*\))*)\)")
 
 def _launch_bounds(lines: list[str]) -> list[int]:
     out = []
-    for i, line in enumerate(lines):
-        m = _LAUNCH_BOUNDS.search(line)
+    for i in matching_lines(_LAUNCH_BOUNDS, lines):
+        m = _LAUNCH_BOUNDS.search(lines[i])
         if m and re.search(r",", re.sub(r"\([^()]*\)", "", m.group(1))):
             out.append(i)
     return out
@@ -130,7 +135,7 @@ _BALLOT_RET = re.compile(r"\b(?:unsigned|uint32_t|int)\s+\w+\s*\([^)]*\)[^;]*\{[
 
 
 def _ballot_32(lines: list[str]) -> list[int]:
-    return [i for i, l in enumerate(lines) if _BALLOT_32.search(l) or _BALLOT_RET.search(l)]
+    return _any_of(lines, _BALLOT_32, _BALLOT_RET)
 
 
 _HIP_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst"

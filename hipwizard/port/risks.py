@@ -8,12 +8,14 @@ flags that hunk; a finding anywhere else is a "flagged untouched line" (``FileTr
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
 from hipwizard.port.hunks import split_lines
 from hipwizard.port.lexer import mask_non_code
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
+from hipwizard.port.line_search import CodeLines
 from hipwizard.port.risk_rules import RULES, RiskRule
 
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b")
@@ -29,11 +31,20 @@ class Finding:
         return RiskFlag(r.rule_id, r.severity, r.reason, r.hint, r.source, self.line)
 
 
-def code_lines(text: str) -> list[str]:
+def code_lines(text: str) -> CodeLines:
     """The text's lines with comments and strings blanked; ``#include`` lines kept whole (rules read them)."""
     masked = mask_non_code(text).split("\n")
-    original = text.split("\n")
-    return [original[i] if _INCLUDE_LINE.match(original[i]) else line for i, line in enumerate(masked)]
+    if "include" in text:
+        original = text.split("\n")
+        for i in _matching_include_lines(masked):
+            if _INCLUDE_LINE.match(original[i]):
+                masked[i] = original[i]
+    return CodeLines(masked)
+
+
+def _matching_include_lines(masked: list[str]) -> list[int]:
+    # the directive itself is code, so the masked line starts the same way as the original
+    return [i for i, line in enumerate(masked) if "#" in line and _INCLUDE_LINE.match(line)]
 
 
 def find_risks(text: str, rules: tuple[RiskRule, ...] = RULES) -> list[Finding]:
@@ -59,21 +70,23 @@ def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES) -
         elif (hunk.hunk_id, f.rule.rule_id) not in seen:
             seen.add((hunk.hunk_id, f.rule.rule_id))
             hunk.flags.append(f.flag())
-    # CUDA names the hunk renamed away: look at the old side of each hunk as well
-    if ft.hunks:
+    # CUDA names the hunk renamed away: look at the old side of each hunk as well (each rule runs once over
+    # the whole original; its hits are handed to the hunks whose old lines hold them)
+    changed = [h for h in ft.hunks if h.old_lines]
+    if changed:
         old_lines = code_lines(ft.original)
-        for hunk in ft.hunks:
-            if not hunk.old_lines:
-                continue
-            window = old_lines[hunk.old_start - 1:hunk.old_start - 1 + len(hunk.old_lines)]
-            for rule in rules:
+        firsts = [h.old_start - 1 for h in changed]
+        for rule in rules:
+            for i in rule.detect(old_lines):
+                k = bisect.bisect_right(firsts, i) - 1
+                if k < 0 or i >= firsts[k] + len(changed[k].old_lines):
+                    continue
+                hunk = changed[k]
                 if (hunk.hunk_id, rule.rule_id) in seen:
                     continue
-                hits = rule.detect(window)
-                if hits:
-                    seen.add((hunk.hunk_id, rule.rule_id))
-                    line = hunk.new_start + min(hits[0], max(len(hunk.new_lines) - 1, 0))
-                    hunk.flags.append(Finding(rule, line).flag())
+                seen.add((hunk.hunk_id, rule.rule_id))
+                line = hunk.new_start + min(i - firsts[k], max(len(hunk.new_lines) - 1, 0))
+                hunk.flags.append(Finding(rule, line).flag())
     ft.untouched_flags = untouched
 
 

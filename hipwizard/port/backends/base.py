@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from hipwizard.port.edits import Span
 from hipwizard.port.model import Diagnostic
 from hipwizard.port.scan import SourceFile
 from hipwizard.progress import Progress, ProgressFn
 
 STAGE = "translating"  # the stage name backends report progress under
+BIG_FILE = 2**20  # a file this large is also reported before its translation starts (it takes a moment)
 
 
 @dataclass
@@ -21,6 +23,7 @@ class BackendResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
     error: str = ""
+    spans: list[Span] | None = None  # what changed, when the backend knows (the built-in's edit log): no diff needed
 
 
 class Backend(Protocol):

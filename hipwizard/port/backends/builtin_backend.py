@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hipwizard.port.backends.base import BackendResult, report
+from hipwizard.port.backends.base import BIG_FILE, BackendResult, report
 from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
 from hipwizard.port.scan import SourceFile
 from hipwizard.progress import ProgressFn
@@ -20,7 +20,9 @@ class BuiltinBackend:
     def translate(self, files: list[SourceFile], progress: ProgressFn | None = None) -> list[BackendResult]:
         out = []
         for i, src in enumerate(files):
+            if len(src.text) >= BIG_FILE:  # a big file takes seconds: say which one before starting it
+                report(progress, i, len(files), src.path)
             t = self.translator.translate(src.text)
-            out.append(BackendResult(src, t.text, t.diagnostics, t.stats))
+            out.append(BackendResult(src, t.text, t.diagnostics, t.stats, spans=t.spans))
             report(progress, i + 1, len(files), src.path)
         return out
