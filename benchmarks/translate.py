@@ -1,10 +1,15 @@
 """Translation speed: files per second of the built-in backend on a generated tree of CUDA files,
-and of hipify-perl in the same run when it is installed (or given with ``--hipify-perl PATH``).
+and of hipify-perl in the same run when it is installed (or given with ``--hipify-perl PATH``); then one
+big file end to end.
 
 The tree is made from the demo project's files with the kernel names varied, ``--files`` of them (default 600).
 hipify-perl runs the way hipwizard runs it (batches of 64 files, ``-inplace -quiet-warnings`` on copies).
+The big file (``--big-mb``, default 7.6; 0 skips it) is the demo project's and the test corpus's files
+concatenated with varied names, under the 8 MiB cap: timed through ``port_tree`` (scan, translate, hunks from
+the edit log, risk rules), and the same pair through ``split_hunks`` (the line diff an external tool's
+output goes through).
 
-Usage: ``python benchmarks/translate.py [--files N] [--hipify-perl PATH]``
+Usage: ``python benchmarks/translate.py [--files N] [--hipify-perl PATH] [--big-mb MB]``
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from hipwizard.port.backends import BuiltinBackend, HipifyPerlBackend  # noqa: E402
 from hipwizard.port.demo import DEMO_PROJECT  # noqa: E402
 from hipwizard.port.engine import port_tree  # noqa: E402
+from hipwizard.port.hunks import split_hunks  # noqa: E402
 from hipwizard.port.scan import scan_tree  # noqa: E402
 from hipwizard.runner import SubprocessRunner  # noqa: E402
 
@@ -37,10 +43,46 @@ def make_tree(root: Path, n: int) -> None:
     (root / "include" / "common.cuh").write_text((DEMO_PROJECT / "include" / "common.cuh").read_text())
 
 
+CORPUS = ROOT / "tests" / "fixtures" / "port" / "corpus"
+
+
+def make_big_file(path: Path, mb: float) -> None:
+    seeds = sorted(p for p in DEMO_PROJECT.rglob("*") if p.suffix in (".cu", ".cuh"))
+    seeds += sorted(p for p in CORPUS.iterdir() if p.suffix in (".cu", ".cpp"))
+    texts = [p.read_text() for p in seeds]
+    parts, size, i = [], 0, 0
+    while size < mb * 1e6:
+        part = texts[i % len(texts)].replace("_kernel", f"_kernel_{i}")
+        parts.append(part)
+        size += len(part)
+        i += 1
+    path.write_text("".join(parts))
+
+
+def big_file(mb: float) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_big_file(root / "big.cu", mb)
+        size = (root / "big.cu").stat().st_size
+        t0 = time.perf_counter()
+        report = port_tree(root, backend="builtin")
+        full_s = time.perf_counter() - t0
+        (ft,) = report.files
+        print(f"big file: {size / 1e6:.1f} MB, {ft.original.count(chr(10))} lines: full engine {full_s:.1f} s "
+              f"({len(ft.hunks)} hunks, {sum(len(h.flags) for h in ft.hunks) + len(ft.untouched_flags)} flags)")
+        t0 = time.perf_counter()
+        diffed = split_hunks(ft.path, ft.original, ft.translated)
+        diff_s = time.perf_counter() - t0
+        same = [h.hunk_id for h in diffed] == [h.hunk_id for h in ft.hunks]
+        print(f"big file: hunks by line diff (the external-tool path) {diff_s:.1f} s, "
+              f"{'same hunks as the edit log' if same else 'hunks DIFFER from the edit log'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=600)
     parser.add_argument("--hipify-perl", help="path to hipify-perl (default: PATH and /opt/rocm/bin)")
+    parser.add_argument("--big-mb", type=float, default=7.6, help="size of the big file in MB (0: skip it)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -69,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ratio: builtin translate {perl_s / builtin_s:.0f}x, full engine {perl_s / full_s:.0f}x hipify-perl's files/s")
         else:
             print("hipify-perl: not installed (pass --hipify-perl PATH to compare)")
+    if args.big_mb > 0:
+        big_file(args.big_mb)
     return 0
 
 

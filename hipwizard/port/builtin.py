@@ -105,12 +105,15 @@ class BuiltinTranslator:
             edits = launch_edits(log.text)
             log.then(edits)
             stats["launches"] = len(edits)
-        edits = argument_rule_edits(log.text)
+        # One masking serves the argument rules and the device-code test: the argument rules only wrap
+        # arguments, which adds no comment, string or device marker.
+        masked = _Masked(log.text)
+        edits = argument_rule_edits(log.text, masked)
         log.then(edits)
         stats["arg_rules"] = len(edits)
         out = log.text
-        if stats["converted"] + stats["launches"] and DEVICE_MARKERS.search(out) and DEVICE_MARKERS.search(mask_non_code(out)) \
-                and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out):
+        if stats["converted"] + stats["launches"] and DEVICE_MARKERS.search(out) \
+                and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out) and DEVICE_MARKERS.search(masked.text):
             eol = "\r\n" if "\r\n" in out[:4096] else "\n"
             log.then([Edit(0, 0, f'#include "{RUNTIME_HEADER}"{eol}')])
             stats["headers"] += 1
@@ -299,15 +302,29 @@ def apply_argument_rules(text: str) -> tuple[str, int]:
     return apply_edits(text, edits), len(edits)
 
 
-def argument_rule_edits(text: str) -> list[Edit]:
+class _Masked:
+    """``mask_non_code(text)``, computed on first use."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = mask_non_code(self.source)
+        return self._text
+
+
+def argument_rule_edits(text: str, masked: _Masked | None = None) -> list[Edit]:
     """The wrappings ``apply_argument_rules`` makes, in order (a call nested in an argument already
-    wrapped is left to the outer one)."""
+    wrapped is left to the outer one). ``masked``: the text's masking, when already at hand."""
     rules = {**{f: (i, "HIP_SYMBOL({})") for f, i in SYMBOL_ARG.items()},
              **{f: (i, "reinterpret_cast<const void*>({})") for f, i in FUNC_PTR_ARG.items()}}
     pattern = _ARG_RULES_RX
     if not pattern.search(text):
         return []
-    masked = mask_non_code(text)
+    masked = (masked or _Masked(text)).text
     edits: list[Edit] = []
     for m in pattern.finditer(masked):
         index, wrapper = rules[m.group(1)]

@@ -88,6 +88,8 @@ def _unique_anchors(a, b, alo, ahi, blo, bhi) -> list[tuple[int, int]]:
 
 def _small_gap(a, b, alo, ahi, blo, bhi, out) -> None:
     na, nb = ahi - alo, bhi - blo
+    if na * nb <= 64 and set(a[alo:ahi]).isdisjoint(b[blo:bhi]):
+        return  # the usual hunk (every line renamed): nothing in common, one replacement
     if na * nb <= GAP_LIMIT:
         sm = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
         out.extend((alo + i, blo + j, n) for i, j, n in sm.get_matching_blocks() if n)

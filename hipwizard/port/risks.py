@@ -33,13 +33,17 @@ class Finding:
 
 def code_lines(text: str) -> CodeLines:
     """The text's lines with comments and strings blanked; ``#include`` lines kept whole (rules read them)."""
+    return CodeLines(_masked_lines(text))
+
+
+def _masked_lines(text: str) -> list[str]:
     masked = mask_non_code(text).split("\n")
     if "include" in text:
         original = text.split("\n")
         for i in _matching_include_lines(masked):
             if _INCLUDE_LINE.match(original[i]):
                 masked[i] = original[i]
-    return CodeLines(masked)
+    return masked
 
 
 def _matching_include_lines(masked: list[str]) -> list[int]:
@@ -74,14 +78,20 @@ def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES) -
     # the whole original; its hits are handed to the hunks whose old lines hold them)
     changed = [h for h in ft.hunks if h.old_lines]
     if changed:
-        old_lines = code_lines(ft.original)
-        firsts = [h.old_start - 1 for h in changed]
+        # only the old lines of the hunks, one after the other (a big file's rules read a quarter of it)
+        masked = _masked_lines(ft.original)
+        owners: list[Hunk] = []
+        firsts: list[int] = []  # where each hunk's old lines start in old_lines
+        picked: list[str] = []
+        for h in changed:
+            firsts.append(len(picked))
+            owners.append(h)
+            picked.extend(masked[h.old_start - 1:h.old_start - 1 + len(h.old_lines)])
+        old_lines = CodeLines(picked)
         for rule in rules:
             for i in rule.detect(old_lines):
                 k = bisect.bisect_right(firsts, i) - 1
-                if k < 0 or i >= firsts[k] + len(changed[k].old_lines):
-                    continue
-                hunk = changed[k]
+                hunk = owners[k]
                 if (hunk.hunk_id, rule.rule_id) in seen:
                     continue
                 seen.add((hunk.hunk_id, rule.rule_id))

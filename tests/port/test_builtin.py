@@ -103,3 +103,23 @@ def test_crlf_and_non_utf8_bytes_survive():
     out = translate_text(raw).text
     assert out == "// caf\udce9\r\nvoid f(){ hipFree(0); }\r\n"
     assert out.encode("utf-8", "surrogateescape").startswith(b"// caf\xe9\r\n")
+
+
+def test_nested_argument_rules_wrap_the_outer_call_once():
+    # the inner call sits inside the outer call's wrapped argument: wrapping both used to splice stale offsets
+    out = translate_text("void f() { cudaLaunchKernel(cudaFuncSetCacheConfig(k, c), g, b, a, 0, s); }\n").text
+    assert "hipLaunchKernel(reinterpret_cast<const void*>(hipFuncSetCacheConfig(k, c)), g, b, a, 0, s)" in out
+
+
+def test_the_edit_log_rebuilds_the_translation():
+    corpus = Path(__file__).resolve().parents[1] / "fixtures" / "port" / "corpus"
+    for path in sorted(corpus.glob("*.c*")):
+        text = path.read_text()
+        for opts in (TranslateOptions(), TranslateOptions(hip_kernel_execution_syntax=True)):
+            t = translate_text(text, opts)
+            rebuilt, pos = [], 0
+            for s in t.spans:
+                rebuilt += [text[pos:s.start], t.text[s.new_start:s.new_end]]
+                pos = s.end
+            assert "".join(rebuilt) + text[pos:] == t.text, path.name
+            assert bool(t.spans) == (t.text != text)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 import random
 import shutil
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
-from hipwizard.port.hunks import apply_hunks, hunk_at_line, split_hunks, split_lines
+from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
+from hipwizard.port.demo import DEMO_PROJECT
+from hipwizard.port.edits import Edit, EditLog
+from hipwizard.port.hunks import apply_hunks, hunk_at_line, hunks_from_edits, split_hunks, split_lines
+from hipwizard.port.model import Hunk
 
 ORIGINAL = "".join(f"line {i}\n" for i in range(1, 41))
 
@@ -106,3 +113,77 @@ def test_hunk_at_line_follows_decisions():
     assert hunk_at_line([first, second], {second.hunk_id}, 30) is second
     assert hunk_at_line([first, second], {first.hunk_id}, 3) is first
     assert hunk_at_line([first, second], set(), 10) is None
+
+
+# -- the linear-time paths: same hunks as a full difflib diff, without its cost ---------------------------
+
+def _difflib_hunks(path, original, translated, context=3):
+    """What hunks were before: difflib over the whole file (the reference the fast paths must reproduce)."""
+    a, b = split_lines(original), split_lines(translated)
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    return [Hunk(path, i1 + 1, a[i1:i2], j1 + 1, b[j1:j2], a[max(0, i1 - context):i1], a[i2:i2 + context])
+            for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+
+
+def _ids(hunks):
+    return [(h.hunk_id, h.old_start, h.new_start) for h in hunks]
+
+
+def _cuda_sources():
+    corpus = Path(__file__).resolve().parents[1] / "fixtures" / "port" / "corpus"
+    files = sorted(p for p in DEMO_PROJECT.rglob("*") if p.suffix in (".cu", ".cuh"))
+    return files + sorted(p for p in corpus.iterdir() if p.suffix in (".cu", ".cpp"))
+
+
+@pytest.mark.parametrize("launches", [False, True])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_edit_log_hunks_equal_a_full_diff_on_real_cuda(launches, eol):
+    translator = BuiltinTranslator(TranslateOptions(hip_kernel_execution_syntax=launches))
+    checked = 0
+    for path in _cuda_sources():
+        text = path.read_text().replace("\n", eol)
+        t = translator.translate(text)
+        want = _ids(_difflib_hunks(path.name, text, t.text))
+        assert _ids(hunks_from_edits(path.name, text, t.text, t.spans)) == want, path.name
+        assert _ids(split_hunks(path.name, text, t.text)) == want, path.name
+        checked += len(want)
+    assert checked > 80  # the corpus really changes (95 hunks)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_line_diff_hunks_equal_difflib_and_rebuild(seed):
+    new = _translated(seed)
+    assert _ids(split_hunks("f.cu", ORIGINAL, new)) == _ids(_difflib_hunks("f.cu", ORIGINAL, new))
+
+
+def test_edit_log_regroups_a_replacement_that_drops_a_newline():
+    # "b\n" -> "B" joins lines 2 and 3: the hunk must take line 3 too, or the rebuilt file would differ
+    original = "a\nb\nc\nd\n"
+    log = EditLog(original)
+    log.then([Edit(2, 4, "B")])
+    hunks = hunks_from_edits("f.cu", original, log.text, log.spans)
+    assert [(h.old_lines, h.new_lines) for h in hunks] == [(["b\n", "c\n"], ["Bc\n"])]
+    assert apply_hunks(original, hunks, [h.hunk_id for h in hunks]) == log.text
+
+
+def test_line_diff_gives_up_on_a_huge_gap_without_anchors_in_time():
+    # 3,000 identical lines replaced by 3,000 other identical lines: nothing unique to anchor on, and a
+    # difflib run on the gap would cost ~9e6 steps; the size-aware fallback takes it as one replacement.
+    original = "x\n" * 3000 + "end\n"
+    translated = "y\n" * 2999 + "end\n"
+    t0 = time.perf_counter()
+    hunks = split_hunks("f.cu", original, translated)
+    assert time.perf_counter() - t0 < 2
+    assert apply_hunks(original, hunks, [h.hunk_id for h in hunks]) == translated
+
+
+def test_big_file_hunks_take_seconds_not_minutes():
+    # ~2 MB of real CUDA: difflib over the whole file took minutes at this size (250 kB: 65 s)
+    text = "".join(p.read_text().replace("_kernel", f"_kernel_{i}") for i in range(60) for p in _cuda_sources())
+    t = BuiltinTranslator().translate(text)
+    t0 = time.perf_counter()
+    by_log = hunks_from_edits("big.cu", text, t.text, t.spans)
+    by_diff = split_hunks("big.cu", text, t.text)
+    assert time.perf_counter() - t0 < 15  # ~1 s on the dev container
+    assert len(by_log) > 5000 and _ids(by_log) == _ids(by_diff)
+    assert apply_hunks(text, by_log, [h.hunk_id for h in by_log]) == t.text
