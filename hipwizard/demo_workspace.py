@@ -71,12 +71,13 @@ def open_demo_workspace(root: str | Path | None = None) -> DemoWorkspace:
                             "close it or name another folder")
         return DemoWorkspace(_prepare(ws))
     shared = cache_dir() / "demo-workspace"
+    first_holder = ""
     for n in range(1, MAX_INSTANCES + 1):
         path = shared if n == 1 else shared.with_name(f"demo-workspace-{n}")
         locked, holder = _try_lock(path)
         if locked:
             notice = "" if n == 1 else (f"the demo workspace {shared} is in use by another hipwizard "
-                                        f"(pid {holder or '?'}); this one uses {path}")
+                                        f"(pid {first_holder or '?'}); this one uses {path}")
             return DemoWorkspace(_prepare(Workspace(path)), notice)
         if n == 1:
             first_holder = holder

@@ -62,13 +62,13 @@ class Workspace:
         path = Path(root).expanduser()
         if path.exists() and not path.is_dir():
             raise UserError(f"{path} is not a directory")
-        if must_exist and not path.exists():
-            raise UserError(f"{path} does not exist (no workspace there)")
         for parent in path.absolute().parents:  # a folder can never be made under a regular file
             if parent.exists():
                 if not parent.is_dir():
                     raise UserError(f"{path}: {parent} is a file, so no workspace can be made under it")
                 break
+        if must_exist and not path.exists():
+            raise UserError(f"{path} does not exist (no workspace there)")
         return cls(path)
 
     def state_path(self, step: str) -> Path:

@@ -150,7 +150,11 @@ def cmd_runs(args) -> int:
     from hipwizard.train.services import list_runs
     from hipwizard.workspace import Workspace
 
-    ws = Workspace.open(args.workspace)
+    ws = Workspace.open(args.workspace, must_exist=True)
+    for d in args.dirs:
+        if not Path(d).expanduser().is_dir():
+            raise UserError(f"{d} {'is a file, not a folder' if Path(d).expanduser().exists() else 'does not exist'}"
+                            " (give folders that hold run directories)")
     infos = list_runs(ws, [Path(d) for d in args.dirs])
     if args.json:
         print(json.dumps([i.to_json() for i in infos], indent=2))
@@ -172,8 +176,9 @@ def cmd_attach(args) -> int:
 
 
 def cmd_stop(args) -> int:
-    from hipwizard.train.services import launched_manifest, stop
+    from hipwizard.train.services import check_grace, launched_manifest, stop
 
+    check_grace(args.grace)
     manifest = launched_manifest(args.run_dir)
     print(f"stopping {manifest.name} (graceful for up to {args.grace:g} s) ...", flush=True)
     result = stop(args.run_dir, grace_s=args.grace)

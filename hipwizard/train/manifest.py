@@ -60,7 +60,7 @@ def load_manifest(run_dir: str | Path) -> RunManifest | None:
         data = json.loads((Path(run_dir) / MANIFEST_NAME).read_text(encoding="utf-8"))
         fields = RunManifest.__dataclass_fields__
         return RunManifest(**{k: v for k, v in data.items() if k in fields})
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, AttributeError):  # AttributeError: not a JSON object
         return None
 
 

@@ -271,13 +271,17 @@ def launched_manifest(run_dir: str | Path) -> RunManifest:
     return manifest
 
 
+def check_grace(grace_s: float) -> None:
+    if not 0 <= grace_s < 1e6:
+        raise UserError(f"--grace must be a number of seconds, not {grace_s:g}")
+
+
 def stop(run_dir: str | Path, *, grace_s: float = 60.0, progress: ProgressFn | None = None):
     """Stop the run in ``run_dir``: the Trainer saves first, then its whole process group ends.
     Returns ``stop.StopResult``; ``UserError`` when nothing was launched there."""
     from hipwizard.train.stop import stop_run
 
-    if not 0 <= grace_s < 1e6:
-        raise UserError(f"--grace must be a number of seconds, not {grace_s:g}")
+    check_grace(grace_s)
     manifest = launched_manifest(run_dir)
     _report(progress, "stopping", item=manifest.name)
     result = stop_run(manifest, grace_s=grace_s)
