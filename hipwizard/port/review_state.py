@@ -33,6 +33,7 @@ from hipwizard.port.review_queries import API_KINDS, ReviewQueries
 from hipwizard.port.review_reconcile import ReconcileReport, changed_files, carry_over
 from hipwizard.port.scan import encode_source
 from hipwizard.port.split import split_hunk
+from hipwizard.port.worktree import remove_temps
 
 __all__ = ["DECIDED", "REVIEW_VERSION", "Decision", "DecisionState", "ReconcileReport", "ReviewState",
            "fingerprint", "state_path_for"]
@@ -168,6 +169,7 @@ class ReviewState(ReviewQueries):
     def save(self) -> None:
         """Write the whole state atomically (the journal's changes included, so the journal goes).
         Raises ``OSError`` when the folder is not writable."""
+        remove_temps(self.path)  # what a killed save left beside the state file
         atomic_write_text(self.path, self.to_json())
         review_journal.remove(self.journal)
         self._journal_entries = 0

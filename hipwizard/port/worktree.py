@@ -8,6 +8,7 @@ hipwizard keeps, beside the output folder ``<out>``, a folder ``<out>.written/``
     <out>.written/base/PATH       the bytes hipwizard last wrote (the base of a three-way merge)
     <out>.written/new/PATH        in conflict: the new result that was not written
     <out>.written/merged/PATH     in conflict: the merge with conflict markers
+    <out>.written/next/PATH       while PATH is written: its new base (``landing/PATH``: a merge's text)
 
 Writing a file (``WorkTree.place``) never overwrites what hipwizard did not write:
 
@@ -19,8 +20,10 @@ Writing a file (``WorkTree.place``) never overwrites what hipwizard did not writ
   edited file is never overwritten (``conflict``, saying why);
 - a file hipwizard never wrote is the user's: kept (``conflict``) unless ``force``.
 
-The base copy is written before the file itself and a file equal to it counts as unedited, so a write killed
-at any point is finished by the next one without a spurious merge. Leftover temp files of a killed atomic write
+While a file is written, ``next/PATH`` (and ``landing/PATH`` for a merge) holds what is going there; once
+the file is written it becomes the base. A write killed at any point is settled by the next one (the file
+holds the landing text: the write happened; else it did not), so a kill never turns hipwizard's own output
+into a "user edit". Leftover temp files of a killed atomic write
 (``.<name>.XXXXXXXX.tmp``) beside a file hipwizard writes are removed when it writes that file again.
 """
 
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from hipwizard.atomic import atomic_write_bytes, atomic_write_json
+from hipwizard.atomic import atomic_write_bytes, atomic_write_json, fsync_dir
 from hipwizard.errors import UserError
 from hipwizard.port.review_format import check_rel, fingerprint
 
@@ -94,10 +97,11 @@ class WorkTree:
 
     @property
     def known(self) -> bool:
-        """hipwizard has written into this folder before."""
-        return (record_dir(self.out) / "manifest.json").exists()
+        """hipwizard has written into this folder before (a first write killed before its manifest counts)."""
+        return record_dir(self.out).is_dir()
 
     def save(self) -> None:
+        remove_temps(record_dir(self.out) / "manifest.json")
         atomic_write_json(record_dir(self.out) / "manifest.json",
                           {"version": 1, "kind": KIND, "files": self.files, "conflicts": self.conflicts})
 
@@ -111,10 +115,47 @@ class WorkTree:
             return None
 
     def _written(self, rel: str, new: bytes) -> None:
-        """Remember ``new`` as what hipwizard last wrote to ``rel`` (no conflict pending)."""
+        """Remember ``new`` as what hipwizard last wrote to ``rel`` (the target is not touched)."""
+        remove_temps(self._copy("base", rel))
         atomic_write_bytes(self._copy("base", rel), new)
         self.files[rel] = fingerprint(new)
         self._forget_conflict(rel)
+
+    def _land(self, rel: str, target: Path, new: bytes, landing: bytes | None = None) -> None:
+        """Write ``landing`` (default ``new``) to ``target`` and make ``new`` the base, in an order a kill at
+        any point can be recovered from (``_recover``): ``next/`` holds the new base (and ``landing/`` the
+        text going to the target when that differs) until the target is written, then replaces the base."""
+        nxt, land = self._copy("next", rel), self._copy("landing", rel)
+        for p in (nxt, land):
+            remove_temps(p)
+        atomic_write_bytes(nxt, new)
+        if landing is not None:
+            atomic_write_bytes(land, landing)
+        atomic_write_bytes(target, new if landing is None else landing)
+        self._promote(rel)
+
+    def _promote(self, rel: str) -> None:
+        base = self._copy("base", rel)
+        base.parent.mkdir(parents=True, exist_ok=True)
+        nxt = self._copy("next", rel)
+        self.files[rel] = fingerprint(nxt.read_bytes())
+        nxt.replace(base)
+        fsync_dir(base.parent)
+        self._copy("landing", rel).unlink(missing_ok=True)
+        self._forget_conflict(rel)
+
+    def _recover(self, rel: str, current: bytes | None) -> None:
+        """Finish or drop a write of ``rel`` that was killed: if the target holds what it was writing, its
+        new base takes over; else the old base stands."""
+        nxt = self._read("next", rel)
+        if nxt is None:
+            return
+        landing = self._read("landing", rel)
+        if current is not None and current == (nxt if landing is None else landing):
+            self._promote(rel)
+        else:
+            self._copy("next", rel).unlink(missing_ok=True)
+            self._copy("landing", rel).unlink(missing_ok=True)
 
     def _forget_conflict(self, rel: str) -> None:
         if self.conflicts.pop(rel, None) is not None:
@@ -130,14 +171,15 @@ class WorkTree:
             current = target.read_bytes()
         except FileNotFoundError:
             current = None
-        base = self._read("base", rel)
-        if current is None or current == new or (force and rel not in self.files) or (
-                rel in self.files and (fingerprint(current) == self.files[rel] or current == base)):
-            self._written(rel, new)  # the base first: a write killed after it still reads as unedited
-            if current != new:
-                atomic_write_bytes(target, new)
+        self._recover(rel, current)
+        base = self._read("base", rel)  # what hipwizard last wrote there (None: never, or the copy is lost)
+        ours = base is not None or rel in self.files
+        unedited = current == base if base is not None else (
+            current is not None and fingerprint(current) == self.files.get(rel))
+        if current is None or current == new or (force and not ours) or unedited:
+            self._land(rel, target, new)
             return Placed("written")
-        if rel not in self.files:
+        if not ours:
             base = b""  # a file hipwizard never wrote: everything in it is the user's
         elif base == new:
             return Placed("kept", "your edits kept (nothing new to merge)")
@@ -145,8 +187,7 @@ class WorkTree:
         if why:
             return self._conflict(rel, new, None, 0, why)
         if count == 0:
-            self._written(rel, new)
-            atomic_write_bytes(target, merged)
+            self._land(rel, target, new, merged)
             return Placed("merged", "your edits merged with the new result")
         return self._conflict(rel, new, merged, count, "")
 
@@ -156,6 +197,7 @@ class WorkTree:
             atomic_write_bytes(self._copy("merged", rel), merged)
         if not why:
             why = (f"{count} conflict(s) between your edits and the new result" if rel in self.files
+                   or self._read("base", rel) is not None
                    else "a file hipwizard did not write differs from the new result")
         self.conflicts[rel] = {"count": count, "why": why}
         hint = "mine|new|merged" if merged is not None else "mine|new"
@@ -194,9 +236,10 @@ class WorkTree:
         if new is None or (choice == "merged" and merged is None):
             raise UserError(f"the {'merged text' if new is not None else 'new result'} of {rel} is missing "
                             f"under {record_dir(self.out)}; write again to make it")
-        if choice != "mine":
-            atomic_write_bytes(target, new if choice == "new" else merged)
-        self._written(rel, new)
+        if choice == "mine":
+            self._written(rel, new)
+        else:
+            self._land(rel, target, new, None if choice == "new" else merged)
         self.save()
 
     def edited(self) -> list[str]:
@@ -204,7 +247,7 @@ class WorkTree:
         out = []
         for rel, sha in self.files.items():
             try:
-                if fingerprint((self.out / rel).read_bytes()) != sha:
+                if fingerprint((self.out / rel).read_bytes()) not in (sha, fingerprint(self._read("base", rel) or b"")):
                     out.append(rel)
             except OSError:
                 continue
@@ -246,10 +289,11 @@ def copy_file(tree: WorkTree, rel: str, source: Path, target: Path) -> bool:
         current = target.read_bytes()
     except FileNotFoundError:
         current = None
-    if current is not None and current != data and fingerprint(current) != tree.files.get(rel):
+    tree._recover(rel, current)
+    base = tree._read("base", rel)
+    if current is not None and current != data and current != base and (
+            base is not None or fingerprint(current) != tree.files.get(rel)):
         return False
-    tree._written(rel, data)
-    if current != data:
-        atomic_write_bytes(target, data)
+    tree._land(rel, target, data)
     shutil.copymode(source, target)
     return True
