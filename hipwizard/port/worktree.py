@@ -176,7 +176,14 @@ class WorkTree:
         ours = base is not None or rel in self.files
         unedited = current == base if base is not None else (
             current is not None and fingerprint(current) == self.files.get(rel))
-        if current is None or current == new or (force and not ours) or unedited:
+        if current == new:  # already there (an unchanged write): at most the record to bring up to date
+            if base != new:
+                self._written(rel, new)
+            else:
+                self.files[rel] = fingerprint(new)
+                self._forget_conflict(rel)
+            return Placed("written")
+        if current is None or (force and not ours) or unedited:
             self._land(rel, target, new)
             return Placed("written")
         if not ours:
