@@ -3,9 +3,10 @@
 ``line_opcodes(a, b)`` gives difflib-style opcodes. The common head and tail are stripped; the middle is
 anchored on lines that occur exactly once on each side, in order (patience diff: the longest increasing run
 of such pairs, O(n log n)); difflib only runs inside the gaps between anchors, which are small on code a
-translator rewrote line by line. A gap too large for difflib (``GAP_LIMIT`` lines on a side pairs) is compared
-line for line when both sides have the same length, else taken as one replacement: a big hunk instead of
-minutes of work.
+translator rewrote line by line. A gap too large for difflib (``GAP_LIMIT``: the product of its sides'
+lengths; a file of many repeated lines has no unique ones to anchor on) is aligned greedily: equal lines
+pair up, and after a difference the nearest point where lines agree again (within ``WINDOW`` lines)
+resumes the pairing; linear in the gap, and close to difflib's hunks on a translator's output.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import difflib
 
 Opcode = tuple[str, int, int, int, int]
 GAP_LIMIT = 2_000_000  # len(a_gap) * len(b_gap) above which difflib is not run (its cost grows with it)
+WINDOW = 40  # how far the greedy alignment looks for lines that agree again
+RESYNC = 3  # how many lines must agree to resume pairing
 
 
 def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
@@ -93,9 +96,36 @@ def _small_gap(a, b, alo, ahi, blo, bhi, out) -> None:
     if na * nb <= GAP_LIMIT:
         sm = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi], autojunk=False)
         out.extend((alo + i, blo + j, n) for i, j, n in sm.get_matching_blocks() if n)
-    elif na == nb:
-        out.extend((alo + k, blo + k, 1) for k in range(na) if a[alo + k] == b[blo + k])
-    # else: one replacement
+    else:
+        _greedy(a, b, alo, ahi, blo, bhi, out)
+
+
+def _greedy(a, b, alo, ahi, blo, bhi, out) -> None:
+    """Linear alignment of a big gap: pair equal lines; after a difference, skip to the nearest offsets
+    (fewest lines skipped on both sides) where the lines agree again, else pair the two lines as changed."""
+    i, j = alo, blo
+    while i < ahi and j < bhi:
+        if a[i] == b[j]:
+            out.append((i, j, 1))
+            i, j = i + 1, j + 1
+            continue
+        found = None
+        for d in range(1, WINDOW):
+            for di in range(d + 1):
+                dj = d - di
+                # same-length changes (a line rewritten in place) resync on one equal line; an insertion or a
+                # deletion needs RESYNC equal lines, so a common line like "}" does not derail it
+                need = 1 if di == dj else RESYNC
+                if i + di < ahi and j + dj < bhi and a[i + di] == b[j + dj] and all(
+                        i + di + k >= ahi or j + dj + k >= bhi or a[i + di + k] == b[j + dj + k] for k in range(1, need)):
+                    found = (di, dj)
+                    break
+            if found:
+                break
+        if found is None:
+            i, j = i + 1, j + 1
+        else:
+            i, j = i + found[0], j + found[1]
 
 
 def _to_opcodes(blocks: list[tuple[int, int, int]], la: int, lb: int) -> list[Opcode]:

@@ -187,3 +187,15 @@ def test_big_file_hunks_take_seconds_not_minutes():
     assert time.perf_counter() - t0 < 15  # ~1 s on the dev container
     assert len(by_log) > 5000 and _ids(by_log) == _ids(by_diff)
     assert apply_hunks(text, by_log, [h.hunk_id for h in by_log]) == t.text
+
+
+@pytest.mark.parametrize("launches", [False, True])
+def test_line_diff_of_a_file_without_unique_lines_matches_the_edit_log(launches):
+    # one file repeated 200 times: no line is unique, so nothing anchors the diff; the greedy alignment
+    # must still give the hunks the translator knows it made (difflib here would take minutes)
+    text = "".join(p.read_text() for p in sorted(DEMO_PROJECT.rglob("*.cu*"))) * 200
+    t = BuiltinTranslator(TranslateOptions(hip_kernel_execution_syntax=launches)).translate(text)
+    t0 = time.perf_counter()
+    by_diff = split_hunks("f.cu", text, t.text)
+    assert time.perf_counter() - t0 < 5  # ~0.1 s on the dev container
+    assert _ids(by_diff) == _ids(hunks_from_edits("f.cu", text, t.text, t.spans))
