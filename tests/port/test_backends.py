@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,26 @@ def test_choose_backend():
         choose_backend("hipify-clang", runner=none)
     with pytest.raises(UserError, match="unknown backend"):
         choose_backend("nvcc", runner=none)
+
+
+def _real_hipify_perl() -> str | None:
+    return shutil.which("hipify-perl") or shutil.which("hipify-perl", path="/opt/rocm/bin")
+
+
+@pytest.mark.skipif(_real_hipify_perl() is None, reason="AMD's hipify-perl is not installed")
+def test_real_hipify_perl_output_gives_exact_hunks_with_progress(tmp_path):
+    # the external-tool path: hunks from the line diff rebuild hipify-perl's output exactly, and progress
+    # counts files in both stages
+    from hipwizard.port.engine import port_tree
+    from hipwizard.port.hunks import apply_hunks
+    from hipwizard.runner import SubprocessRunner
+
+    shutil.copytree(DEMO_PROJECT, tmp_path / "src")
+    seen = []
+    report = port_tree(tmp_path / "src", backend="hipify-perl", runner=SubprocessRunner(), progress=seen.append)
+    assert report.backend == "hipify-perl" and not report.failed and report.files
+    for ft in report.files:
+        assert apply_hunks(ft.original, ft.hunks, [h.hunk_id for h in ft.hunks]) == ft.translated
+    assert sum(len(ft.hunks) for ft in report.files) > 10
+    assert {p.stage for p in seen} == {"translating", "checking"}
+    assert seen[-1].done == seen[-1].total == len(report.files)
