@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hipwizard.port.edits import Edit, EditLog, Span, apply_edits
+from hipwizard.port.edits import Edit, EditLog, Span, apply_edits, carry_mask
 from hipwizard.port.lexer import TOKEN, line_of, line_starts, mask_non_code
 from hipwizard.port.model import Diagnostic
 from hipwizard.port.tables import HipifyTables, load_tables, parse_version
@@ -33,6 +33,7 @@ class Translation:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
     spans: list[Span] = field(default_factory=list)  # what changed, in the original's offsets (the edit log)
+    masked_original: str | None = None  # mask_non_code(original), computed once for the risk rules too
 
 
 INCLUDE = r"""(?P<include>^[ \t]*\#[ \t]*include[ \t]*(?P<open>[<"])(?P<header>[^>"\n]+)[>"](?P<rest>[^\n]*)(?:\n|\Z))"""
@@ -105,9 +106,10 @@ class BuiltinTranslator:
             edits = launch_edits(log.text)
             log.then(edits)
             stats["launches"] = len(edits)
-        # One masking serves the argument rules and the device-code test: the argument rules only wrap
-        # arguments, which adds no comment, string or device marker.
-        masked = _Masked(log.text)
+        # The original's masking, carried over the edits so far, serves the argument rules and the device-code
+        # test (the argument rules only wrap arguments: no comment, string or device marker added).
+        masked_original = mask_non_code(text)
+        masked = _Masked(log.text, lambda: carry_mask(masked_original, log.text, log.spans))
         edits = argument_rule_edits(log.text, masked)
         log.then(edits)
         stats["arg_rules"] = len(edits)
@@ -117,7 +119,8 @@ class BuiltinTranslator:
             eol = "\r\n" if "\r\n" in out[:4096] else "\n"
             log.then([Edit(0, 0, f'#include "{RUNTIME_HEADER}"{eol}')])
             stats["headers"] += 1
-        return Translation(log.text, sorted(diags.values(), key=lambda d: (d.line or 0, d.name)), stats, log.spans)
+        return Translation(log.text, sorted(diags.values(), key=lambda d: (d.line or 0, d.name)), stats, log.spans,
+                           masked_original)
 
     # -- pieces -------------------------------------------------------------------------------------
 
@@ -303,16 +306,17 @@ def apply_argument_rules(text: str) -> tuple[str, int]:
 
 
 class _Masked:
-    """``mask_non_code(text)``, computed on first use."""
+    """``mask_non_code(source)`` (or what ``compute`` gives), computed on first use."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, compute=None):
         self.source = source
+        self._compute = compute
         self._text: str | None = None
 
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = mask_non_code(self.source)
+            self._text = self._compute() if self._compute else mask_non_code(self.source)
         return self._text
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hipwizard.port.lexer import mask_non_code
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -95,3 +97,17 @@ class EditLog:
             out.append(Span(lo, hi, lo + shift, hi + shift + change))
             shift += change
         self.text, self.spans = new_text, out
+
+
+def carry_mask(masked: str, text: str, spans: list[Span]) -> str:
+    """``mask_non_code(text)``, from the masking of the text ``spans`` came from: outside the spans the
+    two texts are equal, and each span is whole tokens (a name, an include line, a wrapped argument, a
+    launch), so only the spans' new text is masked. A few times faster than masking ``text`` again."""
+    out, pos = [], 0
+    for s in spans:
+        out.append(masked[pos:s.start])
+        new = text[s.new_start:s.new_end]
+        out.append(mask_non_code(new) if ('"' in new or "'" in new or "/" in new) else new)
+        pos = s.end
+    out.append(masked[pos:])
+    return "".join(out)

@@ -19,6 +19,7 @@ from hipwizard.errors import UserError
 from hipwizard.port.backends import choose_backend
 from hipwizard.port.backends.base import BIG_FILE
 from hipwizard.port.builtin import TranslateOptions
+from hipwizard.port.edits import carry_mask
 from hipwizard.port.hunks import hunks_from_edits, split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
 from hipwizard.port.risks import flag_translation, summarize_flags
@@ -104,7 +105,10 @@ def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version
             path=sf.path, original=sf.text, translated=result.text, backend=chosen.name, hunks=hunks,
             diagnostics=result.diagnostics, stats=result.stats, encoding=sf.encoding,
         )
-        flag_translation(ft)
+        masks = None
+        if result.spans is not None and result.masked_original is not None:
+            masks = (result.masked_original, carry_mask(result.masked_original, result.text, result.spans))
+        flag_translation(ft, masks=masks)
         report.files.append(ft)
         if progress is not None and (big or sizes.due(n)):
             progress(Progress(CHECKING, n + 1, len(results), sizes.item(n + 1, sf.path)))

@@ -31,13 +31,14 @@ class Finding:
         return RiskFlag(r.rule_id, r.severity, r.reason, r.hint, r.source, self.line)
 
 
-def code_lines(text: str) -> CodeLines:
-    """The text's lines with comments and strings blanked; ``#include`` lines kept whole (rules read them)."""
-    return CodeLines(_masked_lines(text))
+def code_lines(text: str, masked: str | None = None) -> CodeLines:
+    """The text's lines with comments and strings blanked; ``#include`` lines kept whole (rules read them).
+    ``masked``: ``mask_non_code(text)`` when already at hand."""
+    return CodeLines(_masked_lines(text, masked))
 
 
-def _masked_lines(text: str) -> list[str]:
-    masked = mask_non_code(text).split("\n")
+def _masked_lines(text: str, masked_text: str | None = None) -> list[str]:
+    masked = (mask_non_code(text) if masked_text is None else masked_text).split("\n")
     if "include" in text:
         original = text.split("\n")
         for i in _matching_include_lines(masked):
@@ -51,15 +52,17 @@ def _matching_include_lines(masked: list[str]) -> list[int]:
     return [i for i, line in enumerate(masked) if "#" in line and _INCLUDE_LINE.match(line)]
 
 
-def find_risks(text: str, rules: tuple[RiskRule, ...] = RULES) -> list[Finding]:
+def find_risks(text: str, rules: tuple[RiskRule, ...] = RULES, masked: str | None = None) -> list[Finding]:
     """Every rule's findings in ``text``, ordered by line then rule."""
-    lines = code_lines(text)
+    lines = code_lines(text, masked)
     out = [Finding(rule, i + 1) for rule in rules for i in rule.detect(lines)]
     return sorted(out, key=lambda f: (f.line, f.rule.rule_id))
 
 
-def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES) -> None:
-    """Fill ``ft.hunks[*].flags`` and ``ft.untouched_flags`` (replacing what was there)."""
+def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES,
+                     masks: tuple[str, str] | None = None) -> None:
+    """Fill ``ft.hunks[*].flags`` and ``ft.untouched_flags`` (replacing what was there). ``masks``: the
+    original's and the translation's ``mask_non_code``, when the translator already has them."""
     owner: dict[int, Hunk] = {}  # translated line -> hunk that produced it
     for hunk in ft.hunks:
         hunk.flags = []
@@ -67,7 +70,7 @@ def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES) -
             owner[hunk.new_start + k] = hunk
     seen: set[tuple[str, str]] = set()
     untouched: list[RiskFlag] = []
-    for f in find_risks(ft.translated, rules):
+    for f in find_risks(ft.translated, rules, masks[1] if masks else None):
         hunk = owner.get(f.line)
         if hunk is None:
             untouched.append(f.flag())
@@ -79,7 +82,7 @@ def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES) -
     changed = [h for h in ft.hunks if h.old_lines]
     if changed:
         # only the old lines of the hunks, one after the other (a big file's rules read a quarter of it)
-        masked = _masked_lines(ft.original)
+        masked = _masked_lines(ft.original, masks[0] if masks else None)
         owners: list[Hunk] = []
         firsts: list[int] = []  # where each hunk's old lines start in old_lines
         picked: list[str] = []

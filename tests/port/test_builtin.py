@@ -123,3 +123,19 @@ def test_the_edit_log_rebuilds_the_translation():
                 pos = s.end
             assert "".join(rebuilt) + text[pos:] == t.text, path.name
             assert bool(t.spans) == (t.text != text)
+
+
+def test_the_masking_carried_over_the_edits_equals_masking_the_translation():
+    from hipwizard.port.demo import DEMO_PROJECT
+    from hipwizard.port.edits import carry_mask
+    from hipwizard.port.lexer import mask_non_code
+
+    corpus = Path(__file__).resolve().parents[1] / "fixtures" / "port" / "corpus"
+    paths = sorted(corpus.glob("*.c*")) + sorted(p for p in DEMO_PROJECT.rglob("*") if p.suffix in (".cu", ".cuh"))
+    tricky = 'void f() { cudaMemcpyToSymbol(/* "x" */ sym, "a,b", 1); k<<<1, 2>>>(u8"s", \'c\', R"(x)"); }\n'
+    texts = [p.read_text() for p in paths] + [tricky]
+    for text in texts:
+        for opts in (TranslateOptions(), TranslateOptions(hip_kernel_execution_syntax=True)):
+            t = translate_text(text, opts)
+            assert t.masked_original == mask_non_code(text)
+            assert carry_mask(t.masked_original, t.text, t.spans) == mask_non_code(t.text)

@@ -24,6 +24,7 @@ class BackendResult:
     stats: dict[str, int] = field(default_factory=dict)
     error: str = ""
     spans: list[Span] | None = None  # what changed, when the backend knows (the built-in's edit log): no diff needed
+    masked_original: str | None = None  # the source's mask_non_code, when the backend computed it
 
 
 class Backend(Protocol):

@@ -23,6 +23,6 @@ class BuiltinBackend:
             if len(src.text) >= BIG_FILE:  # a big file takes seconds: say which one before starting it
                 report(progress, i, len(files), src.path)
             t = self.translator.translate(src.text)
-            out.append(BackendResult(src, t.text, t.diagnostics, t.stats, spans=t.spans))
+            out.append(BackendResult(src, t.text, t.diagnostics, t.stats, spans=t.spans, masked_original=t.masked_original))
             report(progress, i + 1, len(files), src.path)
         return out
