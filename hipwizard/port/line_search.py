@@ -47,10 +47,15 @@ class CodeLines(list):
 
 def matching_lines(rx: re.Pattern, lines: list[str]) -> list[int]:
     """Indices (0-based, ascending) of the lines that ``rx.search`` matches on their own."""
+    literals = required_literals(rx.pattern, rx.flags)
     if len(lines) <= 8:
+        if literals is not None:  # a few lines (a hunk's): one look for the literals before any regex
+            text = "\n".join(lines)
+            low = text.lower() if any(folded for _, folded in literals) else text
+            if not any(lit in (low if folded else text) for lit, folded in literals):
+                return []
         return [i for i, line in enumerate(lines) if rx.search(line)]
     code = lines if isinstance(lines, CodeLines) else CodeLines(lines)
-    literals = required_literals(rx.pattern, rx.flags)
     if literals is not None:
         lower = code.lower if any(folded for _, folded in literals) else None
         if lower is not None or not any(folded for _, folded in literals):

@@ -46,6 +46,9 @@ def test_fuzzed_lines_and_case_folding():
     lines = ["".join(rng.choice(words) for _ in range(rng.randint(0, 8))) for _ in range(3000)]
     for rx in PATTERNS + [re.compile(r"\bfoo|ba+r"), re.compile(r"(?i)x\s*=\s*\d")]:
         assert matching_lines(rx, CodeLines(lines)) == _per_line(rx, lines), rx.pattern
+        for start in range(0, 400, 7):  # a hunk's few lines take the short path
+            few = lines[start:start + start % 9]
+            assert matching_lines(rx, few) == _per_line(rx, few), (rx.pattern, few)
 
 
 def test_non_ascii_case_pairs_fall_back_safely():
