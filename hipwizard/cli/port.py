@@ -42,6 +42,8 @@ def add_commands(sub) -> None:
     p.add_argument("--force", action="store_true",
                    help="with --accept-*: write into a non-empty folder hipwizard did not create (overwrites its files)")
     p.add_argument("--arch", help="offload arch for the compile check (default: detected, else gfx942)")
+    p.add_argument("--max-file-size", type=_size, metavar="SIZE",
+                   help="skip (and name) source files larger than SIZE, e.g. 500k, 16M (default: 8M)")
     p.add_argument("--workspace", default=".", help="workspace that records this migration (default: .)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_hipify)
@@ -64,6 +66,27 @@ def _workspace(path: str | Path):
     return Workspace(p) if p.is_dir() else None
 
 
+def _size(text: str) -> int:
+    """'500k', '16M', '1G' or a number of bytes -> bytes (argparse type: bad input is one line, exit 2)."""
+    import argparse
+
+    t = text.strip().lower().removesuffix("b").removesuffix("i")
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
+    try:
+        value = float(t[:-1] if scale > 1 else t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 500k, 16M, 1G)") from None
+    if not 1 <= value < 1 << 40:
+        raise argparse.ArgumentTypeError(f"{text!r}: the cap must be between 1 byte and 1 TiB")
+    return int(value)
+
+
+def _fmt_size(n: int) -> str:
+    from hipwizard.port.scan import fmt_size
+
+    return fmt_size(n)
+
+
 def _hipify(args) -> int:
     from hipwizard.port import services
     from hipwizard.progress import terminal_progress
@@ -76,7 +99,7 @@ def _hipify(args) -> int:
             backend=args.backend, hip_version=args.hip_version,
             hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
             experimental=args.experimental, accept=accept, check=not args.no_check, arch=args.arch, force=args.force,
-            progress=progress)
+            max_bytes=args.max_file_size, progress=progress)
     report, review, applied = done.report, done.review, done.written
     summary = report.summary()
     summary["hip_version"] = review.hip_version
@@ -128,7 +151,12 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
     for item in s["unreadable"] + s["failed"]:
         print(f"  ✖ {item['path']}: {item['reason']}")
     if s["skipped"]:
-        print(f"  ○ {s['skipped']} file(s) skipped (binary, generated, too large or no CUDA content)")
+        print(f"  ○ {s['skipped_count']} file(s) skipped (files over {_fmt_size(s['max_file_bytes'])} are skipped; "
+              "--max-file-size changes that):")
+        for item in s["skipped"][:20]:
+            print(f"    ○ {item['path']}: {item['reason']}")
+        if len(s["skipped"]) > 20:
+            print(f"    ... and {len(s['skipped']) - 20} more (--json lists them all)")
     if "reconciled" in s:
         r = s["reconciled"]
         print(f"  re-run over the existing review: {r['kept']} decision(s) kept, {r['changed']} changed since you "

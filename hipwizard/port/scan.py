@@ -114,7 +114,7 @@ def _consider(path: Path, rel: str, real_root: Path, result: ScanResult, max_byt
         size = path.stat().st_size
         if size > max_bytes:
             result.skipped.append(SkippedFile(
-                rel, f"too large ({size / 2**20:.1f} MiB > {max_bytes / 2**20:.0f} MiB): generated data, not code to review"))
+                rel, f"too large ({fmt_size(size)} > the {fmt_size(max_bytes)} cap; raise it with --max-file-size)"))
             return
         data = path.read_bytes()
     except RuntimeError:  # pathlib reports a symlink loop this way
@@ -134,3 +134,11 @@ def _consider(path: Path, rel: str, real_root: Path, result: ScanResult, max_byt
         return
     text, encoding = decode_source(data)
     result.files.append(SourceFile(rel, path, text, encoding))
+
+
+def fmt_size(n: int) -> str:
+    """A size cap or a file size as people say it: '8 MiB', '500 KiB', '812 bytes'."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"

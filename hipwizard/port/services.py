@@ -82,7 +82,7 @@ def _resolve(ws: Workspace | None, path: str | Path) -> Path:
 def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend: str = "auto",
               hip_version: str | None = None, hip_kernel_execution_syntax: bool = False, roc: bool = False,
               experimental: bool = False, accept: Accept | None = None, check: bool = True,
-              arch: str | None = None, replace: bool = False, force: bool = False,
+              arch: str | None = None, replace: bool = False, force: bool = False, max_bytes: int | None = None,
               progress: ProgressFn | None = None) -> Translation:
     """Translate ``src`` (a folder, or one file) into a review beside ``out``, its APIs checked against
     ``hip_version`` (default: the doctor's), and record the migration in ``ws``.
@@ -92,8 +92,8 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     ones pending with the old decision shown, vanished ones listed) unless ``replace`` (start over).
     Relative paths are taken from the workspace folder. ``accept`` decides the pending hunks for scripted use
     and then writes them (``write``, compile-checked unless ``check`` is False, for ``arch``); into an
-    existing non-empty folder hipwizard did not write, only with ``force``. Bad input raises ``UserError``
-    before anything is written.
+    existing non-empty folder hipwizard did not write, only with ``force``. Files over ``max_bytes`` (default:
+    the engine's cap, 8 MiB) are skipped and named. Bad input raises ``UserError`` before anything is written.
     """
     from hipwizard.port.engine import port_tree
     from hipwizard.port.worktree import is_foreign
@@ -113,7 +113,8 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
                             "(or move the review away to start over)")
     hip = hip_version or _facts(ws).hip_version
     report = port_tree(src_p, backend=backend, hip_version=hip, hip_kernel_execution_syntax=hip_kernel_execution_syntax,
-                       roc=roc, experimental=experimental, exclude=[out_p], progress=progress)
+                       roc=roc, experimental=experimental, exclude=[out_p], progress=progress,
+                       **({} if max_bytes is None else {"max_bytes": max_bytes}))
     if not report.files:
         why = "; ".join(f"{u.path}: {u.reason}" for u in report.unreadable[:3])
         raise UserError(f"no CUDA sources could be read in {src_p}" + (f" ({why})" if why else ""))

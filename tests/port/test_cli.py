@@ -97,3 +97,29 @@ def test_review_write_and_check_compile_for_the_doctors_arch(tmp_path, capsys, m
     assert {c["arch"] for c in json.loads(capsys.readouterr().out)} == {"gfx90a"} == set(hipcc.archs)
     assert main(["check", str(out), "--arch", "gfx942", "--json"]) == 0
     assert {c["arch"] for c in json.loads(capsys.readouterr().out)} == {"gfx942"}
+
+
+def test_hipify_names_each_skipped_file_and_the_cap_is_overridable(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text("__global__ void k() {}\nint main() { cudaDeviceSynchronize(); }\n")
+    (src / "table.cu").write_text("// generated\n" + "int x;\n" * 1000)  # 7 KiB
+    out = tmp_path / "out"
+    assert main(["hipify", str(src), "--out", str(out), "--workspace", str(tmp_path), "--max-file-size", "4k"]) == 0
+    text = capsys.readouterr().out
+    assert "1 file(s) skipped" in text and "table.cu: too large (6.85 KiB > the 4 KiB cap" in text
+    out2 = tmp_path / "out2"
+    assert main(["hipify", str(src), "--out", str(out2), "--workspace", str(tmp_path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["skipped_count"] == 0 and data["max_file_bytes"] == 8 << 20 and data["files"] == 2
+
+
+def test_hipify_bad_max_file_size_is_one_line_exit_2(tmp_path, capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exc:  # argparse's own error path: usage + one error line, exit 2
+        main(["hipify", str(tmp_path), "--out", str(tmp_path / "o"), "--max-file-size", "lots"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--max-file-size: 'lots' is not a size" in err
+    assert not (tmp_path / "o").exists()
