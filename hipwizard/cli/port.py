@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hipwizard.errors import UserError
+
 
 def add_commands(sub) -> None:
     from hipwizard.cli import port_review
@@ -67,17 +69,18 @@ def _workspace(path: str | Path):
 
 
 def _size(text: str) -> int:
-    """'500k', '16M', '1G' or a number of bytes -> bytes (argparse type: bad input is one line, exit 2)."""
-    import argparse
+    """'500k', '16M', '1G' or a number of bytes -> bytes. A ``UserError`` passes through argparse (which
+    would print its usage block), so bad input is the CLI's one line, exit 2."""
+    from hipwizard.errors import UserError
 
     t = text.strip().lower().removesuffix("b").removesuffix("i")
     scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
     try:
         value = float(t[:-1] if scale > 1 else t) * scale
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 500k, 16M, 1G)") from None
+        raise UserError(f"--max-file-size {text!r} is not a size (e.g. 500k, 16M, 1G)") from None
     if not 1 <= value < 1 << 40:
-        raise argparse.ArgumentTypeError(f"{text!r}: the cap must be between 1 byte and 1 TiB")
+        raise UserError(f"--max-file-size {text!r}: the cap must be between 1 byte and 1 TiB")
     return int(value)
 
 
@@ -185,6 +188,8 @@ def _check(args) -> int:
     from hipwizard.port import services
     from hipwizard.progress import terminal_progress
 
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs {args.jobs}: give at least 1 parallel compile")
     with terminal_progress() as progress:
         checks = services.check(_workspace("."), args.dir, arch=args.arch, jobs=args.jobs, progress=progress)
     if args.json:

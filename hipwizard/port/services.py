@@ -116,7 +116,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
                        roc=roc, experimental=experimental, exclude=[out_p], progress=progress,
                        **({} if max_bytes is None else {"max_bytes": max_bytes}))
     if not report.files:
-        why = "; ".join(f"{u.path}: {u.reason}" for u in report.unreadable[:3])
+        why = "; ".join(f"{u.path}: {u.reason}" for u in [*report.unreadable, *report.skipped][:3])
         raise UserError(f"no CUDA sources could be read in {src_p}" + (f" ({why})" if why else ""))
     reconciled = None
     try:

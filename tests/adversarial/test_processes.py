@@ -189,3 +189,17 @@ def test_help_documents_the_exit_codes(capsys):
     out = capsys.readouterr().out
     for line in ("0    success", "1    a check failed", "2    bad input", "141"):
         assert line in out
+
+
+def test_hipify_json_head_1(tmp_path):
+    """`hipwizard hipify SRC --out DIR --json | head -1`: the first line, then quiet; the review is still saved."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.cu").write_text("__global__ void k(float *x) { x[threadIdx.x] = 1; }\n" * 400)
+    out = subprocess.run(" ".join([*HIPWIZARD, "hipify", "src", "--out", "o", "--backend", "builtin", "--json"])
+                         + " | head -1", shell=True, capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path),
+                         timeout=120)
+    assert out.stdout == "{\n", out.stdout
+    assert out.stderr == "", out.stderr
+    assert (tmp_path / "o.review.json").is_file()
+    proc = _reader_gone(["hipify", "src", "--out", "o2", "--backend", "builtin", "--json"], tmp_path)
+    assert proc.returncode == 141 and proc.stderr == "", (proc.returncode, proc.stderr)

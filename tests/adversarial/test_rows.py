@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from . import rows_parity, rows_train, rows_workspace
+from . import rows_parity, rows_port, rows_train, rows_workspace
 from .table import run_case
 
-ROWS = [*rows_workspace.ROWS, *rows_parity.ROWS, *rows_train.ROWS]
+ROWS = [*rows_workspace.ROWS, *rows_parity.ROWS, *rows_train.ROWS, *rows_port.ROWS]
 
 
 def test_row_ids_are_unique_and_enough():
