@@ -3,7 +3,7 @@
 ``<out>.review.json`` beside the output folder. One JSON object, one hunk and one decision per line so a
 team can commit it and review in turns::
 
-    {"version": 2, "kind": "hipwizard-review", "src": DIR, "out": DIR, "backend": NAME,
+    {"version": 3, "kind": "hipwizard-review", "src": DIR, "out": DIR, "backend": NAME,
      "hip_version": "6.1.40093",              # HIP runtime the APIs were checked against ("" unknown)
      "revision": N, "last_write": {...} | null,
      "files": {PATH: {"sha256": HEX, "hunks": N}},
@@ -17,7 +17,9 @@ decision) marks a hunk whose text changed since the user decided it. ``vanished`
 re-translation no longer produces (kept so nothing is dropped silently; a hunk that comes back gets its
 decision again).
 
-Version 1 files (before ``untouched``) still load. ``hip_version`` and ``diagnostics`` are optional keys: an
+``src`` and ``out`` are relative to the state file's folder (version 3), so a copied migration folder
+(sources, output, state) writes into its own copy; an absolute path (versions 1 and 2, or a folder on
+another drive) is taken as it is. Version 1 files (before ``untouched``) still load. ``hip_version`` and ``diagnostics`` are optional keys: an
 older hipwizard ignores them, a file without them reads as "none known".
 """
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -32,7 +35,7 @@ from typing import Literal
 from hipwizard.errors import UserError
 from hipwizard.port.model import Hunk
 
-REVIEW_VERSION = 2  # 2 added "untouched"; version 1 files load without it
+REVIEW_VERSION = 3  # 2 added "untouched" (version 1 files load without it); 3: src/out relative to the state
 KIND = "hipwizard-review"
 DecisionState = Literal["pending", "accepted", "rejected", "edited"]
 DECIDED = ("accepted", "rejected", "edited")
@@ -42,6 +45,26 @@ def state_path_for(out_dir: str | Path) -> Path:
     """Where the review state of output directory ``out_dir`` lives: ``<out>.review.json`` beside it."""
     out = Path(out_dir).expanduser().resolve()
     return out.parent / f"{out.name}.review.json"
+
+
+def relative_to_state(state_path: Path, folder: Path) -> str:
+    """``folder`` as written in the state file: relative to the state file's folder (``..`` allowed), or
+    absolute when no relative path leads there (another drive)."""
+    base = Path(state_path).expanduser().absolute().parent
+    try:
+        return Path(os.path.relpath(Path(folder).expanduser().absolute(), base)).as_posix()
+    except ValueError:
+        return str(folder)
+
+
+def resolve_from_state(state_path: Path, stored: object) -> Path:
+    """A ``src``/``out`` of the state file as a path: relative ones from the state file's folder."""
+    if not isinstance(stored, str) or not stored:
+        raise TypeError(f"a folder path is {stored!r}, not a string")
+    p = Path(stored).expanduser()
+    if p.is_absolute():
+        return p
+    return Path(os.path.normpath(Path(state_path).expanduser().absolute().parent / p))
 
 
 def fingerprint(data: bytes) -> str:
@@ -144,7 +167,8 @@ class Writer:
         self._hunk_lines.clear()
 
     def to_json(self, state) -> str:
-        head = {"version": REVIEW_VERSION, "kind": KIND, "src": str(state.src), "out": str(state.out),
+        head = {"version": REVIEW_VERSION, "kind": KIND, "src": relative_to_state(state.path, state.src),
+                "out": relative_to_state(state.path, state.out),
                 "backend": state.backend, "hip_version": state.hip_version, "revision": state.revision,
                 "last_write": state.last_write}
         parts = ["{\n"]

@@ -92,7 +92,8 @@ class ReviewState(ReviewQueries):
         data = review_format.read(p)
         try:
             state = cls(
-                p, Path(data["src"]), Path(data["out"]), backend=data.get("backend", ""),
+                p, review_format.resolve_from_state(p, data["src"]),
+                review_format.resolve_from_state(p, data["out"]), backend=data.get("backend", ""),
                 files=data.get("files", {}), hunks=[Hunk.from_dict(h) for h in data.get("hunks", [])],
                 decisions={k: Decision.from_dict(v) for k, v in data.get("decisions", {}).items()},
                 splits=data.get("splits", {}), history=data.get("history", []),
