@@ -87,7 +87,36 @@ def cmd_train_run(args) -> int:
 
 
 # --- following --------------------------------------------------------------------------------------
-def _print_new(watch, shown_points: int, shown_errors: list[str]) -> int:
+class _Errors:
+    """Error lines already shown, and whether the log is inside a traceback: a traceback is not printed
+    line by line (it can be 60 lines of LLaMA-Factory frames); the run's end names the cause in one line and
+    the log file that holds the traceback."""
+
+    def __init__(self) -> None:
+        self.shown: set[str] = set()
+        self.in_traceback = False
+        self.last = None  # the scan's last line already looked at (the scan keeps a bounded window)
+
+    def new(self, lines: list) -> list:
+        """The lines after the last one looked at (all of them when it has left the window)."""
+        start = next((i + 1 for i in range(len(lines) - 1, -1, -1) if lines[i] is self.last), 0)
+        self.last = lines[-1] if lines else self.last
+        return lines[start:]
+
+    def worth_showing(self, text: str) -> bool:
+        if text.startswith("Traceback (most recent call last)"):
+            self.in_traceback = True
+        if self.in_traceback:
+            if not text.startswith((" ", "\t", "Traceback")):  # the exception line ends it (chained ones reopen)
+                self.in_traceback = text.startswith(("The above exception", "During handling"))
+            return False
+        if text in self.shown:
+            return False
+        self.shown.add(text)
+        return True
+
+
+def _print_new(watch, shown_points: int, errors: _Errors) -> int:
     from hipwizard.train.history import fmt_duration
 
     for p in watch.history.points[shown_points:]:
@@ -97,9 +126,8 @@ def _print_new(watch, shown_points: int, shown_errors: list[str]) -> int:
         if p.elapsed_s is not None:
             parts.append(f"elapsed {fmt_duration(p.elapsed_s)}")
         print("  " + " · ".join(parts), flush=True)
-    for line in watch.scan.lines:
-        if line.level == "error" and line.text not in shown_errors:
-            shown_errors.append(line.text)
+    for line in errors.new(list(watch.scan.lines)):
+        if line.level == "error" and errors.worth_showing(line.text):
             print(f"  ✖ {line.text}", flush=True)
     return len(watch.history.points)
 
@@ -109,20 +137,20 @@ def follow(run_dir: str, *, poll_s: float = POLL_S, follow_live: bool = True) ->
     from hipwizard.train.services import watch as watch_run
 
     watch = watch_run(run_dir)
-    shown_errors: list[str] = []
-    shown = _print_new(watch, 0, shown_errors)
+    errors = _Errors()
+    shown = _print_new(watch, 0, errors)
     try:
         while follow_live and watch.state() == "running":
             time.sleep(poll_s)
             if watch.poll().reset:
                 print("  (the run started over: history cleared)")
-                shown = 0
-            shown = _print_new(watch, shown, shown_errors)
+                shown, errors = 0, _Errors()
+            shown = _print_new(watch, shown, errors)
     except KeyboardInterrupt:
         print(f"\nstopped watching; the run goes on. `hipwizard stop {run_dir}` stops it.")
         return 130
     watch.poll()
-    _print_new(watch, shown, shown_errors)
+    _print_new(watch, shown, errors)
     return report_end(watch)
 
 
@@ -137,11 +165,15 @@ def report_end(watch) -> int:
         print(f"✔ finished · {watch.history.summary()}")
         return 0
     failure = watch.failure() if state in ("failed", "lost") else None
-    print(f"{'■' if state == 'stopped' else '✖'} {state} · {watch.history.summary()}")
-    if failure:
-        print(f"  cause: {failure.line}")
+    if failure:  # the cause first, in one line; the traceback stays in the log, whose path is shown
+        print(f"✖ {state}: {failure.line}")
         if failure.field:
             print(f"  look at: {failure.field} in {Path(watch.run_dir) / CONFIG_NAME}")
+        print(f"  {watch.history.summary()}")
+    else:
+        print(f"{'■' if state == 'stopped' else '✖'} {state} · {watch.history.summary()}")
+    if state in ("failed", "lost"):
+        print(f"  traceback and full output: {watch.manifest.log_path}")
     return 1
 
 
