@@ -104,6 +104,8 @@ def _summary(review, as_json: bool) -> int:
         print(f"  ✖ conflict {rel}: {why}; resolve with --resolve {rel}=mine|new|merged")
     if tree.get("error"):
         print(f"  ✖ {tree['error']}")
+    if review.journal_warning():
+        print(f"  ⚠ {review.journal_warning()}")
     if data["changed_sources"]:
         print(f"  ⚠ {len(data['changed_sources'])} source file(s) changed since the review; "
               f"open it to reconcile")

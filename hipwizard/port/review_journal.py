@@ -1,8 +1,9 @@
 """The review's decision journal: one JSON line per change, appended and fsync'd beside the state file.
 
 Rewriting the whole state (megabytes for thousands of hunks) on every keystroke is what made a decision
-slow; a journal line is a few hundred bytes. ``kill -9`` loses at most the line being written: a torn last
-line is ignored when reading. The state file is brought up to date ("compacted") on open, on exit and
+slow; a journal line is a few hundred bytes. ``kill -9`` loses at most the line being written: a torn
+line is skipped when reading, and every skipped line is reported (``unreadable``: its line numbers) so the
+review can say so once; when such a journal is folded in, it is kept aside (``keep_aside``), not deleted. The state file is brought up to date ("compacted") on open, on exit and
 every ``COMPACT_EVERY`` changes; each line carries the revision it produces, so lines already in the state
 file (a crash between compaction and removing the journal) are skipped.
 """
@@ -44,23 +45,51 @@ def append(path: Path, entry: dict) -> None:
 
 
 def read(path: Path) -> list[dict]:
-    """The entries of a journal, in order; ``[]`` when there is none. Unparseable lines (a write torn by a
-    crash) are skipped."""
+    """The entries of a journal, in order; ``[]`` when there is none. Unreadable lines are skipped."""
+    return read_all(path)[0]
+
+
+def read_all(path: Path) -> tuple[list[dict], list[int]]:
+    """The entries of a journal in order, and the (1-based) numbers of the lines that could not be read:
+    not JSON (a write torn by a crash, a damaged disk) or not a change with a revision."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return []
-    entries = []
-    for line in raw.split(b"\n"):
+        return [], []
+    entries, unreadable = [], []
+    for number, line in enumerate(raw.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line.decode("utf-8", "surrogatepass"))
         except ValueError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("rev"), int):
+            entry = None
+        if isinstance(entry, dict) and isinstance(entry.get("rev"), int) and not isinstance(entry["rev"], bool):
             entries.append(entry)
-    return entries
+        else:
+            unreadable.append(number)
+    return entries, unreadable
+
+
+def keep_aside(path: Path, revision: int) -> Path | None:
+    """Rename a journal with unreadable lines to ``<journal>.unreadable-r<revision>`` (its readable changes
+    are in the state file by now; its raw bytes stay for a person to look at). Returns the new path."""
+    target = path.with_name(f"{path.name}.unreadable-r{revision}")
+    try:
+        os.replace(path, target)
+    except FileNotFoundError:
+        return None
+    fsync_dir(path.parent)
+    return target
+
+
+def describe(unreadable: list[int], journal: Path) -> str:
+    """One line for the user: how many journal lines could not be read, and which."""
+    shown = ", ".join(map(str, unreadable[:10])) + (", ..." if len(unreadable) > 10 else "")
+    n = len(unreadable)
+    return (f"{n} line{'s' if n != 1 else ''} of the decision journal {journal.name} could not be read "
+            f"(line{'s' if n != 1 else ''} {shown}) and {'were' if n != 1 else 'was'} skipped; "
+            "a change being saved when hipwizard was stopped may be missing")
 
 
 def remove(path: Path) -> None:

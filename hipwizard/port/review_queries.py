@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from hipwizard.port import review_journal
 from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision
 
@@ -111,5 +112,14 @@ class ReviewQueries:
                 "flagged": sev, "untouched": self.untouched_counts(), "revision": self.revision,
                 "last_write": self.last_write, "hip_version": self.hip_version,
                 "too_new": self.api_counts("too_new"), "unsupported": self.api_counts("unsupported"),
-                "state_file": str(self.path), "src": str(self.src), "out": str(self.out)}
+                "state_file": str(self.path), "src": str(self.src), "out": str(self.out),
+                "journal_unreadable": {"count": len(self.journal_unreadable), "lines": list(self.journal_unreadable),
+                                       "warning": self.journal_warning()}}
+
+    def journal_warning(self) -> str:
+        """One line about the journal lines that could not be read on load ("" when all were read)."""
+        if not self.journal_unreadable:
+            return ""
+        kept = f"; the journal was kept as {self.journal_kept.name}" if self.journal_kept else ""
+        return review_journal.describe(self.journal_unreadable, self.journal) + kept
 

@@ -70,6 +70,9 @@ class ReviewState(ReviewQueries):
         self._counts: tuple[int, list | None, dict] = (-1, None, {})
         self._journal_entries = 0  # changes in the journal, not yet in the state file
         self._on_disk: Path | None = None  # the state file this journal belongs to (written or read)
+        # Lines of the journal that could not be read on load (1-based), and where that journal was kept.
+        self.journal_unreadable: list[int] = []
+        self.journal_kept: Path | None = None
         self._set_hunks(list(hunks))
 
     # --- construction -------------------------------------------------------------------------------
@@ -114,7 +117,7 @@ class ReviewState(ReviewQueries):
         try:
             state._replay()
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
-            raise UserError(f"review journal {state.journal} is damaged ({exc!r}); it was kept as it is") from None
+            raise UserError(f"review journal {state.journal} is damaged ({exc}); it was kept as it is") from None
         return state
 
     @property
@@ -123,11 +126,14 @@ class ReviewState(ReviewQueries):
 
     def _replay(self) -> None:
         """Apply the journal's changes made after the state file's revision (see ``review_journal``)."""
-        for entry in review_journal.read(self.journal):
+        entries, self.journal_unreadable = review_journal.read_all(self.journal)
+        for entry in entries:
             if entry["rev"] <= self.revision:
                 continue  # already in the state file (compacted before the journal was removed)
             if entry["rev"] != self.revision + 1:
-                raise ValueError(f"revision {entry['rev']} follows {self.revision}")
+                lost = (f"; {review_journal.describe(self.journal_unreadable, self.journal)}"
+                        if self.journal_unreadable else "")
+                raise ValueError(f"revision {entry['rev']} follows {self.revision}{lost}")
             self._apply(entry)
             del self.history[:-HISTORY_LIMIT]
             self.revision = entry["rev"]
@@ -172,6 +178,8 @@ class ReviewState(ReviewQueries):
         Raises ``OSError`` when the folder is not writable."""
         remove_temps(self.path)  # what a killed save left beside the state file
         atomic_write_text(self.path, self.to_json())
+        if self.journal_unreadable and self.journal_kept is None and self.journal.exists():
+            self.journal_kept = review_journal.keep_aside(self.journal, self.revision)
         review_journal.remove(self.journal)
         self._journal_entries = 0
         self._on_disk = self.path

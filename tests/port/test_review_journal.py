@@ -107,3 +107,43 @@ def test_counts_kept_up_to_date_per_decision_match_a_full_count(tmp_path):
     for _ in range(2):
         assert state.counts() == state.counts(range(len(state.hunks)))
         state.decide([ids[0]], "pending")
+
+
+def test_an_unreadable_journal_line_is_reported_once_with_its_line_number(tmp_path, capsys):
+    from hipwizard.cli import main
+
+    state = new_review(tmp_path)
+    ids = [h.hunk_id for h in state.hunks]
+    state.decide([ids[0]], "accepted")
+    with open(state.journal, "ab") as fh:  # a damaged line between two good changes
+        fh.write(b'{"rev":2,"op":"decide","ids":[\x00garbage\n')
+    state.decide([ids[1]], "rejected")  # written as revision 2 (memory never saw the damaged line)
+    again = ReviewState.load(state.path)
+    assert again.journal_unreadable == [2]
+    assert [again.decision(i).state for i in ids[:2]] == ["accepted", "rejected"]
+    assert main(["review", str(state.path), "--summary", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["journal_unreadable"]
+    assert report["count"] == 1 and report["lines"] == [2] and "line 2" in report["warning"]
+    assert main(["review", str(state.path), "--summary"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("could not be read") == 1 and "(line 2)" in text
+    # Folding the journal in keeps its raw bytes aside (nothing deleted), and the next load is clean.
+    raw = state.journal.read_bytes()
+    again.compact()
+    assert not again.journal.exists() and again.journal_kept.read_bytes() == raw
+    assert "kept as out.review.journal.unreadable-r2" in again.journal_warning()
+    clean = ReviewState.load(state.path)
+    assert clean.journal_unreadable == [] and clean.journal_warning() == ""
+    assert [clean.decision(i).state for i in ids[:2]] == ["accepted", "rejected"]
+
+
+def test_a_torn_line_that_leaves_a_gap_is_named_in_the_refusal(tmp_path):
+    state = new_review(tmp_path)
+    state.decide([state.hunks[0].hunk_id], "accepted")
+    state.decide([state.hunks[1].hunk_id], "accepted")
+    lines = state.journal.read_bytes().split(b"\n")
+    lines[0] = lines[0][:-5]  # revision 1 damaged on disk: revision 2 cannot follow it
+    state.journal.write_bytes(b"\n".join(lines))
+    with pytest.raises(UserError, match=r"1 line of the decision journal .* \(line 1\)"):
+        ReviewState.load(state.path)
+    assert state.journal.read_bytes() == b"\n".join(lines)
