@@ -60,7 +60,33 @@ def capture(subject: Subject | None, options: RunOptions, out: Path, *,
 
     if subject is None:
         raise UserError("say what to capture: --model DIR, --demo or --harness FILE.py")
+    check_output(out)
     return capture_subject(subject, options, Path(out), progress=progress)
+
+
+def check_output(out: str | Path, *, what: str = "--out", folder: bool = False) -> None:
+    """Raise ``UserError`` (one line, before any model runs) when ``out`` cannot be written: a folder where a
+    file is wanted (or a file where a folder is), a path under a regular file, or a place the system refuses
+    (``/proc``, a read-only folder). Nothing is created: the probe file is removed at once."""
+    import os
+    import tempfile
+
+    path = Path(out).expanduser().absolute()
+    if not folder and path.is_dir():
+        raise UserError(f"{what} {out} is a folder; give the capture file to write, e.g. {out}/capture.safetensors")
+    if folder and path.exists() and not path.is_dir():
+        raise UserError(f"{what} {out} is a file, not a folder")
+    probe = path if folder and path.is_dir() else path.parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UserError(f"{what} {out} cannot be written: {probe} is a file, not a folder")
+    try:
+        fd, name = tempfile.mkstemp(prefix=".hipwizard-probe.", dir=probe)
+    except OSError as exc:
+        raise UserError(f"{what} {out} cannot be written in {probe}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(name)
 
 
 def compare(request: CompareRequest, *, ws: Workspace | None = None,
@@ -75,6 +101,8 @@ def compare(request: CompareRequest, *, ws: Workspace | None = None,
 
     progress = progress or quiet
     how = request.how
+    if request.keep is not None and how != "two captures":
+        check_output(request.keep, what="--keep", folder=True)
     kwargs = request.tolerance.compare_kwargs()
     if how == "same machine":
         comp = runs.compare_same_machine(request.subject, request.options, keep=request.keep, progress=progress,
