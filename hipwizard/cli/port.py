@@ -78,9 +78,9 @@ def _size(text: str) -> int:
     try:
         value = float(t[:-1] if scale > 1 else t) * scale
     except ValueError:
-        raise UserError(f"--max-file-size {text!r} is not a size (e.g. 500k, 16M, 1G)") from None
+        raise UserError(f"--max-file-size: {text!r} is not a size (e.g. 500k, 16M, 1G)") from None
     if not 1 <= value < 1 << 40:
-        raise UserError(f"--max-file-size {text!r}: the cap must be between 1 byte and 1 TiB")
+        raise UserError(f"--max-file-size: {text!r}: the cap must be between 1 byte and 1 TiB")
     return int(value)
 
 
