@@ -43,6 +43,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("slash", "search", "Port"),
     Verb("f", "filter", "Port"),
     Verb("w", "write the accepted hunks (asks to confirm)", "Port"),
+    Verb("m", "settle a write conflict with your edits: mine / new / merged (asks which)", "Port (results panel)"),
     Verb("D", "run the demo job", "Parity (demo comparison), Train (demo training run)"),
     Verb("t", "change the candidate dtype", "Parity"),
     Verb("x", "launch the planned run (asks to confirm)", "Train"),

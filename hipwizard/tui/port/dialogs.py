@@ -1,4 +1,5 @@
-"""The Port screen's helpers: the source picker shown before any migration exists, and the write confirm."""
+"""The Port screen's helpers: the source picker shown before any migration exists, the write confirm, and the
+conflict settle dialog (mine / new / merged)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,39 @@ class ConfirmWrite(ModalScreen[bool]):
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
+
+
+class ResolveConflict(ModalScreen[str | None]):
+    """Settle a write's conflict with the user's edits: m keeps the user's file, n takes the new result, g
+    writes the merge with conflict markers; escape leaves it in conflict. Dismissed with the choice or None."""
+
+    BINDINGS = [
+        Binding("m", "answer('mine')", "Keep mine", id="review.resolve_mine"),
+        Binding("n", "answer('new')", "Take new", id="review.resolve_new"),
+        Binding("g", "answer('merged')", "Merged", id="review.resolve_merged"),
+        Binding("escape", "answer(None)", "Cancel", id="review.resolve_cancel"),
+    ]
+
+    def __init__(self, rel: str, why: str) -> None:
+        super().__init__()
+        self.rel = rel
+        self.why = why
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Static(f"✖ {self.rel}: {self.why}.\nYour file is kept as it is until you choose:\n"
+                         "  m  keep mine (your file; the new result becomes the base of the next merge)\n"
+                         "  n  take the new result (your edits in this file are replaced)\n"
+                         "  g  write the merge with conflict markers, to edit by hand")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Mine (m)", id="resolve-mine", compact=True)
+                yield Button("New (n)", id="resolve-new", variant="warning", compact=True)
+                yield Button("Merged (g)", id="resolve-merged", compact=True)
+                yield Button("Cancel (esc)", id="resolve-cancel", compact=True)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        choice = (event.button.id or "").removeprefix("resolve-")
+        self.dismiss(None if choice == "cancel" else choice)
+
+    def action_answer(self, choice: str | None) -> None:
+        self.dismiss(choice)

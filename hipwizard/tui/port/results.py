@@ -39,7 +39,7 @@ def result_options(report, review=None) -> list[Option]:
 
 def worktree_options(review, status: dict, written=None) -> list[Option]:
     """Rows for the output folder as a working tree (``services.worktree_status``): each file whose write met
-    conflicting hand edits (the user's file kept; how to settle it), then the decided hunks that vanished
+    conflicting hand edits (the user's file kept; how to settle it; its row's id is ``"conflict|<path>"``), then the decided hunks that vanished
     from the translation. ``written``: the last ``ApplyReport``, whose conflicts are shown even before the
     record is read again."""
     conflicts = dict(status.get("conflicts", {}))
@@ -50,9 +50,10 @@ def worktree_options(review, status: dict, written=None) -> list[Option]:
         rows.append(Option(Text(f"✖ {status['error']}"), disabled=True))
     if conflicts:
         rows.append(Option(Text(f"✖ {len(conflicts)} file(s) in conflict with your edits (your file kept). Settle "
-                                f"each: hipwizard review {review.out} --resolve PATH=mine|new|merged"), disabled=True))
+                                f"each here (highlight it, m or Enter) or: hipwizard review {review.out} "
+                                f"--resolve PATH=mine|new|merged"), disabled=True))
         for rel, why in conflicts.items():
-            rows.append(Option(Text(f"    ✖ {rel}: {why.split('; your file')[0]}"), disabled=True))
+            rows.append(Option(Text(f"    ✖ {rel}: {why.split('; your file')[0]}  → m: settle"), id=f"conflict|{rel}"))
     if review.vanished:
         rows.append(Option(Text(f"✗ {len(review.vanished)} decided hunk(s) vanished from the translation:"),
                            disabled=True))

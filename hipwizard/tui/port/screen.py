@@ -4,7 +4,8 @@ Layout and event wiring only. Every action that translates, re-reads, writes or 
 ``hipwizard.port.services`` (the same functions ``hipwizard hipify / review`` call) in a thread job; the
 decisions live in ``hipwizard.port.review_state`` (saved after every change), navigation in
 ``hipwizard.port.review_nav``; the review keys are in ``actions``, the set-up form and the write confirm in
-``dialogs``, the results rows in ``results``.
+``dialogs``, the results rows in ``results``. A write's conflict with the user's edits is settled from the
+results panel (m or Enter on its row: mine / new / merged, ``services.resolve``).
 """
 
 from __future__ import annotations
@@ -17,20 +18,21 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, ContentSwitcher, Footer, Header, Input, OptionList, Select, Static
 
+from hipwizard.errors import UserError
 from hipwizard.port import services
 from hipwizard.port.review_nav import FILTERS, ReviewNav
 from hipwizard.port.review_state import ReviewState
 from hipwizard.port.state import PortLink, status_of
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.port.actions import ReviewActions
-from hipwizard.tui.port.dialogs import ConfirmWrite, MigrationForm
+from hipwizard.tui.port.dialogs import ConfirmWrite, MigrationForm, ResolveConflict
 from hipwizard.tui.port.file_list import FileList
 from hipwizard.tui.port.hunk_view import HunkView, render_file_risks, render_hunk
 from hipwizard.tui.port.results import api_options, result_options, worktree_options
 from hipwizard.tui.workers import Jobs
 
 REVIEW_ACTIONS = {"accept", "reject", "undo", "split", "edit", "accept_file", "reject_file", "accept_unflagged",
-                  "next", "prev", "next_pending", "prev_pending", "search", "cycle_filter", "write", "reread"}
+                  "next", "prev", "next_pending", "prev_pending", "search", "cycle_filter", "write", "reread", "resolve"}
 
 
 class PortScreen(Jobs, ReviewActions, Screen):
@@ -44,7 +46,9 @@ class PortScreen(Jobs, ReviewActions, Screen):
                  "translation left unchanged: \"(n unchanged)\"). Risks on unchanged lines have nothing to "
                  "accept or reject — they are listed under each hunk of their file and need a manual edit.\n"
                  "The translation checks APIs against the HIP version the Doctor found and Write compile-checks "
-                 "for the Doctor's GPU arch; r re-reads the sources and reconciles your decisions.")
+                 "for the Doctor's GPU arch; r re-reads the sources and reconciles your decisions. A file whose write "
+                 "met your hand edits is kept and listed in the results: highlight it and press m (or Enter) to "
+                 "keep mine, take new, or write the merge with conflict markers.")
     # The footer shows the hunk verbs and the app's help; every key is listed by ? (help) and in the palette,
     # the rest would only push ? Help off an 80-column footer.
     BINDINGS = [
@@ -58,6 +62,7 @@ class PortScreen(Jobs, ReviewActions, Screen):
         Binding("d", "reject_file", "Reject file", show=False, id="review.reject_file"),
         Binding("A", "accept_unflagged", "Accept unflagged", show=False, id="review.accept_unflagged"),
         Binding("r", "reread", "Re-read", show=False, id="review.reread"),
+        Binding("m", "resolve", "Settle conflict", show=False, id="review.resolve"),
         Binding("slash", "search", "Search", show=False, id="review.search"),
         Binding("f", "cycle_filter", "Filter", show=False, id="review.filter"),
         Binding("j", "next", "Next", show=False, id="review.next"),
@@ -303,3 +308,39 @@ class PortScreen(Jobs, ReviewActions, Screen):
                     + (f"; ✖ {conflicts} file(s) in conflict with your edits, kept (see the results)" if conflicts else "")
                     + (f"; ⚑ {manual} risks on unchanged lines need a manual edit." if manual else "."),
                     severity="error" if report.compile_errors or conflicts else "information")
+
+    # --- settling a write's conflict with the user's edits ---------------------------------------
+    def action_resolve(self) -> None:
+        results = self.query_one("#port-results", OptionList)
+        index = results.highlighted
+        option = results.get_option_at_index(index) if results.display and index is not None else None
+        if option is None or not (option.id or "").startswith("conflict|"):
+            self.notify("Highlight a file in conflict in the results panel first (✖ … → m: settle).",
+                        severity="warning")
+            return
+        self.ask_resolve(option.id.split("|", 1)[1])
+
+    def ask_resolve(self, rel: str) -> None:
+        if self.busy:
+            self.notify(f"Wait: {self.busy}", severity="warning")
+            return
+        why = services.worktree_status(self.review, edited=False)["conflicts"].get(rel)
+        if why is None and self.last_write is not None:
+            why = next((f.detail for f in self.last_write.conflicts if f.path == rel), None)
+        self.app.push_screen(ResolveConflict(rel, (why or "in conflict").split("; your file")[0]),
+                             lambda choice: self._settle(rel, choice) if choice else None)
+
+    def _settle(self, rel: str, choice: str) -> None:
+        try:
+            services.resolve(self.review, rel, choice)
+        except UserError as exc:
+            self.notify(f"✖ {exc}", severity="error", timeout=10)
+            return
+        done = {"mine": ("kept", "your file kept (conflict settled)"),
+                "new": ("written", "new result written (conflict settled)"),
+                "merged": ("written", "merged text with conflict markers written: edit the markers out")}[choice]
+        for f in (self.last_write.files if self.last_write is not None else ()):
+            if f.path == rel and f.status == "conflict":
+                f.status, f.detail = done
+        self._fill_results()
+        self.notify(f"✔ {rel}: {done[1]}.")

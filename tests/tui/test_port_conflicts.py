@@ -1,0 +1,119 @@
+"""Pilot: a write's conflict with the user's hand edits is settled from the Port screen's results panel —
+highlight the conflict row, m, then m (keep mine) or n (take the new result) in the dialog; escape leaves it.
+The conflict is made through the real CLI/services and the real ``git merge-file``."""
+
+from __future__ import annotations
+
+import json
+
+from hipwizard.cli import main
+from hipwizard.port.review_state import ReviewState, state_path_for
+from hipwizard.port.worktree import record_dir
+from hipwizard.tui.app import HipwizardApp
+from hipwizard.tui.port.dialogs import ResolveConflict
+from hipwizard.tui.port.screen import PortScreen
+from hipwizard.workspace import Workspace
+from tests.port.test_iterative_port import KERNEL
+from tests.tui.test_port_screen import SIZE
+
+
+def _rows(results) -> list[str]:
+    return [str(results.get_option_at_index(i).prompt) for i in range(results.option_count)]
+
+
+def _hipify(tmp_path) -> None:
+    assert main(["hipify", str(tmp_path / "src"), "--out", str(tmp_path / "out"), "--workspace", str(tmp_path),
+                 "--backend", "builtin", "--hip-version", "6.1", "--no-check", "--json"]) == 0
+
+
+def _conflict(tmp_path, capsys) -> tuple[str, bytes]:
+    """Write, hand-edit the output, change the source under the edit, write again: k.cu in conflict.
+    Returns the user's text and the new result hipwizard kept aside."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text(KERNEL)
+    _hipify(tmp_path)
+    review = ReviewState.load(state_path_for(tmp_path / "out"))
+    review.decide([h.hunk_id for h in review.hunks], "accepted")
+    review.compact()
+    assert main(["review", str(tmp_path / "out"), "--write", "--no-check"]) == 0
+    target = tmp_path / "out" / "k.cu"
+    mine = target.read_text().replace("hipFree(d);", "hipFree(d);  // mine")
+    target.write_text(mine)
+    (tmp_path / "src" / "k.cu").write_text(KERNEL.replace("cudaFree(d);", "cudaFree(d);  // release"))
+    _hipify(tmp_path)
+    assert main(["review", str(tmp_path / "out"), "--write", "--no-check"]) == 1  # the conflict
+    capsys.readouterr()
+    assert target.read_text() == mine
+    new = (record_dir(tmp_path / "out") / "new" / "k.cu").read_bytes()
+    assert new != mine.encode() and b"// mine" not in new
+    return mine, new
+
+
+async def _open_and_settle(tmp_path, key: str) -> list[str]:
+    """Open the Port screen, highlight the conflict row, press m, then ``key`` in the dialog; the rows after."""
+    app = HipwizardApp(Workspace(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PortScreen) and screen.review is not None
+        results = screen.query_one("#port-results")
+        rows = _rows(results)
+        assert any("✖ k.cu: 1 conflict(s) between your edits and the new result" in r for r in rows), rows
+        await pilot.press("m")  # nothing highlighted in the results yet: says so, no dialog
+        await pilot.pause()
+        assert isinstance(app.screen, PortScreen)
+        results.focus()
+        results.highlighted = next(i for i in range(results.option_count)
+                                   if results.get_option_at_index(i).id == "conflict|k.cu")
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, ResolveConflict) and app.screen.rel == "k.cu"
+        await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, PortScreen)
+        return _rows(screen.query_one("#port-results"))
+
+
+def _conflicts(tmp_path, capsys) -> dict:
+    capsys.readouterr()
+    assert main(["review", str(tmp_path / "out"), "--summary", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["worktree"]["conflicts"]
+
+
+async def test_settle_a_conflict_with_mine_keeps_the_file_and_clears_the_conflict(tmp_path, capsys):
+    mine, new = _conflict(tmp_path, capsys)
+    rows = await _open_and_settle(tmp_path, "m")
+    assert not any("conflict" in r for r in rows), rows
+    assert (tmp_path / "out" / "k.cu").read_text() == mine
+    assert _conflicts(tmp_path, capsys) == {}
+    # the new result is the base of the next merge: writing again keeps the user's edit, no conflict
+    assert main(["review", str(tmp_path / "out"), "--write", "--no-check"]) == 0
+    assert (tmp_path / "out" / "k.cu").read_text() == mine
+
+
+async def test_settle_a_conflict_with_new_writes_the_new_result(tmp_path, capsys):
+    mine, new = _conflict(tmp_path, capsys)
+    rows = await _open_and_settle(tmp_path, "n")
+    assert not any("conflict" in r for r in rows), rows
+    assert (tmp_path / "out" / "k.cu").read_bytes() == new
+    assert b"cudaFree(d);  // release" in new  # the changed hunk is pending: the source's text
+    assert _conflicts(tmp_path, capsys) == {}
+
+
+async def test_escape_leaves_the_conflict_and_the_file(tmp_path, capsys):
+    mine, _ = _conflict(tmp_path, capsys)
+    rows = await _open_and_settle(tmp_path, "escape")
+    assert any("✖ k.cu: 1 conflict(s)" in r for r in rows), rows
+    assert (tmp_path / "out" / "k.cu").read_text() == mine
+    assert list(_conflicts(tmp_path, capsys)) == ["k.cu"]
+
+
+async def test_settle_a_conflict_with_merged_writes_the_markers(tmp_path, capsys):
+    mine, _ = _conflict(tmp_path, capsys)
+    rows = await _open_and_settle(tmp_path, "g")
+    assert not any("conflict" in r for r in rows), rows
+    text = (tmp_path / "out" / "k.cu").read_text()
+    assert "<<<<<<< yours" in text and ">>>>>>> new result" in text and "hipFree(d);  // mine" in text
+    assert _conflicts(tmp_path, capsys) == {}
