@@ -146,11 +146,22 @@ class Workspace:
         self.write_state("workspace", data)
 
     @property
+    def is_demo(self) -> bool:
+        """Whether this is the embedded demo's workspace (``workspace.json`` ``demo``)."""
+        return self.read_state("workspace").get("demo") is True
+
+    @property
+    def last_screen(self) -> str | None:
+        """The screen the app showed last (``home`` or a step key), so reopening resumes there."""
+        value = self.read_state("workspace").get("last_screen")
+        return value if isinstance(value, str) else None
+
+    @property
     def runs_dir(self) -> Path:
         return self.state_dir / "runs"
 
     def step_status(self, step: str) -> StepStatus:
-        """Ask the step's own ``status.summarize`` (no heavy imports there)."""
+        """Ask the step's own ``state.summarize`` (no heavy imports there)."""
         state = self.read_state(step)
         if "_error" in state:
             return StepStatus("attention", state["_error"])

@@ -77,7 +77,7 @@ def mark_demo(ws: Workspace) -> None:
 
 def is_demo(ws: Workspace) -> bool:
     """Whether the dashboard offers the demo comparison: this step, or the whole workspace, is the demo's."""
-    return bool(ws.read_state(STEP).get("demo") or ws.read_state("workspace").get("demo"))
+    return bool(ws.read_state(STEP).get("demo")) or ws.is_demo
 
 
 def latest_comparison(ws: Workspace) -> Comparison | None:

@@ -3,7 +3,7 @@
 Format (JSON object, written atomically by ``Workspace``)::
 
     {"version": 1, "updated": ISO time,
-     "src": "DIR",    # the CUDA tree under migration
+     "src": "DIR",    # the CUDA tree under migration (relative to the workspace when inside it)
      "out": "DIR"}    # the HIP output folder; the review state lives beside it (``<out>.review.json``)
 
 ``PortLink`` is that pair, typed. Whoever starts a migration in a workspace (``hipwizard hipify``, the demo,
@@ -53,8 +53,16 @@ def read_link(ws: Workspace) -> PortLink:
 
 
 def record_link(ws: Workspace, src: str | Path, out: str | Path) -> None:
-    """Record ``src`` -> ``out`` as the workspace's migration. Raises ``OSError``."""
-    ws.update_state(STEP, src=str(src), out=str(out))
+    """Record ``src`` -> ``out`` as the workspace's migration: relative to the workspace when inside it (a
+    copied workspace then points at its own copies), absolute otherwise. Raises ``OSError``."""
+    ws.update_state(STEP, src=_stored(ws, src), out=_stored(ws, out))
+
+
+def _stored(ws: Workspace, path: str | Path) -> str:
+    p = Path(path).expanduser()
+    p = (p if p.is_absolute() else ws.root / p).resolve()
+    root = ws.root.resolve()
+    return p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p)
 
 
 def link_unless_set(ws: Workspace, src: str | Path, out: str | Path) -> bool:

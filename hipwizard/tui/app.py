@@ -49,7 +49,7 @@ class HipwizardApp(Jobs, App):
         keymap = load_keymap()
         if keymap:
             self.set_keymap(keymap)
-        last = self.workspace.read_state("workspace").get("last_screen")
+        last = self.workspace.last_screen
         if self._resume and last and last != "home":
             if last in STEP_KEYS:
                 self.action_open_step(last)

@@ -164,5 +164,5 @@ class HomeScreen(Jobs, Screen):
 
 def read_statuses(ws: Workspace) -> tuple[dict[str, StepStatus], bool]:
     """(each step's status, whether this is the embedded demo workspace): what the cards show."""
-    demo = bool(ws.read_state("workspace").get("demo"))
+    demo = ws.is_demo
     return {s.key: ws.step_status(s.key) for s in STEPS}, demo

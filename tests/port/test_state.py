@@ -21,6 +21,19 @@ def test_link_round_trips_and_relative_paths_are_taken_from_the_workspace(tmp_pa
     assert state.read_link(ws).src == tmp_path / "cuda"
 
 
+def test_a_copied_workspace_links_to_its_own_copies(tmp_path):
+    import shutil
+
+    ws = Workspace(tmp_path / "a")
+    (tmp_path / "a").mkdir()
+    outside = tmp_path / "elsewhere"
+    state.record_link(ws, tmp_path / "a" / "cuda", outside)  # absolute in, inside the workspace stored relative
+    raw = ws.read_state("port")
+    assert raw["src"] == "cuda" and raw["out"] == str(outside.resolve())  # outside it: kept absolute
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    assert state.read_link(Workspace(tmp_path / "b")).src == tmp_path / "b" / "cuda"
+
+
 def test_a_damaged_port_json_is_reported_and_may_be_replaced(tmp_path):
     ws = Workspace(tmp_path)
     ws.state_path("port").parent.mkdir(parents=True)

@@ -48,6 +48,16 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
+async def until(pilot, predicate, timeout: float = 20.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)
+
+
 def panel(app, name: str) -> str:
     return str(app.query_one(f"#plan-{name}", Static).render())
 
@@ -73,14 +83,15 @@ async def test_inline_validation_as_you_type_and_save_refused(tmp_path):
         lr = app.query_one("#in-learning_rate", Input)
         lr.value = "fast"
         await settle(pilot)
+        # the plan worker starts after the field's debounce: under load it may not have run yet
+        await until(pilot, lambda: "✖ error: learning_rate" in panel(app, "issues"))
         assert "✖ learning_rate" in str(app.query_one("#err-learning_rate", Static).render())
-        assert "✖ error: learning_rate" in panel(app, "issues")
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert app.saved == [] and not app.workspace.runs_dir.exists()
         lr.value = "1e-4"
         await settle(pilot)
-        assert str(app.query_one("#err-learning_rate", Static).render()) == ""
+        await until(pilot, lambda: str(app.query_one("#err-learning_rate", Static).render()) == "")
         assert app.query_one(TrainPlanPane).config.learning_rate == 1e-4
 
 

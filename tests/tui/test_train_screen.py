@@ -272,9 +272,14 @@ def fake_launch(monkeypatch, tmp_path):
 async def test_x_asks_before_launching_the_highlighted_run_dir(ws, fake_launch):
     from hipwizard.train.state import load
 
+    import yaml
+
+    from tests.train.helpers import launchable_values
+
     planned = ws.runs_dir / "planned"
     planned.mkdir(parents=True)
-    (planned / "config.yaml").write_text("output_dir: output\n")
+    # a config the pre-launch check accepts: launch refuses an unlaunchable one before asking (issue 14)
+    (planned / "config.yaml").write_text(yaml.safe_dump(launchable_values(ws.root / "files")))
     app, screen = make_app(ws)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.push_screen(screen)

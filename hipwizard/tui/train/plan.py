@@ -329,7 +329,7 @@ class TrainPlanPane(Jobs, Vertical):
 def _initial_preset(workspace, presets) -> str:
     """The embedded demo opens on the demo preset (the tiny model on CPU); other workspaces on the recipe."""
     try:
-        is_demo = bool(workspace is not None and workspace.read_state("workspace").get("demo"))
+        is_demo = workspace is not None and workspace.is_demo
     except OSError:
         is_demo = False
     return DEMO_PRESET if is_demo and DEMO_PRESET in presets else DEFAULT_PRESET
