@@ -293,7 +293,7 @@ async def test_no_migration_offers_a_source_picker_and_translates(tmp_path):
         assert screen.review is not None and screen.review.counts()["total"] > 0
         assert screen.query_one("#port-switch").current == "port-review"
         assert (tmp_path / "proj-hip.review.json").exists()
-        assert Workspace(tmp_path).read_state("port")["out"] == str(tmp_path / "proj-hip")
+        assert Workspace(tmp_path).read_state("port")["out"] == "proj-hip"  # relative to the workspace
 
 
 async def test_corrupted_state_is_reported_and_kept(tmp_path):
