@@ -8,6 +8,8 @@ import shutil
 from hipwizard.cli import main
 from hipwizard.port.demo import DEMO_PROJECT
 from hipwizard.port.review_state import ReviewState, state_path_for
+from hipwizard.port.state import read_link
+from hipwizard.workspace import Workspace
 
 
 def test_hipify_writes_a_pending_review_and_a_summary(tmp_path, capsys):
@@ -22,7 +24,8 @@ def test_hipify_writes_a_pending_review_and_a_summary(tmp_path, capsys):
     assert review.counts()["pending"] == summary["hunks"]
     assert not out.exists()  # nothing written until hunks are accepted
     port = json.loads((tmp_path / ".hipwizard" / "port.json").read_text())
-    assert port["out"] == str(out.resolve())
+    assert port["out"] == "hip"  # inside the workspace: stored relative to it
+    assert read_link(Workspace(tmp_path)).out.resolve() == out.resolve()
 
 
 def test_hipify_accepts_perl_option_names_and_accept_unflagged(tmp_path, capsys):
@@ -62,8 +65,8 @@ def test_check_reports_per_file(tmp_path, capsys):
 
 
 def test_hipify_lists_apis_newer_than_the_doctors_hip(tmp_path, capsys):
-    from tests.port.target import HIP_61, NEW_API_KERNEL, NEW_APIS, save_rocm61_gfx90a
     from hipwizard.workspace import Workspace
+    from tests.port.target import HIP_61, NEW_API_KERNEL, NEW_APIS, save_rocm61_gfx90a
 
     save_rocm61_gfx90a(Workspace(tmp_path))
     (tmp_path / "src").mkdir()
@@ -77,8 +80,8 @@ def test_hipify_lists_apis_newer_than_the_doctors_hip(tmp_path, capsys):
 
 
 def test_review_write_and_check_compile_for_the_doctors_arch(tmp_path, capsys, monkeypatch):
-    from tests.port.target import RecordingHipcc, save_rocm61_gfx90a
     from hipwizard.workspace import Workspace
+    from tests.port.target import RecordingHipcc, save_rocm61_gfx90a
 
     save_rocm61_gfx90a(Workspace(tmp_path))
     hipcc = RecordingHipcc()

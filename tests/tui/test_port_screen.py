@@ -13,11 +13,18 @@ from hipwizard.cli import main
 from hipwizard.port import services
 from hipwizard.port.review_state import ReviewState
 from hipwizard.tui.app import HipwizardApp
-from hipwizard.tui.port.dialogs import ConfirmWrite  # noqa: E402
-from hipwizard.tui.port.screen import PortScreen  # noqa: E402
-from hipwizard.workspace import Workspace  # noqa: E402
+from hipwizard.tui.port.dialogs import ConfirmWrite
+from hipwizard.tui.port.screen import PortScreen
+from hipwizard.workspace import Workspace
 from tests.port.review_factory import KERNEL, new_review, risky_project, translation
-from tests.port.target import HIP_61, NEW_API_KERNEL, NEW_APIS, RecordingHipcc, save_rocm61_gfx90a
+from tests.port.target import (
+    HIP_61,
+    NEW_API_KERNEL,
+    NEW_APIS,
+    RecordingHipcc,
+    save_rocm61_gfx90a,
+)
+from tests.tui.waiting import until
 
 SIZE = (110, 32)
 
@@ -496,9 +503,9 @@ async def test_a_tall_hunk_scrolls_and_the_next_short_one_gets_the_full_width_ba
         screen = PortScreen(review.path)
         await app.push_screen(screen)
         await app.workers.wait_for_complete()
-        await pilot.pause()
         view = screen.query_one("#port-hunk-body")
-        assert view.show_vertical_scrollbar and not view.show_horizontal_scrollbar
+        await until(pilot, lambda: view.show_vertical_scrollbar)
+        assert not view.show_horizontal_scrollbar
         await pilot.press("end")
         await pilot.pause()
         assert "no risk flags" in "".join(s.text for s in view.render_line(view.size.height - 1))

@@ -12,6 +12,7 @@ from hipwizard.train.yaml_io import load_yaml
 from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.workspace import Workspace
 from tests.train.plan_fixtures import recipe_dir
+from tests.tui.waiting import until
 
 SIZE = (160, 50)
 
@@ -46,16 +47,6 @@ async def settle(pilot) -> None:
     await pilot.pause(0.3)
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
-
-
-async def until(pilot, predicate, timeout: float = 20.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
 
 
 def panel(app, name: str) -> str:

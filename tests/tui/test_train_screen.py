@@ -22,6 +22,7 @@ from hipwizard.tui.train.run_view import RunView
 from hipwizard.tui.train.screen import TrainScreen
 from hipwizard.workspace import Workspace
 from tests.train.plan_fixtures import recipe_dir
+from tests.tui.waiting import until
 
 HERE = Path(__file__).parent
 LF = HERE.parent / "fixtures" / "llamafactory"
@@ -74,15 +75,6 @@ def make_app(ws: Workspace, attach: str | None = None) -> tuple[HipwizardApp, Tr
     screen = TrainScreen(telemetry=GpuTelemetry(RecordedRocmSmi(), order=("amd-smi", "rocm-smi")),
                          host_probe=fixed_host, poll_s=0.05, attach=attach)
     return app, screen
-
-
-async def until(pilot, predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _view(app) -> RunView:
@@ -270,10 +262,9 @@ def fake_launch(monkeypatch, tmp_path):
 
 
 async def test_x_asks_before_launching_the_highlighted_run_dir(ws, fake_launch):
-    from hipwizard.train.state import load
-
     import yaml
 
+    from hipwizard.train.state import load
     from tests.train.helpers import launchable_values
 
     planned = ws.runs_dir / "planned"

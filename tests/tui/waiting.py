@@ -1,0 +1,15 @@
+"""Wait in a Pilot test for what the app does on its own time (workers, layout), never for a fixed pause."""
+
+from __future__ import annotations
+
+import time
+
+
+async def until(pilot, predicate, timeout: float = 30.0) -> None:
+    """Let the app run until ``predicate()`` holds; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not reached in time")
