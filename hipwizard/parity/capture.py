@@ -126,9 +126,11 @@ def load_model(model_dir: Path, dtype: str, device: str, attn: str | None = None
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # progress is ours to report, on our channel
+    from hipwizard.parity.attention import hf_implementation
+
     kwargs: dict[str, Any] = {"dtype": torch_dtype(dtype), "local_files_only": True}
     if attn:
-        kwargs["attn_implementation"] = attn
+        kwargs["attn_implementation"] = hf_implementation(attn)
     try:
         model = AutoModelForCausalLM.from_pretrained(str(model_dir), **kwargs)
     except (OSError, ValueError) as exc:
@@ -157,12 +159,14 @@ def capture_model(
     model_dir: str | Path, *, dtype: str = "fp32", device: str = "auto", seed: int = 0, batch: int = 2,
     seq: int = 32, layers: list[str] | None = None, inputs_from: dict | None = None,
     perturb: dict[str, float] | None = None, attn: str | None = None, progress: ProgressFn | None = None,
-    on_device: bool = False,
+    on_device: bool = False, backward=None, perturb_grad: dict[str, float] | None = None,
 ) -> tuple[dict, dict]:
     """Run the model once with hooks. Returns (tensors for the file, metadata dict).
 
     ``inputs_from`` (a dict of CPU tensors, e.g. a reference capture's inputs) replaces the seeded inputs.
     ``on_device`` leaves the module outputs on the run's device (for comparing there); inputs are on the CPU.
+    ``backward`` (a ``backward.BackwardSpec``) adds a backward pass of its loss and the ``grad/*`` tensors
+    (see ``backward``); ``perturb_grad`` gives named modules a slightly wrong backward (a demo fault).
     """
     progress = progress or quiet
     model_dir = Path(model_dir)
@@ -181,24 +185,48 @@ def capture_model(
         inputs = {k: v for k, v in inputs_from.items()}
     else:
         inputs = make_inputs(model.config.vocab_size, seed, batch, seq)
-    captured, order, timings["forward_s"] = run_hooked(model, names, inputs, device, perturb, progress,
-                                                       to_host=not on_device)
+    from hipwizard.parity.attention import kernel_context
+
+    with kernel_context(attn):
+        captured, order, grads, rows, loss_value, timings = _run(
+            model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device, timings)
     tensors = {f"input/{k}": v.detach().cpu().contiguous() for k, v in inputs.items()}
     tensors.update({f"output/{n}": captured[n] for n in order})
+    tensors.update(grads)
     meta = {
         "format": FORMAT, "kind": "model", **environment(device), "dtype": canonical_dtype(dtype),
         "seed": seed if inputs_from is None else None, "batch": int(inputs["input_ids"].shape[0]),
         "seq": int(inputs["input_ids"].shape[1]), "model": fingerprint,
         "attn_implementation": getattr(model.config, "_attn_implementation", None),
-        "perturb": perturb or None,
+        "perturb": perturb or None, "attn": attn,
         "modules": [{"name": n, "order": i, "shape": list(captured[n].shape), "dtype": str(captured[n].dtype).removeprefix("torch.")}
                     for i, n in enumerate(order)],
         "timings": {k: round(v, 4) for k, v in timings.items()},
     }
+    if backward is not None:
+        meta["backward"] = {**backward.as_dict(), "loss_value": loss_value, "perturb_grad": perturb_grad or None,
+                            "grads": [{**row, "order": i, "shape": list(grads[row["key"]].shape)}
+                                      for i, row in enumerate(rows)]}
     missing = [n for n in names if n not in captured]
     if missing:
         meta["not_called"] = missing
     return tensors, meta
+
+
+def _run(model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device, timings):
+    """The hooked pass: forward only, or forward and backward (``backward.run_backward``)."""
+    if backward is not None:
+        from hipwizard.parity.backward import run_backward
+
+        captured, order, grads, rows, loss_value, timings["forward_backward_s"] = run_backward(
+            model, names, inputs, device, backward, perturb=perturb, perturb_grad=perturb_grad, progress=progress,
+            to_host=not on_device)
+        return captured, order, grads, rows, loss_value, timings
+    if perturb_grad:
+        raise UserError("--perturb-grad changes only the backward pass: add --backward")
+    captured, order, timings["forward_s"] = run_hooked(model, names, inputs, device, perturb, progress,
+                                                       to_host=not on_device)
+    return captured, order, {}, [], None, timings
 
 
 def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict[str, float] | None = None,

@@ -14,19 +14,26 @@ import numpy as np
 
 from hipwizard.errors import UserError
 from hipwizard.parity import metrics
-from hipwizard.parity.report import Comparison, LayerResult
+from hipwizard.parity.report import Comparison, LayerResult, Triangle
 from hipwizard.parity.tensorfile import TensorFile, read_meta, read_tensor_file
-from hipwizard.parity.tolerances import least_precise, resolve
+from hipwizard.parity.tolerances import canonical_dtype, least_precise, more_precise, resolve
 
 OUTPUT_PREFIX = "output/"
 INPUT_PREFIX = "input/"
+GRAD_PREFIX = "grad/"
 SIDE_KEYS = ("kind", "device", "device_name", "dtype", "torch", "hip", "cuda", "seed", "batch", "seq",
-             "model", "harness", "attn_implementation", "perturb")
+             "model", "harness", "attn_implementation", "attn", "perturb", "backward")
+# The triangle's default k: a port passes when its error against the high-precision reference is at most
+# this many times the reference machine's own run-dtype error (docs/parity.md: measured ratios of correct
+# ports stay below ~1.3; a 5% wrong backward or forward lands at 3x and far above).
+DEFAULT_K = 2.0
 
 
 def side_summary(meta: dict, path: Path) -> dict:
     """What the report shows about one side (file name, device, versions, model fingerprint)."""
     out = {k: meta.get(k) for k in SIDE_KEYS if meta.get(k) is not None}
+    if isinstance(out.get("backward"), dict):  # the row list is the table itself: keep the loss, not the rows
+        out["backward"] = {k: v for k, v in out["backward"].items() if k != "grads"}
     out["file"] = Path(path).name
     return out
 
@@ -69,70 +76,156 @@ def check_same_inputs(ref: TensorFile, cand: TensorFile) -> None:
             )
 
 
+def check_same_backward(ref_meta: dict, cand_meta: dict, what: str = "candidate") -> None:
+    """Refuse gradients of different losses (kind, seed) or different weight selections."""
+    a, b = ref_meta.get("backward") or {}, cand_meta.get("backward") or {}
+    for key, label in (("loss", "loss"), ("loss_seed", "loss seed"), ("weights", "--grad-weights")):
+        if a.get(key) != b.get(key):
+            raise UserError(f"the captures' gradients come from different {label}s: {a.get(key)} (reference) ≠ "
+                            f"{b.get(key)} ({what}); capture both with the same --loss/--grad-weights")
+
+
+def wants_backward(ref_meta: dict, cand_meta: dict, backward: bool | None, cand_name: str = "candidate") -> bool:
+    """Whether to compare gradients: ``backward`` True demands them on both sides (one clear line naming the
+    side that lacks them), False skips them, None compares them when both captures hold them."""
+    have_ref, have_cand = bool(ref_meta.get("backward")), bool(cand_meta.get("backward"))
+    if backward:
+        for have, side in ((have_ref, "reference"), (have_cand, cand_name)):
+            if not have:
+                raise UserError(f"--backward asked for, but the {side} capture holds no gradients (captured "
+                                "without --backward): capture it again with --backward")
+    use = have_ref and have_cand if backward is None else bool(backward)
+    if use:
+        check_same_backward(ref_meta, cand_meta, cand_name)
+    return use
+
+
+def forward_rows(ref: TensorFile, ref_meta: dict) -> list[tuple[str, str, str]]:
+    """(row name, tensor key, module) of the module outputs, in execution order; stored outputs missing from
+    the module list come after the rest."""
+    order = [m["name"] for m in sorted(ref_meta.get("modules", []), key=lambda m: m.get("order", 0))]
+    order += sorted(n[len(OUTPUT_PREFIX):] for n in ref.tensors
+                    if n.startswith(OUTPUT_PREFIX) and n[len(OUTPUT_PREFIX):] not in order)
+    return [(name, OUTPUT_PREFIX + name, "") for name in order]
+
+
+def backward_rows(ref_meta: dict) -> list[tuple[str, str, str]]:
+    """(row name, tensor key, module) of the gradients, in backward order (see ``backward``)."""
+    grads = sorted((ref_meta.get("backward") or {}).get("grads", []), key=lambda g: g.get("order", 0))
+    return [(g["name"], g["key"], g.get("module", "")) for g in grads]
+
+
 def compare_captures(
     ref: TensorFile, cand: TensorFile, *, tolerance: str | None = None,
     overrides: dict[str, float] | None = None, tolerance_file: Path | None = None, jump: float = 4.0,
-    metric=metrics.compute,
+    metric=metrics.compute, backward: bool | None = None, ref_run: TensorFile | None = None,
+    k: float | None = None,
 ) -> Comparison:
-    """Per-module metrics of ``cand`` against ``ref``. ``tolerance`` names a dtype profile; default:
-    the less precise of the two captures' dtypes. ``metric(ref, cand, tol)`` computes one module's
-    Metrics: numpy by default; ``metrics_torch.compute`` when ``cand`` holds tensors still on a device."""
+    """Per-module metrics of ``cand`` against ``ref``, forward and (``backward``, see ``wants_backward``)
+    for the gradients. ``tolerance`` names a dtype profile; default: the less precise of the two captures'
+    dtypes. ``metric(ref, cand, tol)`` computes one module's Metrics: numpy by default;
+    ``metrics_torch.compute`` when ``cand`` holds tensors still on a device. ``ref_run``, the reference
+    machine's capture in the run dtype (``ref`` then being its high-precision capture), adds the triangle
+    verdict of each row: pass when the error against ``ref`` is at most ``k`` (default ``DEFAULT_K``) times
+    ``ref_run``'s own error against ``ref``; that verdict then decides."""
     t0 = time.perf_counter()
     ref_meta, cand_meta = read_meta(ref), read_meta(cand)
     check_same_subject(ref_meta, cand_meta)
     check_same_inputs(ref, cand)
+    use_backward = wants_backward(ref_meta, cand_meta, backward)
+    run_meta = check_triangle(ref, ref_meta, ref_run, cand_meta, use_backward) if ref_run is not None else None
+    k = (DEFAULT_K if k is None else float(k)) if ref_run is not None else None
+    if k is not None and not k > 0:
+        raise UserError(f"--k must be a positive number, not {k:g}")
     tol = resolve(tolerance or least_precise(ref_meta.get("dtype", "fp32"), cand_meta.get("dtype", "fp32")),
                   overrides, tolerance_file)
-    order = [m["name"] for m in sorted(ref_meta.get("modules", []), key=lambda m: m.get("order", 0))]
-    # Modules present as tensors but absent from the module list still get compared, after the rest.
-    order += sorted(n[len(OUTPUT_PREFIX):] for n in ref.tensors
-                    if n.startswith(OUTPUT_PREFIX) and n[len(OUTPUT_PREFIX):] not in order)
+    sides = {"reference": side_summary(ref_meta, ref.path), "candidate": side_summary(cand_meta, cand.path),
+             "tolerance": tol.as_dict(), "triangle_k": k,
+             "reference_run": side_summary(run_meta, ref_run.path) if ref_run is not None else None}
+    comp = _compare_rows(forward_rows(ref, ref_meta), OUTPUT_PREFIX, ref, cand, tol, metric, jump, ref_run, k, sides)
+    if use_backward:
+        comp.backward = _compare_rows(backward_rows(ref_meta), GRAD_PREFIX, ref, cand, tol, metric, jump, ref_run, k,
+                                      sides, direction="backward")
+    comp.timings["compare_s"] = round(time.perf_counter() - t0, 4)
+    return comp
+
+
+def check_triangle(ref: TensorFile, ref_meta: dict, ref_run: TensorFile, cand_meta: dict, backward: bool) -> dict:
+    """The reference run-dtype capture must be of the same model and inputs as ``ref``, less precise than
+    it, in the candidate's dtype, and hold gradients when they are compared. Returns its metadata."""
+    run_meta = read_meta(ref_run)
+    check_same_subject(ref_meta, run_meta)
+    check_same_inputs(ref, ref_run)
+    hi, run = canonical_dtype(ref_meta.get("dtype", "fp32")), canonical_dtype(run_meta.get("dtype", "fp32"))
+    if more_precise(hi, run) != hi or hi == run:
+        raise UserError(f"the triangle needs the reference in higher precision than its run-dtype capture: "
+                        f"{ref.path.name} is {hi}, {ref_run.path.name} is {run}")
+    cand = canonical_dtype(cand_meta.get("dtype", "fp32"))
+    if cand != run:
+        raise UserError(f"the reference's run-dtype capture is {run} but the candidate is {cand}: "
+                        "the triangle compares the same dtype on both machines")
+    if backward:
+        wants_backward(ref_meta, run_meta, True, cand_name="reference run-dtype")
+    return run_meta
+
+
+def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, metric, jump: float,
+                  ref_run: TensorFile | None, k: float | None, sides: dict, direction: str = "forward") -> Comparison:
     layers: list[LayerResult] = []
     problems: list[str] = []
-    pending: list[tuple[int, object, object]] = []  # (row in layers, ref, cand) of the modules to compare
-    for i, name in enumerate(order):
-        key = OUTPUT_PREFIX + name
+    pending: list[tuple[int, object, object]] = []  # (row in layers, ref, cand) of the rows to compare
+    for i, (name, key, module) in enumerate(rows):
         r = ref.tensors.get(key)
         c = cand.tensors.get(key)
         if r is None:
-            problems.append(f"module {name} is listed in the reference but its output is not stored")
-            layers.append(LayerResult(name, i, [], "missing", detail="not stored in the reference"))
+            problems.append(f"{name} is listed in the reference but not stored")
+            layers.append(LayerResult(name, i, [], "missing", detail="not stored in the reference", module=module))
             continue
         if c is None:
-            problems.append(f"module {name} is missing from the candidate capture")
-            layers.append(LayerResult(name, i, list(r.shape), "missing", detail="not captured on the candidate"))
+            problems.append(f"{name} is missing from the candidate capture")
+            layers.append(LayerResult(name, i, list(r.shape), "missing", detail="not captured on the candidate",
+                                      module=module))
             continue
         if r.shape != c.shape:
-            problems.append(f"module {name}: shape {list(r.shape)} (reference) ≠ {list(c.shape)} (candidate)")
-            layers.append(LayerResult(name, i, list(r.shape), "shape",
-                                      detail=f"candidate shape {list(c.shape)}"))
+            problems.append(f"{name}: shape {list(r.shape)} (reference) ≠ {list(c.shape)} (candidate)")
+            layers.append(LayerResult(name, i, list(r.shape), "shape", detail=f"candidate shape {list(c.shape)}",
+                                      module=module))
             continue
         pending.append((len(layers), r, c))
-        layers.append(LayerResult(name, i, list(r.shape), "pass"))  # verdict and metrics filled in below
+        layers.append(LayerResult(name, i, list(r.shape), "pass", module=module))  # filled in below
     # A metric with a batched form (``metric.many``, e.g. on-device torch) computes every module before
     # bringing results to the host at once; otherwise one call per module.
     many = getattr(metric, "many", None)
     results = many([(r, c) for _i, r, c in pending], tol) if many else [metric(r, c, tol) for _i, r, c in pending]
-    for (at, _r, _c), m in zip(pending, results):
+    for (at, r, _c), m in zip(pending, results):
         layer = layers[at]
-        layers[at] = LayerResult(layer.name, layer.order, layer.shape, m.verdict, metrics=m, detail="; ".join(m.reasons))
-    extra = sorted(n[len(OUTPUT_PREFIX):] for n in cand.tensors
-                   if n.startswith(OUTPUT_PREFIX) and n[len(OUTPUT_PREFIX):] not in order)
-    for j, name in enumerate(extra):
-        layers.append(LayerResult(name, len(order) + j, list(cand.tensors[OUTPUT_PREFIX + name].shape), "extra",
+        triangle = None
+        if ref_run is not None:
+            own = ref_run.tensors.get(rows[layer.order][1])
+            if own is None or own.shape != r.shape:
+                problems.append(f"{layer.name} is missing from the reference's run-dtype capture (or its shape differs)")
+            else:
+                triangle = Triangle(m.rel_l2, metrics.compute(r, own, tol).rel_l2, k)
+        layers[at] = LayerResult(layer.name, layer.order, layer.shape, m.verdict, metrics=m,
+                                 detail="; ".join(m.reasons), module=layer.module, triangle=triangle)
+    known = {key for _n, key, _m in rows}
+    extra = sorted(n for n in cand.tensors if n.startswith(prefix) and n not in known)
+    for j, key in enumerate(extra):
+        layers.append(LayerResult(key[len(prefix):], len(rows) + j, list(cand.tensors[key].shape), "extra",
                                   detail="only in the candidate capture; not compared"))
     compared = [layer for layer in layers if layer.metrics is not None]
     idx = metrics.first_divergent(
-        [layer.metrics.rel_l2 for layer in compared], [not layer.passed for layer in compared], jump,
+        [layer.metrics.rel_l2 for layer in compared], [not layer.deciding_pass for layer in compared], jump,
     )
     return Comparison(
-        reference=side_summary(ref_meta, ref.path), candidate=side_summary(cand_meta, cand.path),
-        tolerance=tol.as_dict(), layers=layers,
+        reference=sides["reference"], candidate=sides["candidate"], tolerance=sides["tolerance"], layers=layers,
         first_divergent=compared[idx].name if idx is not None else None, problems=problems,
-        timings={"compare_s": round(time.perf_counter() - t0, 4)},
+        direction=direction, triangle_k=sides["triangle_k"], reference_run=sides["reference_run"],
     )
 
 
-def compare_files(ref_path: str | Path, cand_path: str | Path, **kwargs) -> Comparison:
-    """Read both capture files and compare them (see ``compare_captures``)."""
-    return compare_captures(read_tensor_file(ref_path), read_tensor_file(cand_path), **kwargs)
+def compare_files(ref_path: str | Path, cand_path: str | Path, *, ref_run: str | Path | None = None,
+                  **kwargs) -> Comparison:
+    """Read both capture files (and the reference run-dtype capture) and compare them (``compare_captures``)."""
+    run = read_tensor_file(ref_run) if ref_run is not None else None
+    return compare_captures(read_tensor_file(ref_path), read_tensor_file(cand_path), ref_run=run, **kwargs)

@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# A comparison that carries its gradients holds a second Comparison (direction "backward"); an attention
+# matrix holds one Comparison per backend. All of it round-trips through to_dict / from_dict.
+
 VERDICT_SYMBOL = {
     "pass": "✔", "fail": "✖", "nan": "✖", "inf": "✖", "missing": "✖", "shape": "✖", "extra": "⚠",
 }
@@ -49,6 +52,42 @@ class Metrics:
 
 
 @dataclass
+class Triangle:
+    """The reference-relative verdict of one module ("reference triangle").
+
+    ``port``: the candidate's error (rel L2) against the high-precision reference; ``ref``: the reference
+    machine's own run-dtype error against the same high-precision reference; pass when port <= k x ref.
+    """
+
+    port: float
+    ref: float
+    k: float
+
+    @property
+    def ratio(self) -> float:
+        if self.ref > 0:
+            return self.port / self.ref
+        return 0.0 if self.port == 0 else float("inf")
+
+    @property
+    def passed(self) -> bool:
+        # NaN compares False: a NaN on either side never passes
+        return self.port == 0.0 or self.port <= self.k * self.ref
+
+    @property
+    def label(self) -> str:
+        return "✔ pass" if self.passed else "✖ FAIL"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"port": self.port, "ref": self.ref, "k": self.k, "ratio": self.ratio,
+                "verdict": "pass" if self.passed else "fail"}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Triangle":
+        return cls(float(d["port"]), float(d["ref"]), float(d["k"]))
+
+
+@dataclass
 class LayerResult:
     """One module (or harness case) of a comparison, in execution order (``order``)."""
 
@@ -58,10 +97,19 @@ class LayerResult:
     verdict: str  # pass | fail | nan | inf | missing | shape | extra
     metrics: Metrics | None = None
     detail: str = ""
+    module: str = ""  # a gradient row: the module it belongs to (the row's name says which gradient)
+    triangle: Triangle | None = None
 
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
+
+    @property
+    def deciding_pass(self) -> bool:
+        """Whether the row passes under the verdict that decides: the triangle's when there is one."""
+        if self.triangle is not None and self.metrics is not None:
+            return self.triangle.passed
+        return self.passed
 
     @property
     def label(self) -> str:
@@ -73,6 +121,8 @@ class LayerResult:
         d = dict(d)
         if d.get("metrics") is not None:
             d["metrics"] = Metrics.from_dict(d["metrics"])
+        if d.get("triangle") is not None:
+            d["triangle"] = Triangle.from_dict(d["triangle"])
         return cls(**d)
 
 
@@ -87,36 +137,99 @@ class Comparison:
     first_divergent: str | None = None
     problems: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    direction: str = "forward"  # or "backward": the rows are gradients
+    backward: Comparison | None = None  # the gradients' comparison, when both captures hold them
+    triangle_k: float | None = None  # set when a reference run-dtype capture gave triangle verdicts
+    reference_run: dict[str, Any] | None = None  # that capture's side summary
+    matrix: list[dict[str, Any]] = field(default_factory=list)  # attention backends: {attn, comparison|error}
 
     @property
-    def verdict(self) -> str:
-        """'invalid' (inputs do not line up), 'fail' or 'pass'."""
+    def first_divergent_module(self) -> str | None:
+        """The module where divergence starts (a gradient row names its module)."""
+        layer = next((x for x in self.layers if x.name == self.first_divergent), None)
+        return (layer.module or layer.name) if layer is not None else None
+
+    @property
+    def fixed_verdict(self) -> str:
+        """This direction's verdict under the fixed dtype table alone."""
         if self.problems:
             return "invalid"
         compared = [layer for layer in self.layers if layer.verdict != "extra"]
-        if compared and all(layer.passed for layer in compared):
-            return "pass"
-        return "fail"
+        return "pass" if compared and all(layer.passed for layer in compared) else "fail"
+
+    @property
+    def triangle_verdict(self) -> str | None:
+        """This direction's reference-relative verdict, or None without a reference run-dtype capture."""
+        if self.triangle_k is None:
+            return None
+        if self.problems:
+            return "invalid"
+        compared = [layer for layer in self.layers if layer.verdict != "extra"]
+        return "pass" if compared and all(layer.deciding_pass for layer in compared) else "fail"
+
+    @property
+    def own_verdict(self) -> str:
+        """This direction's deciding verdict: the triangle's when given, else the fixed table's."""
+        return self.triangle_verdict or self.fixed_verdict
+
+    @property
+    def verdict(self) -> str:
+        """'invalid' (inputs do not line up), 'fail' or 'pass', over both directions and every backend."""
+        verdicts = [self.own_verdict] + ([self.backward.verdict] if self.backward is not None else [])
+        for row in self.matrix:
+            if row.get("comparison") is not None:
+                verdicts.append(row["comparison"].verdict)
+        for word in ("invalid", "fail"):
+            if word in verdicts:
+                return word
+        return "pass"
 
     @property
     def counts(self) -> tuple[int, int]:
         compared = [layer for layer in self.layers if layer.verdict != "extra"]
         return sum(layer.passed for layer in compared), len(compared)
 
-    def headline(self) -> str:
-        """One line: '✔ pass — 7/7 modules within bf16 tolerance' or where divergence starts."""
+    def direction_headline(self) -> str:
+        """This direction alone: '✔ pass — 7/7 modules within bf16 tolerance', where divergence starts, and
+        the triangle's count beside it."""
         ok, total = self.counts
         tol = self.tolerance.get("name", "?")
-        if self.verdict == "invalid":
+        what = "gradients" if self.direction == "backward" else "modules"
+        if self.own_verdict == "invalid":
             return f"✖ invalid — {self.problems[0]}" + (f" (+{len(self.problems) - 1} more)" if len(self.problems) > 1 else "")
-        if self.verdict == "pass":
-            return f"✔ pass — {ok}/{total} modules within {tol} tolerance"
+        fixed = f"{ok}/{total} {what} within {tol} tolerance"
+        if self.triangle_k is not None:
+            tri_ok = sum(layer.deciding_pass for layer in self.layers if layer.verdict != "extra")
+            fixed = f"{tri_ok}/{total} {what} within {self.triangle_k:g}x the reference's own error (triangle); {fixed}"
+        if self.own_verdict == "pass":
+            return f"✔ pass — {fixed}"
         start = f"; divergence starts at {self.first_divergent}" if self.first_divergent else ""
-        return f"✖ fail — {ok}/{total} modules within {tol} tolerance{start}"
+        return f"✖ fail — {fixed}{start}"
+
+    def headline(self) -> str:
+        """One line for the whole comparison: forward (and backward, and each attention backend)."""
+        line = self.direction_headline()
+        if self.backward is not None:
+            line = f"forward {line}; backward {self.backward.direction_headline()}"
+        if self.matrix:
+            bad = [row["attn"] for row in self.matrix
+                   if row.get("comparison") is not None and row["comparison"].verdict != "pass"]
+            missing = [row["attn"] for row in self.matrix if row.get("comparison") is None]
+            line += f" · attention backends: {len(self.matrix) - len(missing)} ran"
+            line += f", diverging: {', '.join(bad)}" if bad else ", none diverges"
+            line += f" ({', '.join(missing)} not available)" if missing else ""
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["backward"] = self.backward.to_dict() if self.backward is not None else None
+        d["matrix"] = [_matrix_row_dict(row) for row in self.matrix]
+        for layer, out in zip(self.layers, d["layers"]):
+            out["triangle"] = layer.triangle.as_dict() if layer.triangle is not None else None
         d["verdict"] = self.verdict
+        d["fixed_verdict"] = self.fixed_verdict
+        d["triangle_verdict"] = self.triangle_verdict
+        d["first_divergent_module"] = self.first_divergent_module
         d["headline"] = self.headline()
         return d
 
@@ -126,30 +239,14 @@ class Comparison:
             reference=d["reference"], candidate=d["candidate"], tolerance=d["tolerance"],
             layers=[LayerResult.from_dict(x) for x in d["layers"]], first_divergent=d.get("first_divergent"),
             problems=list(d.get("problems", [])), timings=dict(d.get("timings", {})),
+            direction=d.get("direction", "forward"),
+            backward=cls.from_dict(d["backward"]) if d.get("backward") else None,
+            triangle_k=d.get("triangle_k"), reference_run=d.get("reference_run"),
+            matrix=[{**row, "comparison": cls.from_dict(row["comparison"]) if row.get("comparison") else None}
+                    for row in d.get("matrix", [])],
         )
 
 
-def format_comparison(comp: Comparison) -> str:
-    """The comparison as a plain-text table (for the terminal and logs), headline last."""
-    name_w = max([len("module")] + [len(layer.name) for layer in comp.layers])
-    ref, cand = comp.reference, comp.candidate
-    lines = [
-        f"reference: {ref.get('file')}  {ref.get('dtype')} on {ref.get('device_name') or ref.get('device')}  torch {ref.get('torch')}",
-        f"candidate: {cand.get('file')}  {cand.get('dtype')} on {cand.get('device_name') or cand.get('device')}  torch {cand.get('torch')}",
-        f"tolerance: {comp.tolerance.get('name')} (cosine ≥ {comp.tolerance.get('cosine_min'):g}, "
-        f"rel L2 ≤ {comp.tolerance.get('rel_l2_max'):g})",
-        "",
-        f"{'#':>3}  {'module':<{name_w}}  {'shape':<16} {'cosine':>12} {'max abs':>10} {'rel L2':>10} {'outside':>8}  verdict",
-    ]
-    for layer in comp.layers:
-        m = layer.metrics
-        shape = "×".join(str(s) for s in layer.shape)
-        if m is None:
-            nums = f"{'—':>12} {'—':>10} {'—':>10} {'—':>8}"
-        else:
-            nums = f"{m.cosine:>12.8f} {m.max_abs:>10.3g} {m.rel_l2:>10.3g} {m.outside_share:>8.2%}"
-        mark = "  ◀ divergence starts" if layer.name == comp.first_divergent else ""
-        detail = f"  ({layer.detail})" if layer.detail and not layer.passed else ""
-        lines.append(f"{layer.order:>3}  {layer.name:<{name_w}}  {shape:<16} {nums}  {layer.label}{mark}{detail}")
-    lines += ["", comp.headline()]
-    return "\n".join(lines)
+def _matrix_row_dict(row: dict[str, Any]) -> dict[str, Any]:
+    comp = row.get("comparison")
+    return {**row, "comparison": comp.to_dict() if comp is not None else None}

@@ -51,7 +51,17 @@ class RunOptions:
     seq: int = 32
     layers: list[str] | None = None
     perturb: dict[str, float] = field(default_factory=dict)
-    attn: str | None = None
+    attn: str | None = None  # one backend, or several comma-separated: the attention-backend matrix
+    backward: bool | None = None  # capture: record gradients; compare: None = when the reference has them
+    loss: str = "lm"  # the scalar loss of the backward pass: lm | projection
+    grad_weights: str = "lora"  # which weights' gradients: lora | all | none
+    perturb_grad: dict[str, float] = field(default_factory=dict)  # a slightly wrong backward (demo fault)
+    triangle: bool = False  # same machine: also capture the reference in the run dtype (triangle verdicts)
+
+    @property
+    def attn_backends(self) -> list[str]:
+        """The attention backends asked for (empty: the model's default)."""
+        return [a.strip() for a in (self.attn or "").split(",") if a.strip()]
 
 
 @dataclass
@@ -63,10 +73,11 @@ class TolerancePolicy:
     overrides: dict[str, float] = field(default_factory=dict)
     file: Path | None = None
     jump: float = 4.0
+    k: float | None = None  # the triangle's factor (None: compare.DEFAULT_K)
 
     def compare_kwargs(self) -> dict[str, Any]:
         return {"tolerance": self.profile, "overrides": self.overrides or None, "tolerance_file": self.file,
-                "jump": self.jump}
+                "jump": self.jump, "k": self.k}
 
 
 @dataclass
@@ -87,6 +98,7 @@ class CompareRequest:
     options: RunOptions = field(default_factory=RunOptions)
     tolerance: TolerancePolicy = field(default_factory=TolerancePolicy)
     keep: Path | None = None
+    ref_run: Path | None = None  # the reference machine's capture in the run dtype: triangle verdicts
 
     @property
     def how(self) -> str:
@@ -94,6 +106,8 @@ class CompareRequest:
         if self.same_machine:
             if self.ref is not None or self.subject is None:
                 raise UserError("--reference cpu takes no capture file: give --model DIR, --demo or --harness FILE.py")
+            if self.ref_run is not None:
+                raise UserError("--reference-run goes with a reference capture; with --reference cpu use --triangle")
             return "same machine"
         if self.ref is None:
             raise UserError("give a reference capture (REF.safetensors), or --reference cpu with --model/--demo/--harness")
@@ -119,14 +133,16 @@ class CompareRequest:
                             demo=bool(subject.get("demo"))) if subject else None,
             same_machine=bool(data.get("same_machine")), options=RunOptions(**(data.get("options") or {})),
             tolerance=TolerancePolicy(profile=tol.get("profile"), overrides=tol.get("overrides") or {},
-                                      file=_path(tol.get("file")), jump=tol.get("jump", 4.0)),
-            keep=_path(data.get("keep")),
+                                      file=_path(tol.get("file")), jump=tol.get("jump", 4.0), k=tol.get("k")),
+            keep=_path(data.get("keep")), ref_run=_path(data.get("ref_run")),
         )
 
 
 def demo_request(dtype: str = "bf16", device: str = "auto") -> CompareRequest:
-    """The demo comparison the dashboard offers: the tiny Llama, float64 CPU reference vs ``dtype``."""
-    return CompareRequest(subject=Subject(demo=True), same_machine=True, options=RunOptions(dtype=dtype, device=device))
+    """The demo comparison the dashboard offers: the tiny Llama, float64 CPU reference vs ``dtype``, forward
+    and backward, with the triangle (the reference also captured in ``dtype`` on the CPU)."""
+    return CompareRequest(subject=Subject(demo=True), same_machine=True,
+                          options=RunOptions(dtype=dtype, device=device, backward=True, triangle=True))
 
 
 def _path(value: Any) -> Path | None:

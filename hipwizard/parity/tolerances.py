@@ -58,6 +58,11 @@ def least_precise(*dtypes: str) -> str:
     return min((canonical_dtype(d) for d in dtypes), key=_PRECISION.__getitem__)
 
 
+def more_precise(*dtypes: str) -> str:
+    """The dtype with the most significant digits among ``dtypes``."""
+    return max((canonical_dtype(d) for d in dtypes), key=_PRECISION.__getitem__)
+
+
 def load_profiles(path: Path | None = None) -> dict[str, Tolerance]:
     """Every profile of the data file (default: the shipped one)."""
     path = path or assets_dir() / "parity_tolerances.yaml"

@@ -1,0 +1,197 @@
+"""Gradient capture: one forward and one backward pass of a fixed seeded scalar loss, with hooks.
+
+On the same seeded batch as the forward capture, the loss is either the LM loss (next-token cross-entropy
+of the logits against the batch's own ids, in float32) or a seeded projection of the logits
+(Σ logits·R / √n with R drawn from a seeded CPU generator: identical on every machine). The pass records,
+for each selected module:
+
+- ``grad/out/<module>``: the gradient reaching the module's output (what its backward receives);
+- ``grad/w/<parameter>``: the gradient of its trainable weights (``weights``: ``lora`` the LoRA targets —
+  parameters named ``lora_*`` when the model has them, else the ``q_proj``/``v_proj`` weights, PEFT's default
+  for Llama — ``all`` every parameter of the module, or ``none``);
+- ``grad/in/<module>``: the gradient its backward hands to its input (what it computed).
+
+Rows go in backward execution order (the last module first; for each: received, weights, handed on), so the
+first row that diverges names the module whose backward is wrong: its ∂out still matches, its ∂in does not.
+All gradients come from one ``torch.autograd.grad`` call on exactly these tensors (no other weight gradient
+is computed). torch is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from hipwizard.errors import UserError
+from hipwizard.progress import Progress, ProgressFn, quiet
+
+LOSSES = ("lm", "projection")
+WEIGHT_CHOICES = ("lora", "all", "none")
+LORA_DEFAULT_TARGETS = ("q_proj", "v_proj")
+GRAD_PREFIX = "grad/"
+ROW_PREFIX = {"out": "∂out ", "w": "∂W ", "in": "∂in "}
+
+
+@dataclass(frozen=True)
+class BackwardSpec:
+    """Which loss, seeded how, and which weights' gradients to keep."""
+
+    loss: str = "lm"
+    loss_seed: int = 0
+    weights: str = "lora"
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise UserError(f"unknown --loss {self.loss!r} (choose {', '.join(LOSSES)})")
+        if self.weights not in WEIGHT_CHOICES:
+            raise UserError(f"unknown --grad-weights {self.weights!r} (choose {', '.join(WEIGHT_CHOICES)})")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def row_name(kind: str, name: str) -> str:
+    """The table's name of a gradient row: '∂out model.layers.0.mlp', '∂W ….q_proj.weight'."""
+    return ROW_PREFIX[kind] + name
+
+
+def weight_params(model, module_name: str, module, weights: str) -> list[tuple[str, Any]]:
+    """(full name, parameter) of ``module``'s trainable weights to record under ``weights``."""
+    if weights == "none":
+        return []
+    params = [(f"{module_name}.{n}", p) for n, p in module.named_parameters() if p.requires_grad]
+    if weights == "all":
+        return params
+    lora = [(n, p) for n, p in params if ".lora_" in n]
+    if lora or any(".lora_" in n for n, _p in model.named_parameters()):
+        return lora
+    return [(n, p) for n, p in params if n.rsplit(".", 2)[-2] in LORA_DEFAULT_TARGETS]
+
+
+def wrong_backward_hook(scale: float, seed: int = 4321):
+    """A forward hook passing the module's output through a custom autograd Function whose forward is the
+    identity and whose backward adds seeded noise of relative size ``scale`` to the gradient: a kernel with a
+    slightly wrong backward. The forward is bit-identical, so only gradient parity can see it."""
+    import torch
+
+    class WrongBackward(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            gen = torch.Generator(device="cpu").manual_seed(seed)
+            noise = torch.randn(grad.shape, generator=gen, dtype=torch.float32).to(grad.device, grad.dtype)
+            return grad + noise * (grad.float().std() * scale).to(grad.dtype)
+
+    def hook(_module, _args, output):
+        first = output[0] if isinstance(output, tuple) else output
+        wrapped = WrongBackward.apply(first)
+        return (wrapped, *output[1:]) if isinstance(output, tuple) else wrapped
+
+    return hook
+
+
+def scalar_loss(logits, input_ids, spec: BackwardSpec):
+    """The fixed scalar loss of ``spec`` on ``logits`` (float32 math whatever the run's dtype)."""
+    import torch
+    import torch.nn.functional as F
+
+    z = logits.float()
+    if spec.loss == "lm":
+        if z.shape[1] < 2:
+            raise UserError("--loss lm needs --seq of at least 2 (next-token targets); use --loss projection")
+        ids = input_ids.to(z.device)
+        return F.cross_entropy(z[:, :-1].reshape(-1, z.shape[-1]), ids[:, 1:].reshape(-1))
+    gen = torch.Generator(device="cpu").manual_seed(spec.loss_seed)
+    proj = torch.randn(z.shape, generator=gen, dtype=torch.float32).to(z.device)
+    return (z * proj).sum() / math.sqrt(z.numel())
+
+
+def _first_tensor(args, kwargs):
+    import torch
+
+    for value in (*args, kwargs.get("hidden_states"), kwargs.get("input"), *kwargs.values()):
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            return value
+    return None
+
+
+def run_backward(model, names: list[str], inputs: dict, device: str, spec: BackwardSpec, *,
+                 perturb: dict[str, float] | None = None, perturb_grad: dict[str, float] | None = None,
+                 progress: ProgressFn | None = None, to_host: bool = True):
+    """One hooked forward and backward pass. Returns (outputs, forward order, gradients, gradient rows,
+    loss value, seconds): outputs by module name; gradients by tensor key (``grad/out/…``); rows as
+    [{"name", "key", "module", "kind"}] in backward order. On the CPU unless ``to_host`` is False."""
+    import torch
+
+    from hipwizard.parity.capture import perturbation_hook
+
+    progress = progress or quiet
+    by_name = dict(model.named_modules())
+    for target in list(perturb or {}) + list(perturb_grad or {}):
+        if target not in by_name:
+            raise UserError(f"--perturb/--perturb-grad names {target!r}, which is not a module of this model")
+    outputs: dict[str, Any] = {}
+    order: list[str] = []
+    seen_out: dict[str, Any] = {}
+    seen_in: dict[str, Any] = {}
+    handles = [by_name[t].register_forward_hook(perturbation_hook(s)) for t, s in (perturb or {}).items()]
+    handles += [by_name[t].register_forward_hook(wrong_backward_hook(s)) for t, s in (perturb_grad or {}).items()]
+
+    def keep(name: str):
+        def hook(_module, args, kwargs, output):
+            first = output[0] if isinstance(output, tuple) else output
+            if name not in outputs:
+                order.append(name)
+            outputs[name] = first.detach().clone()
+            seen_out[name] = first
+            x = _first_tensor(args, kwargs)
+            if x is not None and x.requires_grad:
+                seen_in[name] = x
+            progress(Progress("forward", len(order), len(names), name))
+        return hook
+
+    for name in names:
+        handles.append(by_name[name].register_forward_hook(keep(name), with_kwargs=True))
+    try:
+        t0 = time.perf_counter()
+        with torch.enable_grad():
+            ids = inputs["input_ids"]
+            out = model(**{k: v.to(device) for k, v in inputs.items()}, use_cache=False)
+            loss = scalar_loss(out.logits, ids, spec)
+            progress(Progress("backward"))
+            rows, targets = [], []
+            for name in reversed(order):
+                entries = [("out", name, seen_out.get(name))]
+                entries += [("w", pname, p) for pname, p in weight_params(model, name, by_name[name], spec.weights)]
+                entries.append(("in", name, seen_in.get(name)))
+                for kind, label, tensor in entries:
+                    if tensor is None or not tensor.requires_grad:
+                        continue
+                    rows.append({"name": row_name(kind, label), "key": f"{GRAD_PREFIX}{kind}/{label}", "module": name,
+                                 "kind": kind})
+                    targets.append(tensor)
+            unique = list({id(t): t for t in targets}.values())  # the norm's output is the lm_head's input
+            grads = torch.autograd.grad(loss, unique, allow_unused=True) if unique else ()
+        by_id = {id(t): g for t, g in zip(unique, grads)}
+        gradients: dict[str, Any] = {}
+        kept = []
+        for row, tensor in zip(rows, targets):
+            g = by_id.get(id(tensor))
+            if g is not None:
+                gradients[row["key"]] = g.detach()
+                kept.append(row)
+        if to_host:
+            outputs = {n: t.to("cpu").contiguous() for n, t in outputs.items()}
+            gradients = {k: g.to("cpu").contiguous() for k, g in gradients.items()}
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - t0
+    finally:
+        for h in handles:
+            h.remove()
+    return outputs, order, gradients, kept, float(loss.detach()), seconds
