@@ -166,9 +166,10 @@ class Writer:
         """Drop the cached hunk lines (after a reconcile: the same id may now carry other flags)."""
         self._hunk_lines.clear()
 
-    def to_json(self, state) -> str:
-        head = {"version": REVIEW_VERSION, "kind": KIND, "src": relative_to_state(state.path, state.src),
-                "out": relative_to_state(state.path, state.out),
+    def to_json(self, state, path: Path) -> str:
+        """``state`` (a ``ReviewModel``) as the file at ``path`` holds it (``src``/``out`` relative to it)."""
+        head = {"version": REVIEW_VERSION, "kind": KIND, "src": relative_to_state(path, state.src),
+                "out": relative_to_state(path, state.out),
                 "backend": state.backend, "hip_version": state.hip_version, "revision": state.revision,
                 "last_write": state.last_write}
         parts = ["{\n"]

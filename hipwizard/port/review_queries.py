@@ -1,14 +1,14 @@
 """Read-only views over a review: decisions, the lines a hunk writes, counts, rules, API diagnostics.
 
-``ReviewQueries`` is a mixin of ``ReviewState`` (which holds ``hunks``, ``decisions``, ``by_file``,
-``untouched``, ``diagnostics`` and ``revision``); nothing here changes the review.
+``ReviewQueries`` is a mixin of ``ReviewModel`` (which holds ``hunks``, ``decisions``, ``by_file``,
+``untouched``, ``diagnostics``, ``revision`` and the ``memo`` of derived numbers); nothing here changes
+the review.
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-from hipwizard.port import review_journal
 from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision
 
@@ -46,13 +46,12 @@ class ReviewQueries:
     def counts(self, hunk_indices: Iterable[int] | None = None) -> dict[str, int]:
         """pending / accepted / rejected / edited / high_pending / changed, over all hunks or some."""
         if hunk_indices is None:
-            # The screen asks after every keystroke: cache per revision (every change bumps it).
-            rev, hunks, cached = self._counts
-            if rev == self.revision and hunks is self.hunks:
-                return dict(cached)
-            result = self._count(range(len(self.hunks)))
-            self._counts = (self.revision, self.hunks, result)
-            return dict(result)
+            # The screen asks after every keystroke: remembered per revision (every change bumps it).
+            cached = self.memo.get_counts(self)
+            if cached is None:
+                cached = self._count(range(len(self.hunks)))
+                self.memo.set_counts(self, cached)
+            return cached
         return self._count(hunk_indices)
 
     def _count(self, indices: Iterable[int]) -> dict[str, int]:
@@ -77,12 +76,13 @@ class ReviewQueries:
     def rule_ids(self) -> list[str]:
         """Rule ids present in the hunks and on untouched lines (cached per hunk list and untouched map:
         the screen asks on every redraw)."""
-        cached = getattr(self, "_rules", (None, None, []))
-        if cached[0] is not self.hunks or cached[1] is not self.untouched:
+        cached = self.memo.get_rules(self)
+        if cached is None:
             rules = {f.rule_id for h in self.hunks for f in h.flags}
             rules |= {r.flag.rule_id for risks in self.untouched.values() for r in risks}
-            cached = self._rules = (self.hunks, self.untouched, sorted(rules))
-        return list(cached[2])
+            cached = sorted(rules)
+            self.memo.set_rules(self, cached)
+        return cached
 
     def untouched_counts(self) -> dict[str, int]:
         """Risks on unchanged lines by severity, plus ``total``."""
@@ -112,14 +112,5 @@ class ReviewQueries:
                 "flagged": sev, "untouched": self.untouched_counts(), "revision": self.revision,
                 "last_write": self.last_write, "hip_version": self.hip_version,
                 "too_new": self.api_counts("too_new"), "unsupported": self.api_counts("unsupported"),
-                "state_file": str(self.path), "src": str(self.src), "out": str(self.out),
-                "journal_unreadable": {"count": len(self.journal_unreadable), "lines": list(self.journal_unreadable),
-                                       "warning": self.journal_warning()}}
-
-    def journal_warning(self) -> str:
-        """One line about the journal lines that could not be read on load ("" when all were read)."""
-        if not self.journal_unreadable:
-            return ""
-        kept = f"; the journal was kept as {self.journal_kept.name}" if self.journal_kept else ""
-        return review_journal.describe(self.journal_unreadable, self.journal) + kept
+                "src": str(self.src), "out": str(self.out)}
 

@@ -1,0 +1,124 @@
+"""Where a review lives on disk: the state file, its journal, and how a change is committed.
+
+``<out>.review.json`` (``review_format``) holds the whole review as of a revision; ``<out>.review.journal``
+(``review_journal``) holds each change made since, one fsync'd line per op. ``commit`` applies an op to
+the model and saves it before returning — a journal line, or the whole file every ``COMPACT_EVERY``
+changes; if saving fails the model is put back as it was, so what a screen shows is what is on disk.
+``read`` + ``replay`` give back the model with the journal applied. Temp files a killed save left beside
+the state file are removed by the next save.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hipwizard.atomic import atomic_write_text
+from hipwizard.errors import UserError
+from hipwizard.port import review_format, review_journal
+from hipwizard.port.model import Diagnostic, Hunk, UntouchedRisk
+from hipwizard.port.review_format import Decision
+from hipwizard.port.worktree import remove_temps
+
+
+class ReviewStore:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.writer = review_format.Writer()
+        self.journal_entries = 0  # changes in the journal, not yet in the state file
+        self.on_disk: Path | None = None  # the state file this journal belongs to (written or read)
+        # Lines of the journal that could not be read (1-based), and where that journal was kept aside.
+        self.journal_unreadable: list[int] = []
+        self.journal_kept: Path | None = None
+
+    @property
+    def journal(self) -> Path:
+        return review_journal.journal_path(self.path)
+
+    # --- reading ----------------------------------------------------------------------------------------
+    def read(self) -> dict:
+        """The state file's fields as keyword arguments of ``ReviewModel``. A damaged or newer file raises
+        ``UserError`` and is left as it is."""
+        p = self.path
+        data = review_format.read(p)
+        try:
+            fields = dict(
+                src=review_format.resolve_from_state(p, data["src"]),
+                out=review_format.resolve_from_state(p, data["out"]), backend=data.get("backend", ""),
+                files=data.get("files", {}), hunks=[Hunk.from_dict(h) for h in data.get("hunks", [])],
+                decisions={k: Decision.from_dict(v) for k, v in data.get("decisions", {}).items()},
+                splits=data.get("splits", {}), history=data.get("history", []),
+                revision=int(data.get("revision", 0)), last_write=data.get("last_write"),
+                untouched={f: tuple(UntouchedRisk.from_dict(r) for r in risks)
+                           for f, risks in data.get("untouched", {}).items()},
+                diagnostics={f: tuple(Diagnostic.from_dict(d) for d in diags)
+                             for f, diags in (data.get("diagnostics") or {}).items()},
+                hip_version=str(data.get("hip_version") or ""),
+                vanished=review_format.check_vanished(data.get("vanished", [])),
+                needs_untouched=data["version"] < 2,
+            )
+            review_format.check_paths(fields["files"], fields["hunks"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            why = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise UserError(f"review state {p} is damaged ({why}); it was kept as it is") from None
+        self.on_disk = p
+        return fields
+
+    def replay(self, model) -> None:
+        """Apply the journal's changes made after the model's revision. A journal that does not fit raises
+        ``UserError`` (kept as it is)."""
+        entries, self.journal_unreadable = review_journal.read_all(self.journal)
+        try:
+            for entry in entries:
+                if entry["rev"] <= model.revision:
+                    continue  # already in the state file (compacted before the journal was removed)
+                if entry["rev"] != model.revision + 1:
+                    lost = (f"; {review_journal.describe(self.journal_unreadable, self.journal)}"
+                            if self.journal_unreadable else "")
+                    raise ValueError(f"revision {entry['rev']} follows {model.revision}{lost}")
+                model.apply({k: v for k, v in entry.items() if k != "rev"})
+                self.journal_entries += 1
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise UserError(f"review journal {self.journal} is damaged ({exc}); it was kept as it is") from None
+
+    # --- writing ----------------------------------------------------------------------------------------
+    def to_json(self, model) -> str:
+        return self.writer.to_json(model, self.path)
+
+    def save(self, model) -> None:
+        """Write the whole model atomically (the journal's changes included, so the journal goes). Raises
+        ``OSError`` when the folder is not writable."""
+        remove_temps(self.path)  # what a killed save left beside the state file
+        atomic_write_text(self.path, self.to_json(model))
+        if self.journal_unreadable and self.journal_kept is None and self.journal.exists():
+            self.journal_kept = review_journal.keep_aside(self.journal, model.revision)
+        review_journal.remove(self.journal)
+        self.journal_entries = 0
+        self.on_disk = self.path
+
+    def compact(self, model) -> None:
+        """Fold the journal into the state file, if there is one (on open and exit)."""
+        if self.journal_entries or self.journal.exists():
+            self.save(model)
+
+    def commit(self, model, op: dict):
+        """``model.apply(op)``, saved before returning; on any failure the model is put back. Returns what
+        ``apply`` returns."""
+        snap = model.snapshot()
+        try:
+            result = model.apply(op)
+            if self.on_disk != self.path or self.journal_entries + 1 >= review_journal.COMPACT_EVERY:
+                self.save(model)
+            else:
+                review_journal.append(self.journal, {"rev": model.revision, **op})
+                self.journal_entries += 1
+        except BaseException:
+            model.restore(snap)
+            raise
+        return result
+
+    def describe_unreadable(self) -> str:
+        """One line about the journal lines that could not be read on load ("" when all were read)."""
+        if not self.journal_unreadable:
+            return ""
+        kept = f"; the journal was kept as {self.journal_kept.name}" if self.journal_kept else ""
+        return review_journal.describe(self.journal_unreadable, self.journal) + kept
