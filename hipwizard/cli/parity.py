@@ -34,6 +34,14 @@ def add_commands(sub) -> None:
     _subject_args(cmp_)
     _run_args(cmp_, dtype_default=None)
     cmp_.add_argument("--reference", choices=("cpu",), help="same machine: float64 CPU reference vs --dtype on --device")
+    cmp_.add_argument("--reference-run", type=Path, metavar="REF_RUN.safetensors",
+                      help="the reference machine's capture in the run dtype (REF being its fp32/fp64 capture): "
+                           "triangle verdicts, pass when the error is <= K x the reference's own error")
+    cmp_.add_argument("--triangle", action="store_true",
+                      help="with --reference cpu: also capture the reference in the run dtype (triangle verdicts)")
+    cmp_.add_argument("--k", type=float, metavar="K", help="the triangle's factor (default 2)")
+    cmp_.add_argument("--forward-only", dest="backward", action="store_false", default=None,
+                      help="skip the gradients even when the reference holds them")
     cmp_.add_argument("--tolerance", choices=TOLERANCE_CHOICES, help="tolerance profile (default: the less precise dtype)")
     cmp_.add_argument("--tol", action="append", metavar="KEY=VALUE",
                       help="override one tolerance field (cosine_min, rel_l2_max, rtol, atol, outside_max)")
@@ -70,7 +78,20 @@ def _run_args(p, dtype_default: str | None = None) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     p.add_argument("--batch", type=int, default=2, help="sequences per batch (default 2)")
     p.add_argument("--seq", type=int, default=32, help="tokens per sequence (default 32)")
-    p.add_argument("--attn", help="attention implementation passed to transformers (eager, sdpa, ...)")
+    p.add_argument("--attn", help="attention backend: eager, sdpa, fa2, fa3, flex, sdpa-flash, sdpa-efficient, "
+                   "sdpa-math, sdpa-cudnn; compare takes several, comma-separated (the attention-backend matrix)")
+    p.add_argument("--backward", action="store_true", default=None,
+                   help="also the backward pass: gradients of a seeded scalar loss w.r.t. each module's output, "
+                        "input and trainable weights (compare: default when the reference holds them)")
+    p.add_argument("--loss", default="lm", choices=("lm", "projection"),
+                   help="the scalar loss of --backward: lm (next-token loss on the batch, default) or projection "
+                        "(a seeded random projection of the logits)")
+    p.add_argument("--grad-weights", default="lora", choices=("lora", "all", "none"),
+                   help="whose weight gradients --backward keeps: lora (LoRA targets: lora_* or q_proj/v_proj, "
+                        "default), all (every parameter of the module) or none")
+    p.add_argument("--perturb-grad", action="append", metavar="MODULE=SCALE",
+                   help="give MODULE a slightly wrong backward (a custom autograd Function adding noise of "
+                        "relative size SCALE to its gradient; the forward is unchanged)")
     p.add_argument("--perturb", action="append", metavar="MODULE=SCALE",
                    help="add noise of relative size SCALE to MODULE's output (see what a broken kernel looks like)")
 
@@ -95,18 +116,25 @@ def _subject(args):
 def _options(args):
     from hipwizard.parity.requests import RunOptions
 
-    perturb = {}
-    for item in args.perturb or []:
+    layers = [p.strip() for p in args.layers.split(",") if p.strip()] if args.layers else None
+    return RunOptions(dtype=args.dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
+                      layers=layers, perturb=_scales(args.perturb, "--perturb"), attn=args.attn,
+                      backward=args.backward, loss=args.loss, grad_weights=args.grad_weights,
+                      perturb_grad=_scales(args.perturb_grad, "--perturb-grad"),
+                      triangle=bool(getattr(args, "triangle", False)))
+
+
+def _scales(items: list[str] | None, flag: str) -> dict[str, float]:
+    out = {}
+    for item in items or []:
         name, sep, scale = item.rpartition("=")
         try:
-            perturb[name] = float(scale)
+            out[name] = float(scale)
         except ValueError:
             sep = ""
         if not sep or not name:
-            raise UserError(f"bad --perturb {item!r}: use MODULE=SCALE, e.g. model.layers.0.mlp=0.1")
-    layers = [p.strip() for p in args.layers.split(",") if p.strip()] if args.layers else None
-    return RunOptions(dtype=args.dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
-                      layers=layers, perturb=perturb, attn=args.attn)
+            raise UserError(f"bad {flag} {item!r}: use MODULE=SCALE, e.g. model.layers.0.mlp=0.1")
+    return out
 
 
 def _workspace(args):
@@ -124,7 +152,9 @@ def cmd_capture(args) -> int:
     if args.json:
         print(json.dumps({"path": str(result.path), "bytes": result.bytes, "modules": result.modules,
                           "timings": result.timings, "device_name": meta.get("device_name"),
-                          "dtype": meta.get("dtype"), "torch": meta.get("torch")}, indent=2))
+                          "dtype": meta.get("dtype"), "torch": meta.get("torch"),
+                          "backward": {k: v for k, v in (meta.get("backward") or {}).items() if k != "grads"} or None},
+                         indent=2))
     else:
         print(f"wrote {result.path} ({_size(result.bytes)}, {result.modules} modules) — {meta.get('dtype')} on "
               f"{meta.get('device_name')}, torch {meta.get('torch')}")
@@ -137,10 +167,12 @@ def cmd_compare(args) -> int:
     from hipwizard.parity.requests import CompareRequest, TolerancePolicy
     from hipwizard.parity.tolerances import parse_overrides
 
+    if args.triangle and args.reference != "cpu":
+        raise UserError("--triangle goes with --reference cpu; with a reference capture give --reference-run FILE")
     request = CompareRequest(
         ref=args.ref, cand=args.cand, subject=_subject(args), same_machine=args.reference == "cpu",
-        options=_options(args), keep=args.keep,
-        tolerance=TolerancePolicy(args.tolerance, parse_overrides(args.tol), args.tolerance_file, args.jump),
+        options=_options(args), keep=args.keep, ref_run=args.reference_run,
+        tolerance=TolerancePolicy(args.tolerance, parse_overrides(args.tol), args.tolerance_file, args.jump, args.k),
     )
     with terminal_progress() as progress:
         outcome = services.compare(request, ws=_workspace(args), progress=progress)
@@ -148,14 +180,15 @@ def cmd_compare(args) -> int:
     if args.json:
         print(json.dumps(comp.to_dict(), indent=2, default=str))
     else:
-        from hipwizard.parity.report import format_comparison
+        from hipwizard.parity.report_text import format_comparison
 
         print(format_comparison(comp))
         if comp.timings:
             print("time/size: " + ", ".join(
                 f"{k} {_size(v)}" if k.endswith("bytes") else f"{k} {v:.3f} s" for k, v in comp.timings.items()))
     if comp.verdict == "invalid":
-        print(f"hipwizard: error: {comp.problems[0]}", file=sys.stderr)
+        problems = comp.problems or (comp.backward.problems if comp.backward is not None else []) or ["invalid"]
+        print(f"hipwizard: error: {problems[0]}", file=sys.stderr)
     return outcome.exit_code
 
 

@@ -81,7 +81,7 @@ def check_same_backward(ref_meta: dict, cand_meta: dict, what: str = "candidate"
     a, b = ref_meta.get("backward") or {}, cand_meta.get("backward") or {}
     for key, label in (("loss", "loss"), ("loss_seed", "loss seed"), ("weights", "--grad-weights")):
         if a.get(key) != b.get(key):
-            raise UserError(f"the captures' gradients come from different {label}s: {a.get(key)} (reference) ≠ "
+            raise UserError(f"the captures' gradients differ in {label}: {a.get(key)} (reference) ≠ "
                             f"{b.get(key)} ({what}); capture both with the same --loss/--grad-weights")
 
 

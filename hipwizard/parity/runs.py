@@ -24,8 +24,22 @@ from hipwizard.parity.tensorfile import read_meta
 from hipwizard.progress import Progress, ProgressFn, quiet
 
 
+def backward_spec(opts: RunOptions, ref_meta: dict | None = None):
+    """The ``backward.BackwardSpec`` of this run, or None for forward only. A re-run takes the reference's
+    loss and weight selection (``ref_meta``), so both sides differentiate the very same loss."""
+    from hipwizard.parity.backward import BackwardSpec
+
+    theirs = (ref_meta or {}).get("backward") or {}
+    if opts.backward is False or (opts.backward is None and not theirs):
+        return None
+    if theirs:
+        return BackwardSpec(loss=theirs.get("loss", "lm"), loss_seed=int(theirs.get("loss_seed", 0)),
+                            weights=theirs.get("weights", "lora"))
+    return BackwardSpec(loss=opts.loss, loss_seed=opts.seed, weights=opts.grad_weights)
+
+
 def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_from: dict | None = None,
-                    progress: ProgressFn | None = None) -> CaptureResult:
+                    progress: ProgressFn | None = None, ref_meta: dict | None = None) -> CaptureResult:
     """Run ``subject`` once with hooks (``opts.dtype`` None: fp32) and write the capture to ``out``."""
     from hipwizard.parity.capture import capture_model, write_capture
 
@@ -35,6 +49,8 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
     if subject.harness is not None:
         from hipwizard.parity.harness import capture_harness
 
+        if opts.backward:
+            raise UserError("--backward works with a model (--model/--demo), not with a harness")
         tensors, meta = capture_harness(subject.harness, dtype=dtype, device=opts.device, seed=opts.seed,
                                         inputs_from=inputs_from, progress=progress)
     else:
@@ -42,6 +58,7 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
             subject.resolve_model(progress), dtype=dtype, device=opts.device, seed=opts.seed,
             batch=opts.batch, seq=opts.seq, layers=opts.layers, inputs_from=inputs_from,
             perturb=opts.perturb or None, attn=opts.attn, progress=progress,
+            backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None,
         )
     progress(Progress("write capture"))
     return write_capture(out, tensors, meta)
@@ -60,9 +77,10 @@ def check_fingerprint(ref_meta: dict, model_dir: Path) -> None:
 
 
 def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path | None = None,
-                  progress: ProgressFn | None = None, **compare_kwargs) -> Comparison:
+                  progress: ProgressFn | None = None, ref_run: Path | None = None, **compare_kwargs) -> Comparison:
     """Feed the reference's stored inputs to ``subject`` on this machine and compare per module
-    (``opts.dtype`` None: the reference's dtype).
+    (``opts.dtype`` None: the reference's dtype, or ``ref_run``'s when given). Gradients are compared when
+    the reference holds them (``opts.backward`` None) or when asked (True: the reference must hold them).
 
     A model's outputs are compared where they were computed (``metrics_torch``: on the GPU with
     ``--device cuda``), without a round trip through a file; ``keep`` still writes the candidate capture.
@@ -71,7 +89,11 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
 
     progress = progress or quiet
     ref_meta = read_meta(ref)
-    opts = replace(opts, dtype=opts.dtype or ref_meta.get("dtype", "fp32"))
+    run_meta = read_meta(ref_run) if ref_run is not None else {}
+    opts = replace(opts, dtype=opts.dtype or run_meta.get("dtype") or ref_meta.get("dtype", "fp32"))
+    if opts.backward and not ref_meta.get("backward"):
+        raise UserError(f"--backward asked for, but the reference capture {Path(ref).name} holds no gradients "
+                        "(captured without --backward): capture it again with --backward")
     if subject.harness is None:
         if ref_meta.get("kind") != "model":
             raise UserError(f"{ref} is a harness capture: compare it with --harness FILE.py")
@@ -85,19 +107,20 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
     if subject.harness is None and "input_ids" not in inputs:
         raise UserError(f"{ref} holds no input_ids: it cannot be re-run")
     if subject.harness is None:
-        return _compare_model_on_device(ref, subject.model, opts, inputs, keep, progress, compare_kwargs)
+        return _compare_model_on_device(ref, subject.model, opts, inputs, keep, progress,
+                                        dict(compare_kwargs, ref_run=ref_run), ref_meta)
     with _capture_dir(keep) as folder:
         t0 = time.perf_counter()
         cand = capture_subject(subject, opts, folder / "candidate.safetensors", inputs_from=inputs, progress=progress)
         capture_s = time.perf_counter() - t0
         progress(Progress("compare"))
-        result = compare_files(ref, cand.path, **compare_kwargs)
+        result = compare_files(ref, cand.path, ref_run=ref_run, **compare_kwargs)
     result.timings.update(candidate_capture_s=round(capture_s, 4), candidate_bytes=cand.bytes)
     return result
 
 
 def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, inputs: dict, keep: Path | None,
-                             progress: ProgressFn, compare_kwargs: dict) -> Comparison:
+                             progress: ProgressFn, compare_kwargs: dict, ref_meta: dict) -> Comparison:
     """Re-run a model on the reference's inputs and compare on the device the outputs are on."""
     import json
 
@@ -109,7 +132,8 @@ def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, input
     t0 = time.perf_counter()
     tensors, meta = capture_model(model_dir, dtype=opts.dtype, device=opts.device, seed=opts.seed, batch=opts.batch,
                                   seq=opts.seq, layers=opts.layers, inputs_from=inputs, perturb=opts.perturb or None,
-                                  attn=opts.attn, progress=progress, on_device=True)
+                                  attn=opts.attn, progress=progress, on_device=True,
+                                  backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None)
     capture_s = time.perf_counter() - t0
     timings: dict = {"candidate_capture_s": round(capture_s, 4)}
     cand_path = Path(f"{model_dir.name} on {meta['device']} (this run)")
@@ -124,18 +148,25 @@ def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, input
     cand_tensors = {k: (v.numpy() if k.startswith("input/") and not v.is_floating_point() else v)
                     for k, v in tensors.items()}
     cand_tf = TensorFile(cand_path, cand_tensors, {}, {META_KEY: json.dumps(meta)})
-    result = compare_captures(ref_tf, cand_tf, metric=metrics_torch.metric_for(meta["device"]), **compare_kwargs)
+    ref_run = compare_kwargs.pop("ref_run", None)
+    result = compare_captures(ref_tf, cand_tf, metric=metrics_torch.metric_for(meta["device"]),
+                              backward=opts.backward, ref_run=read_tensor_file(ref_run) if ref_run else None,
+                              **compare_kwargs)
     result.timings.update(timings)
     return result
 
 
 def compare_same_machine(subject: Subject, opts: RunOptions, *, keep: Path | None = None,
                          progress: ProgressFn | None = None, **compare_kwargs) -> Comparison:
-    """float64 reference on the CPU vs ``opts.dtype`` (None: fp32) on ``opts.device``, same inputs, same modules."""
+    """float64 reference on the CPU vs ``opts.dtype`` (None: fp32) on ``opts.device``, same inputs, same modules;
+    ``opts.backward`` adds the gradients, ``opts.triangle`` the reference in ``opts.dtype`` on the CPU too."""
     progress = progress or quiet
     opts = replace(opts, dtype=opts.dtype or "fp32")
     ref_opts = RunOptions(dtype="fp64", device="cpu", seed=opts.seed, batch=opts.batch, seq=opts.seq,
-                          layers=opts.layers, attn=opts.attn)
+                          layers=opts.layers, attn=opts.attn if opts.attn in ("eager", "sdpa") else None,
+                          backward=bool(opts.backward), loss=opts.loss,
+                          grad_weights=opts.grad_weights)
+    opts = replace(opts, backward=bool(opts.backward))
     if subject.demo:
         subject = Subject(model=subject.resolve_model(progress))
     with _capture_dir(keep) as folder:
@@ -146,8 +177,13 @@ def compare_same_machine(subject: Subject, opts: RunOptions, *, keep: Path | Non
         progress(Progress(f"candidate ({opts.dtype}, {opts.device})"))
         cand = capture_subject(subject, opts, folder / "candidate.safetensors", progress=progress)
         t2 = time.perf_counter()
+        run = None
+        if opts.triangle:
+            progress(Progress(f"reference ({opts.dtype}, cpu)"))
+            run = capture_subject(subject, replace(ref_opts, dtype=opts.dtype), folder / "reference-run.safetensors",
+                                  progress=progress).path
         progress(Progress("compare"))
-        result = compare_files(ref.path, cand.path, **compare_kwargs)
+        result = compare_files(ref.path, cand.path, ref_run=run, **compare_kwargs)
     result.timings.update(reference_capture_s=round(t1 - t0, 4), candidate_capture_s=round(t2 - t1, 4),
                           reference_bytes=ref.bytes, candidate_bytes=cand.bytes)
     return result

@@ -103,16 +103,22 @@ def compare(request: CompareRequest, *, ws: Workspace | None = None,
     how = request.how
     if request.keep is not None and how != "two captures":
         check_output(request.keep, what="--keep", folder=True)
-    kwargs = request.tolerance.compare_kwargs()
-    if how == "same machine":
-        comp = runs.compare_same_machine(request.subject, request.options, keep=request.keep, progress=progress,
-                                         **kwargs)
-    elif how == "two captures":
-        progress(Progress("compare"))
-        comp = compare_files(request.ref, request.cand, **kwargs)
+    def run_one(req: CompareRequest) -> Comparison:
+        kwargs = req.tolerance.compare_kwargs()
+        if how == "same machine":
+            return runs.compare_same_machine(req.subject, req.options, keep=req.keep, progress=progress, **kwargs)
+        if how == "two captures":
+            progress(Progress("compare"))
+            return compare_files(req.ref, req.cand, ref_run=req.ref_run, backward=req.options.backward, **kwargs)
+        return runs.compare_rerun(req.ref, req.subject, req.options, keep=req.keep, progress=progress,
+                                  ref_run=req.ref_run, **kwargs)
+
+    if len(request.options.attn_backends) > 1:
+        from hipwizard.parity.matrix import compare_matrix
+
+        comp = compare_matrix(request, run_one, progress)
     else:
-        comp = runs.compare_rerun(request.ref, request.subject, request.options, keep=request.keep,
-                                  progress=progress, **kwargs)
+        comp = run_one(request)
     report = state.record_comparison(ws, comp, how) if ws is not None else None
     return CompareOutcome(comp, how, report)
 
