@@ -4,7 +4,9 @@
 ``--summary [--json]`` prints the decisions; ``--write`` applies them into the output folder and runs the
 compile check for the doctor's gfx arch (exit 1 when a file failed to compile, could not be written, or
 met conflicting hand edits: the user's file is then kept, one line per file). ``--resolve PATH=mine|new|merged``
-settles such a conflict: keep your file, take the new result, or write the merge with conflict markers.
+settles such a conflict: keep your file, take the new result, or write the merge with conflict markers;
+``--resolve PATH#N=mine|new`` decides one conflict of the file (``--summary`` lists them as ``PATH#N``, and
+your edits that every write keeps); the file is written once all its conflicts are decided.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ def add_commands(sub) -> None:
     p.add_argument("--arch", help="with --write: offload arch for the compile check (default: detected)")
     p.add_argument("--force", action="store_true",
                    help="with --write: overwrite files in the output folder that hipwizard did not write")
-    p.add_argument("--resolve", action="append", metavar="PATH=mine|new|merged", default=[],
+    p.add_argument("--resolve", action="append", metavar="PATH[#N]=mine|new|merged", default=[],
                    help="settle a write's conflict with your edits: keep mine, take new, or write merged "
-                        "(with conflict markers); repeatable")
+                        "(with conflict markers); PATH#N=mine|new decides conflict N of the file alone "
+                        "(--summary lists them); repeatable")
     p.set_defaults(func=_review)
 
 
@@ -61,8 +64,19 @@ def _resolve(review, items: list[str]) -> int:
         rel, sep, choice = item.rpartition("=")
         if not sep or not rel:
             raise UserError(f"--resolve takes PATH=mine|new|merged, not {item!r}")
-        pairs.append((rel, choice))
-    for rel, choice in pairs:
+        path, hash_, number = rel.rpartition("#")
+        if hash_ and path:
+            if not number.isdigit():
+                raise UserError(f"--resolve takes PATH#N=mine|new with N a conflict's number, not {item!r}")
+            pairs.append((path, int(number), choice))
+        else:
+            pairs.append((rel, 0, choice))
+    for rel, index, choice in pairs:
+        if index:
+            done = services.choose(review, rel, index, choice)
+            print(f"  ✔ {rel}#{index}: {'your lines' if choice == 'mine' else 'the new lines'} chosen"
+                  + ("; every conflict decided, file written" if done else "; file kept until all are decided"))
+            continue
         services.resolve(review, rel, choice)
         print(f"  ✔ {rel}: {dict(mine='your file kept', new='new result written', merged='merged text with conflict markers written')[choice]}")
     return 0
@@ -80,6 +94,8 @@ def _summary(review, as_json: bool) -> int:
     data["vanished"] = [{"id": v["id"], "file": v.get("file"), "line": v.get("old_start"),
                          "was": v["decision"].get("state")} for v in review.vanished]
     data["worktree"] = services.worktree_status(review)
+    if not data["worktree"].get("error"):
+        data["output_hunks"] = [h.to_dict() for h in services.output_hunks(review)]
     if as_json:
         print(json.dumps(data, indent=2))
         return 0
@@ -101,7 +117,14 @@ def _summary(review, as_json: bool) -> int:
         print(f"  ✎ your edits in {len(tree['edited'])} written file(s), kept on every write: "
               + ", ".join(tree["edited"]))
     for rel, why in tree["conflicts"].items():
-        print(f"  ✖ conflict {rel}: {why}; resolve with --resolve {rel}=mine|new|merged")
+        print(f"  ✖ conflict {rel}: {why}; resolve with --resolve {rel}=mine|new|merged, or each below")
+    for h in data.get("output_hunks", ()):
+        if h["kind"] == "conflict":
+            state = f"chosen: {h['choice']}" if h["choice"] else "undecided"
+            print(f"    ✖ {h['ref']} L{h['line']}: yours {len(h['old'])} line(s) vs new {len(h['new'])} "
+                  f"line(s) [{state}] → --resolve {h['ref']}=mine|new")
+        else:
+            print(f"    ✎ your edit {h['ref']} L{h['line']}: -{len(h['old'])} +{len(h['new'])} line(s), kept on write")
     if tree.get("error"):
         print(f"  ✖ {tree['error']}")
     if review.journal_warning():

@@ -272,6 +272,31 @@ def resolve(review: ReviewState, rel: str, choice: str) -> None:
         raise UserError(f"cannot resolve {rel}: {exc.strerror or exc}") from None
 
 
+def output_hunks(review: ReviewState, *, edits: bool = True) -> list:
+    """The output folder's own hunks (``worktree_hunks.OutputHunk``): each conflict region between the
+    user's edits and the new result (to decide: mine or new), then (``edits``) each of the user's edits
+    that every write keeps. Raises ``UserError`` when the record is damaged."""
+    from hipwizard.port.worktree import WorkTree
+
+    try:
+        return WorkTree.load(review.out).output_hunks(edits=edits)
+    except OSError as exc:
+        raise UserError(f"cannot read the output folder {review.out}: {exc.strerror or exc}") from None
+
+
+def choose(review: ReviewState, rel: str, index: int, choice: str) -> bool:
+    """Decide conflict ``index`` (1-based) of ``rel``: ``mine`` or ``new``; the file is written once all of its
+    conflicts are decided (returns True then). Raises ``UserError``."""
+    from hipwizard.port.apply import safe_target
+    from hipwizard.port.worktree import WorkTree
+
+    tree = WorkTree.load(review.out)
+    try:
+        return tree.choose(rel, index, choice, safe_target(review.out, rel))
+    except OSError as exc:
+        raise UserError(f"cannot write {rel}: {exc.strerror or exc}") from None
+
+
 def worktree_status(review: ReviewState, *, edited: bool = True) -> dict:
     """The output folder as a working tree: ``{"conflicts": {path: why}, "edited": [paths the user edited
     since hipwizard wrote them]}`` (``edited`` False: not looked for, it reads every written file). A damaged

@@ -4,7 +4,8 @@ hipwizard keeps, beside the output folder ``<out>``, a folder ``<out>.written/``
 
     <out>.written/manifest.json   {"version": 1, "kind": "hipwizard-written",
                                    "files": {PATH: SHA256},            # what hipwizard last wrote, per file
-                                   "conflicts": {PATH: {"count": N, "why": TEXT}}}  # writes that met edits
+                                   "conflicts": {PATH: {"count": N, "why": TEXT,   # writes that met edits
+                                                        "choices": {REGION KEY: "mine"|"new"}}}}
     <out>.written/base/PATH       the bytes hipwizard last wrote (the base of a three-way merge)
     <out>.written/new/PATH        in conflict: the new result that was not written
     <out>.written/merged/PATH     in conflict: the merge with conflict markers
@@ -15,8 +16,9 @@ Writing a file (``WorkTree.place``) never overwrites what hipwizard did not writ
 - absent, the same as the new result, or exactly what hipwizard last wrote: the new result is written;
 - edited by the user since: merged three ways with ``git merge-file`` (base = last written, ours = the
   user's file, theirs = the new result) through the runner seam. A clean merge is written (status
-  ``merged``); a conflicting one leaves the user's file untouched (``conflict``) until the user resolves it
-  (``resolve``: keep ``mine``, take ``new``, or write ``merged`` with conflict markers). Without git, an
+  ``merged``); a conflicting one leaves the user's file untouched (``conflict``) until the user resolves it:
+  the whole file (``resolve``: keep ``mine``, take ``new``, or write ``merged`` with conflict markers), or
+  region by region (``choose``: each conflict is a hunk of its own, ``worktree_hunks``). Without git, an
   edited file is never overwritten (``conflict``, saying why);
 - a file hipwizard never wrote is the user's: kept (``conflict``) unless ``force``.
 
@@ -40,6 +42,13 @@ from typing import Literal
 from hipwizard.atomic import atomic_write_bytes, atomic_write_json, fsync_dir
 from hipwizard.errors import UserError
 from hipwizard.port.review_format import check_rel, fingerprint
+from hipwizard.port.worktree_hunks import (
+    CONFLICT_CHOICES,
+    OutputHunk,
+    compose,
+    conflict_hunks,
+    edit_hunks,
+)
 
 KIND = "hipwizard-written"
 Placement = Literal["written", "merged", "kept", "conflict"]
@@ -71,7 +80,7 @@ class WorkTree:
     runner: object = None  # the runner seam for `git merge-file` (default: the real one)
 
     @classmethod
-    def load(cls, out: Path, runner=None) -> "WorkTree":
+    def load(cls, out: Path, runner=None) -> WorkTree:
         """The record beside ``out`` (empty when hipwizard never wrote there). A damaged record raises
         ``UserError`` naming it (it is kept as it is)."""
         path = record_dir(out) / "manifest.json"
@@ -206,7 +215,12 @@ class WorkTree:
             why = (f"{count} conflict(s) between your edits and the new result" if rel in self.files
                    or self._read("base", rel) is not None
                    else "a file hipwizard did not write differs from the new result")
+        kept = self.conflicts.get(rel, {}).get("choices")
         self.conflicts[rel] = {"count": count, "why": why}
+        if merged is not None and isinstance(kept, dict):  # a region met again keeps its decision
+            keys = {h.key for h in conflict_hunks(rel, _text(merged), {})}
+            if choices := {k: v for k, v in kept.items() if k in keys}:
+                self.conflicts[rel]["choices"] = choices
         hint = "mine|new|merged" if merged is not None else "mine|new"
         return Placed("conflict", f"{why}; your file is kept as it is (resolve: "
                                   f"`hipwizard review {self.out} --resolve {rel}={hint}`)", count)
@@ -249,6 +263,48 @@ class WorkTree:
             self._land(rel, target, new, None if choice == "new" else merged)
         self.save()
 
+    def output_hunks(self, *, edits: bool = True) -> list[OutputHunk]:
+        """The conflict regions of every file in conflict (each with its stored choice), then (``edits``)
+        the user's edits to the files hipwizard wrote (``worktree_hunks``)."""
+        out: list[OutputHunk] = []
+        for rel in sorted(self.conflicts):
+            merged = self._read("merged", rel)
+            if merged is not None:
+                out += conflict_hunks(rel, _text(merged), self._choices(rel))
+        for rel in (r for r in self.edited() if r not in self.conflicts) if edits else ():
+            base, yours = self._read("base", rel), (self.out / rel).read_bytes()
+            if base is not None:
+                out += edit_hunks(rel, _text(base), _text(yours))
+        return out
+
+    def _choices(self, rel: str) -> dict[str, str]:
+        choices = self.conflicts.get(rel, {}).get("choices")
+        return dict(choices) if isinstance(choices, dict) else {}
+
+    def choose(self, rel: str, index: int, choice: str, target: Path) -> bool:
+        """Decide conflict region ``index`` (1-based) of ``rel``: ``mine`` or ``new``. Once every region of the
+        file is decided the file is written from the choices (the new result becomes the base) and True is
+        returned; until then the user's file is untouched. Raises ``UserError``."""
+        if choice not in CONFLICT_CHOICES:
+            raise UserError(f"unknown choice {choice!r} for one conflict: use mine or new")
+        merged = self._read("merged", rel) if rel in self.conflicts else None
+        regions = conflict_hunks(rel, _text(merged), {}) if merged is not None else []
+        if not regions:
+            raise UserError(f"{rel} has no conflict regions to decide (conflicts: "
+                            f"{', '.join(sorted(self.conflicts)) or 'none'}); settle the file with mine|new")
+        if not 1 <= index <= len(regions):
+            raise UserError(f"{rel} has {len(regions)} conflict(s); #{index} is not one of them")
+        choices = {**self._choices(rel), regions[index - 1].key: choice}
+        self.conflicts[rel]["choices"] = choices
+        text = compose(_text(merged), choices)
+        new = self._read("new", rel)
+        if text is None or new is None:
+            self.save()
+            return False
+        self._land(rel, target, new, text.encode("utf-8", "surrogateescape"))
+        self.save()
+        return True
+
     def edited(self) -> list[str]:
         """Files hipwizard wrote that the user has changed since (their hand edits)."""
         out = []
@@ -262,6 +318,10 @@ class WorkTree:
 
 
 _TEMP = re.compile(r"\.[A-Za-z0-9_]{8}\.tmp$")
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
 
 
 def remove_temps(target: Path) -> int:

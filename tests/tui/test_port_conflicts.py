@@ -10,7 +10,7 @@ from hipwizard.cli import main
 from hipwizard.port.review_state import ReviewState, state_path_for
 from hipwizard.port.worktree import record_dir
 from hipwizard.tui.app import HipwizardApp
-from hipwizard.tui.port.dialogs import ResolveConflict
+from hipwizard.tui.port.dialogs import ChooseRegion, ResolveConflict
 from hipwizard.tui.port.screen import PortScreen
 from hipwizard.workspace import Workspace
 from tests.port.test_iterative_port import KERNEL
@@ -116,4 +116,38 @@ async def test_settle_a_conflict_with_merged_writes_the_markers(tmp_path, capsys
     assert not any("conflict" in r for r in rows), rows
     text = (tmp_path / "out" / "k.cu").read_text()
     assert "<<<<<<< yours" in text and ">>>>>>> new result" in text and "hipFree(d);  // mine" in text
+    assert _conflicts(tmp_path, capsys) == {}
+
+
+async def test_one_conflict_is_decided_from_its_own_row_and_your_edit_is_listed_after(tmp_path, capsys):
+    mine, new = _conflict(tmp_path, capsys)
+    app = HipwizardApp(Workspace(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        results = screen.query_one("#port-results")
+        rows = _rows(results)
+        region = next(r for r in rows if "#1 L" in r)
+        assert "○ undecided" in region and "// mine" in region and "→ m: decide" in region, rows
+        results.focus()
+        results.highlighted = next(i for i in range(results.option_count)
+                                   if results.get_option_at_index(i).id == "region|1|k.cu")
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, ChooseRegion) and app.screen.hunk.ref == "k.cu#1"
+        await pilot.press("escape")  # undecided: nothing written
+        await pilot.pause()
+        assert isinstance(app.screen, PortScreen) and (tmp_path / "out" / "k.cu").read_text() == mine
+        await pilot.press("enter")  # Enter on the row opens it too
+        await pilot.pause()
+        assert isinstance(app.screen, ChooseRegion)
+        await pilot.press("m")
+        await pilot.pause()
+        rows = _rows(screen.query_one("#port-results"))
+    assert not any("conflict" in r or "undecided" in r for r in rows), rows
+    assert any("✎ 1 edit(s) of yours in the output, kept on every write" in r for r in rows), rows
+    assert any("✎ k.cu#1 L" in r and "// mine" in r for r in rows), rows
+    assert (tmp_path / "out" / "k.cu").read_text() == mine  # the only conflict, decided: yours
     assert _conflicts(tmp_path, capsys) == {}

@@ -128,6 +128,8 @@ class ReviewActions:
             self._move(self.nav.go_to_file(event.option.id), "hunk or risk in this file")
         elif event.option_list.id == "port-results" and (event.option.id or "").startswith("conflict|"):
             self.ask_resolve(event.option.id.split("|", 1)[1])
+        elif event.option_list.id == "port-results" and (event.option.id or "").startswith("region|"):
+            self.ask_region(event.option.id)
         elif event.option_list.id == "port-results" and event.option.id:
             self._jump_to_hunk(event.option.id.split("|", 1)[1])
 

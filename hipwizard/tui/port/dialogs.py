@@ -1,5 +1,5 @@
 """The Port screen's helpers: the source picker shown before any migration exists, the write confirm, and the
-conflict settle dialog (mine / new / merged)."""
+conflict settle dialogs (a whole file: mine / new / merged; one conflict: mine / new)."""
 
 from __future__ import annotations
 
@@ -123,6 +123,48 @@ class ResolveConflict(ModalScreen[str | None]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         choice = (event.button.id or "").removeprefix("resolve-")
+        self.dismiss(None if choice == "cancel" else choice)
+
+    def action_answer(self, choice: str | None) -> None:
+        self.dismiss(choice)
+
+
+class ChooseRegion(ModalScreen[str | None]):
+    """Decide one conflict of a file: m takes the user's lines, n the new result's; escape leaves it undecided.
+    Both sides are shown (long sides cut, with the count of lines left out)."""
+
+    BINDINGS = [
+        Binding("m", "answer('mine')", "Mine", id="review.region_mine"),
+        Binding("n", "answer('new')", "New", id="review.region_new"),
+        Binding("escape", "answer(None)", "Cancel", id="review.region_cancel"),
+    ]
+    SHOWN = 6
+
+    def __init__(self, hunk, total: int) -> None:
+        super().__init__()
+        self.hunk = hunk
+        self.total = total
+
+    def _side(self, lines: list[str]) -> str:
+        shown = [f"    {x.rstrip()}" for x in lines[: self.SHOWN]] or ["    (nothing)"]
+        if len(lines) > self.SHOWN:
+            shown.append(f"    … {len(lines) - self.SHOWN} more line(s)")
+        return "\n".join(shown)
+
+    def compose(self) -> ComposeResult:
+        h = self.hunk
+        with Vertical(id="confirm-box"):
+            yield Static(f"✖ {h.file}: conflict {h.index} of {self.total} (line {h.line}). "
+                         f"{'Chosen: ' + h.choice if h.choice else 'Undecided'}.\n"
+                         f"m  yours:\n{self._side(h.old)}\nn  new result:\n{self._side(h.new)}\n"
+                         "The file is written once every conflict in it is decided.", markup=False)
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Mine (m)", id="region-mine", compact=True)
+                yield Button("New (n)", id="region-new", variant="warning", compact=True)
+                yield Button("Cancel (esc)", id="region-cancel", compact=True)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        choice = (event.button.id or "").removeprefix("region-")
         self.dismiss(None if choice == "cancel" else choice)
 
     def action_answer(self, choice: str | None) -> None:

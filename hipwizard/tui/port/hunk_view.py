@@ -9,8 +9,8 @@ what made ``j`` cost tens of milliseconds with a Static inside a VerticalScroll.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Hashable
 from functools import lru_cache
-from typing import Hashable
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding

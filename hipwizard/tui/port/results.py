@@ -37,11 +37,13 @@ def result_options(report, review=None) -> list[Option]:
     return rows
 
 
-def worktree_options(review, status: dict, written=None) -> list[Option]:
+def worktree_options(review, status: dict, written=None, hunks=()) -> list[Option]:
     """Rows for the output folder as a working tree (``services.worktree_status``): each file whose write met
-    conflicting hand edits (the user's file kept; how to settle it; its row's id is ``"conflict|<path>"``), then the decided hunks that vanished
-    from the translation. ``written``: the last ``ApplyReport``, whose conflicts are shown even before the
-    record is read again."""
+    conflicting hand edits (the user's file kept; how to settle it whole; its row's id is
+    ``"conflict|<path>"``) with, under it, each of its conflicts (``hunks``: ``worktree_hunks.OutputHunk``)
+    to decide on its own (id ``"region|<n>|<path>"``); the user's edits that every write keeps; then the
+    decided hunks that vanished from the translation. ``written``: the last ``ApplyReport``, whose
+    conflicts are shown even before the record is read again."""
     conflicts = dict(status.get("conflicts", {}))
     for f in (written.conflicts if written is not None else ()):
         conflicts.setdefault(f.path, f.detail)
@@ -53,7 +55,18 @@ def worktree_options(review, status: dict, written=None) -> list[Option]:
                                 f"each here (highlight it, m or Enter) or: hipwizard review {review.out} "
                                 f"--resolve PATH=mine|new|merged"), disabled=True))
         for rel, why in conflicts.items():
-            rows.append(Option(Text(f"    ✖ {rel}: {why.split('; your file')[0]}  → m: settle"), id=f"conflict|{rel}"))
+            rows.append(Option(Text(f"    ✖ {rel}: {why.split('; your file')[0]}  → m: settle the file"),
+                               id=f"conflict|{rel}"))
+            for h in (h for h in hunks if h.kind == "conflict" and h.file == rel):
+                state = f"✔ {h.choice}" if h.choice else "○ undecided"
+                rows.append(Option(Text(f"        {state}  #{h.index} L{h.line}: yours {_first(h.old)} · new "
+                                        f"{_first(h.new)}  → m: decide"), id=f"region|{h.index}|{rel}"))
+    edits = [h for h in hunks if h.kind == "yours"]
+    if edits:
+        rows.append(Option(Text(f"✎ {len(edits)} edit(s) of yours in the output, kept on every write:"), disabled=True))
+        for h in edits:
+            rows.append(Option(Text(f"    ✎ {h.ref} L{h.line}: -{len(h.old)} +{len(h.new)}  {_first(h.new)}"),
+                               disabled=True))
     if review.vanished:
         rows.append(Option(Text(f"✗ {len(review.vanished)} decided hunk(s) vanished from the translation:"),
                            disabled=True))
@@ -61,6 +74,14 @@ def worktree_options(review, status: dict, written=None) -> list[Option]:
             rows.append(Option(Text(f"    ✗ {v.get('file')}:{v.get('old_start')}  was "
                                     f"{v['decision'].get('state', '?')}"), disabled=True))
     return rows
+
+
+def _first(lines: list[str], width: int = 28) -> str:
+    """The first non-blank line of a side, shortened (``(nothing)`` for an empty side)."""
+    text = next((x.strip() for x in lines if x.strip()), "")
+    if not text:
+        return "(nothing)"
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
 API_HEADINGS = {"too_new": "⚠ {n} API(s) newer than the target HIP {hip}:",

@@ -5,7 +5,8 @@ Layout and event wiring only. Every action that translates, re-reads, writes or 
 decisions live in ``hipwizard.port.review_state`` (saved after every change), navigation in
 ``hipwizard.port.review_nav``; the review keys are in ``actions``, the set-up form and the write confirm in
 ``dialogs``, the results rows in ``results``. A write's conflict with the user's edits is settled from the
-results panel (m or Enter on its row: mine / new / merged, ``services.resolve``).
+results panel: the whole file (m or Enter on its row: mine / new / merged, ``services.resolve``) or one
+conflict at a time (m or Enter on a conflict's row: mine / new, ``services.choose``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, ContentSwitcher, Footer, Header, Input, OptionList, Select, Static
+from textual.widgets import (
+    Button,
+    ContentSwitcher,
+    Footer,
+    Header,
+    Input,
+    OptionList,
+    Select,
+    Static,
+)
 
 from hipwizard.errors import UserError
 from hipwizard.port import services
@@ -25,7 +35,8 @@ from hipwizard.port.review_state import ReviewState
 from hipwizard.port.state import PortLink, status_of
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.port.actions import ReviewActions
-from hipwizard.tui.port.dialogs import ConfirmWrite, MigrationForm, ResolveConflict
+from hipwizard.tui.port.conflicts import ConflictActions
+from hipwizard.tui.port.dialogs import ConfirmWrite, MigrationForm
 from hipwizard.tui.port.file_list import FileList
 from hipwizard.tui.port.hunk_view import HunkView, render_file_risks, render_hunk
 from hipwizard.tui.port.results import api_options, result_options, worktree_options
@@ -35,7 +46,7 @@ REVIEW_ACTIONS = {"accept", "reject", "undo", "split", "edit", "accept_file", "r
                   "next", "prev", "next_pending", "prev_pending", "search", "cycle_filter", "write", "reread", "resolve"}
 
 
-class PortScreen(Jobs, ReviewActions, Screen):
+class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
     step_key = "port"
     CSS_PATH = "port.tcss"
     HELP_TITLE = "Port — review hipify hunks"
@@ -233,8 +244,12 @@ class PortScreen(Jobs, ReviewActions, Screen):
     def _fill_results(self) -> None:
         """Write results (after a Write) and the API notes kept with the review; hidden when there are none."""
         rows = result_options(self.last_write, self.review) if self.last_write is not None else []
+        try:
+            hunks = services.output_hunks(self.review)
+        except UserError:
+            hunks = []  # worktree_status names the damaged record
         rows += worktree_options(self.review, services.worktree_status(self.review, edited=False),
-                                 written=self.last_write)
+                                 written=self.last_write, hunks=hunks)
         rows += api_options(self.review)
         results = self.query_one("#port-results", OptionList)
         results.clear_options()
@@ -308,39 +323,3 @@ class PortScreen(Jobs, ReviewActions, Screen):
                     + (f"; ✖ {conflicts} file(s) in conflict with your edits, kept (see the results)" if conflicts else "")
                     + (f"; ⚑ {manual} risks on unchanged lines need a manual edit." if manual else "."),
                     severity="error" if report.compile_errors or conflicts else "information")
-
-    # --- settling a write's conflict with the user's edits ---------------------------------------
-    def action_resolve(self) -> None:
-        results = self.query_one("#port-results", OptionList)
-        index = results.highlighted
-        option = results.get_option_at_index(index) if results.display and index is not None else None
-        if option is None or not (option.id or "").startswith("conflict|"):
-            self.notify("Highlight a file in conflict in the results panel first (✖ … → m: settle).",
-                        severity="warning")
-            return
-        self.ask_resolve(option.id.split("|", 1)[1])
-
-    def ask_resolve(self, rel: str) -> None:
-        if self.busy:
-            self.notify(f"Wait: {self.busy}", severity="warning")
-            return
-        why = services.worktree_status(self.review, edited=False)["conflicts"].get(rel)
-        if why is None and self.last_write is not None:
-            why = next((f.detail for f in self.last_write.conflicts if f.path == rel), None)
-        self.app.push_screen(ResolveConflict(rel, (why or "in conflict").split("; your file")[0]),
-                             lambda choice: self._settle(rel, choice) if choice else None)
-
-    def _settle(self, rel: str, choice: str) -> None:
-        try:
-            services.resolve(self.review, rel, choice)
-        except UserError as exc:
-            self.notify(f"✖ {exc}", severity="error", timeout=10)
-            return
-        done = {"mine": ("kept", "your file kept (conflict settled)"),
-                "new": ("written", "new result written (conflict settled)"),
-                "merged": ("written", "merged text with conflict markers written: edit the markers out")}[choice]
-        for f in (self.last_write.files if self.last_write is not None else ()):
-            if f.path == rel and f.status == "conflict":
-                f.status, f.detail = done
-        self._fill_results()
-        self.notify(f"✔ {rel}: {done[1]}.")

@@ -1,0 +1,84 @@
+"""The Port screen's conflict keys: settle a write's conflict with the user's edits from the results panel —
+the whole file (m or Enter on its row: mine / new / merged, ``services.resolve``) or one conflict at a time
+(m or Enter on a conflict's row: mine / new, ``services.choose``; the file is written once all are decided).
+A mixin of ``PortScreen``: it uses the screen's ``review``, ``last_write``, ``busy`` and ``_fill_results``.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import OptionList
+
+from hipwizard.errors import UserError
+from hipwizard.port import services
+from hipwizard.tui.port.dialogs import ChooseRegion, ResolveConflict
+
+
+class ConflictActions:
+    # --- settling a write's conflict with the user's edits ---------------------------------------
+    def action_resolve(self) -> None:
+        results = self.query_one("#port-results", OptionList)
+        index = results.highlighted
+        option = results.get_option_at_index(index) if results.display and index is not None else None
+        if option is not None and (option.id or "").startswith("region|"):
+            self.ask_region(option.id)
+            return
+        if option is None or not (option.id or "").startswith("conflict|"):
+            self.notify("Highlight a file in conflict in the results panel first (✖ … → m: settle).",
+                        severity="warning")
+            return
+        self.ask_resolve(option.id.split("|", 1)[1])
+
+    def ask_region(self, option_id: str) -> None:
+        """Open one conflict (row id ``region|<n>|<path>``) to decide: mine or new."""
+        _, index, rel = option_id.split("|", 2)
+        try:
+            regions = [h for h in services.output_hunks(self.review, edits=False) if h.file == rel]
+        except UserError as exc:
+            self.notify(f"✖ {exc}", severity="error", timeout=10)
+            return
+        hunk = next((h for h in regions if h.index == int(index)), None)
+        if hunk is None:
+            self._fill_results()
+            self.notify(f"{rel} has no conflict #{index} any more.", severity="warning")
+            return
+        self.app.push_screen(ChooseRegion(hunk, len(regions)),
+                             lambda choice: self._choose(rel, hunk.index, choice) if choice else None)
+
+    def _choose(self, rel: str, index: int, choice: str) -> None:
+        try:
+            done = services.choose(self.review, rel, index, choice)
+        except UserError as exc:
+            self.notify(f"✖ {exc}", severity="error", timeout=10)
+            return
+        if done:
+            for f in (self.last_write.files if self.last_write is not None else ()):
+                if f.path == rel and f.status == "conflict":
+                    f.status, f.detail = "written", "every conflict decided"
+        self._fill_results()
+        self.notify(f"✔ {rel}#{index}: {'yours' if choice == 'mine' else 'new result'} chosen"
+                    + ("; every conflict decided, file written." if done else "; the file is written once all are decided."))
+
+    def ask_resolve(self, rel: str) -> None:
+        if self.busy:
+            self.notify(f"Wait: {self.busy}", severity="warning")
+            return
+        why = services.worktree_status(self.review, edited=False)["conflicts"].get(rel)
+        if why is None and self.last_write is not None:
+            why = next((f.detail for f in self.last_write.conflicts if f.path == rel), None)
+        self.app.push_screen(ResolveConflict(rel, (why or "in conflict").split("; your file")[0]),
+                             lambda choice: self._settle(rel, choice) if choice else None)
+
+    def _settle(self, rel: str, choice: str) -> None:
+        try:
+            services.resolve(self.review, rel, choice)
+        except UserError as exc:
+            self.notify(f"✖ {exc}", severity="error", timeout=10)
+            return
+        done = {"mine": ("kept", "your file kept (conflict settled)"),
+                "new": ("written", "new result written (conflict settled)"),
+                "merged": ("written", "merged text with conflict markers written: edit the markers out")}[choice]
+        for f in (self.last_write.files if self.last_write is not None else ()):
+            if f.path == rel and f.status == "conflict":
+                f.status, f.detail = done
+        self._fill_results()
+        self.notify(f"✔ {rel}: {done[1]}.")
