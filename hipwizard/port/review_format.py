@@ -94,7 +94,7 @@ class Decision:
         return str(self.before.get("state", "")) if self.before else ""
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Decision":
+    def from_dict(cls, d: dict) -> Decision:
         if not isinstance(d, dict):
             raise TypeError(f"a decision is {type(d).__name__}, not an object")
         state = d.get("state", "pending")

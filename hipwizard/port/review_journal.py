@@ -22,7 +22,7 @@ COMPACT_EVERY = 256
 def journal_path(state_path: Path) -> Path:
     """``<out>.review.journal`` for ``<out>.review.json`` (any other name: the name plus ``.journal``)."""
     name = state_path.name
-    stem = name[: -len(".json")] if name.endswith(".json") else name
+    stem = name.removesuffix(".json")
     return state_path.with_name(stem + ".journal")
 
 

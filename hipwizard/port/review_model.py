@@ -19,8 +19,8 @@ Decisions per hunk id: ``pending`` (keep the original), ``accepted`` (take the t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from hipwizard.port.model import Diagnostic, FileTranslation, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision, fingerprint

@@ -7,7 +7,7 @@ the review.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision

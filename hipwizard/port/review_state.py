@@ -17,12 +17,18 @@ back pending, marked ``changed``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from hipwizard.port.model import FileTranslation, Hunk
-from hipwizard.port.review_format import (DECIDED, REVIEW_VERSION, Decision, DecisionState, fingerprint,
-                                          state_path_for)
+from hipwizard.port.review_format import (
+    DECIDED,
+    REVIEW_VERSION,
+    Decision,
+    DecisionState,
+    fingerprint,
+    state_path_for,
+)
 from hipwizard.port.review_model import HISTORY_LIMIT, ReviewModel
 from hipwizard.port.review_reconcile import ReconcileReport
 from hipwizard.port.review_store import ReviewStore
@@ -42,7 +48,7 @@ class ReviewState(ReviewModel):
     # --- construction -------------------------------------------------------------------------------
     @classmethod
     def create(cls, src: str | Path, out: str | Path, translations: Iterable[FileTranslation], *,
-               path: str | Path | None = None, hip_version: str | None = None) -> "ReviewState":
+               path: str | Path | None = None, hip_version: str | None = None) -> ReviewState:
         """A fresh review of ``translations`` (every hunk pending), whose APIs were checked against HIP
         ``hip_version`` (None: not known). Not saved until ``save()``."""
         src_p, out_p = Path(src).expanduser().resolve(), Path(out).expanduser().resolve()
@@ -53,7 +59,7 @@ class ReviewState(ReviewModel):
         return state
 
     @classmethod
-    def load(cls, path: str | Path) -> "ReviewState":
+    def load(cls, path: str | Path) -> ReviewState:
         """Read a state file and apply its journal. A damaged or newer file raises ``UserError`` and is
         left as it is."""
         store = ReviewStore(Path(path))
