@@ -201,8 +201,8 @@ def _write_file(state: ReviewState, tree: WorkTree, rel: str, info: dict, force:
 
 
 def _copy_untouched(state: ReviewState, tree: WorkTree) -> int:
-    """Copy the source tree's other regular files (build scripts, data) unchanged; never follows links nor
-    replaces the user's own version of a file."""
+    """Copy the source tree's other regular files (build scripts, data); never follows links; the user's
+    edits to a copied file are merged, never overwritten (``worktree.copy_file``)."""
     copied = 0
     src = state.src.resolve()
     out = state.out.resolve()
@@ -216,7 +216,7 @@ def _copy_untouched(state: ReviewState, tree: WorkTree) -> int:
             if rel in state.files or path.is_symlink() or not path.is_file():
                 continue
             try:
-                copied += copy_file(tree, rel, path, safe_target(state.out, rel))
+                copied += copy_file(tree, rel, path, safe_target(state.out, rel)).status in ("written", "merged")
             except (OSError, UserError):
                 continue
     return copied

@@ -347,20 +347,12 @@ def is_foreign(out: Path) -> bool:
         return False
 
 
-def copy_file(tree: WorkTree, rel: str, source: Path, target: Path) -> bool:
-    """Copy a file the sources hold as it is (``--copy-untouched``), unless the user's own version is there
-    (edited since hipwizard copied it, or never copied by hipwizard): that one is kept. Raises ``OSError``."""
-    data = source.read_bytes()
-    remove_temps(target)
-    try:
-        current = target.read_bytes()
-    except FileNotFoundError:
-        current = None
-    tree._recover(rel, current)
-    base = tree._read("base", rel)
-    if current is not None and current != data and current != base and (
-            base is not None or fingerprint(current) != tree.files.get(rel)):
-        return False
-    tree._land(rel, target, data)
-    shutil.copymode(source, target)
-    return True
+def copy_file(tree: WorkTree, rel: str, source: Path, target: Path) -> Placed:
+    """Copy a file the sources hold as it is (``--copy-untouched``) like any written file (``place``): the
+    user's edits since hipwizard copied it are merged with the source's new bytes (a text conflict, a
+    binary file both changed, or a file hipwizard never copied there is kept and listed as a conflict).
+    Raises ``OSError``."""
+    placed = tree.place(rel, target, source.read_bytes())
+    if placed.status in ("written", "merged"):
+        shutil.copymode(source, target)
+    return placed

@@ -94,3 +94,27 @@ def test_cli_lists_conflicts_as_hunks_and_decides_one(proj, capsys):
     data = json.loads(capsys.readouterr().out)
     assert not data["worktree"]["conflicts"]
     assert [h["kind"] for h in data["output_hunks"]] == ["yours"]  # the kept line is the user's edit now
+
+
+def test_copy_untouched_merges_your_edit_with_the_sources_change(proj, capsys):
+    make = "".join(f"rule{i}: dep{i}\n" for i in range(1, 12))
+    (proj / "src" / "Makefile").write_text(make)
+    hipify(proj, capsys=capsys)
+    decide(proj, {key: "accepted" for key in decisions(proj)})
+    assert write(proj, capsys, "--copy-untouched")[0] == 0
+    target = proj / "out" / "Makefile"
+    assert target.read_text() == make
+    target.write_text(make.replace("rule1: dep1", "rule1: dep1 HIP_PLATFORM=amd"))  # the user's edit
+    (proj / "src" / "Makefile").write_text(make.replace("rule11: dep11", "rule11: dep11 extra"))
+    assert write(proj, capsys, "--copy-untouched")[0] == 0
+    assert target.read_text() == make.replace("rule1: dep1", "rule1: dep1 HIP_PLATFORM=amd").replace(
+        "rule11: dep11", "rule11: dep11 extra")
+    # the same line changed on both sides: the user's file is kept and the conflict is listed as a hunk
+    target.write_text(target.read_text().replace("extra", "mine"))
+    (proj / "src" / "Makefile").write_text(make.replace("rule11: dep11", "rule11: dep11 theirs"))
+    write(proj, capsys, "--copy-untouched")
+    assert "rule11: dep11 mine" in target.read_text()
+    assert main(["review", str(proj / "out"), "--summary", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "Makefile" in data["worktree"]["conflicts"]
+    assert [h["ref"] for h in data["output_hunks"] if h["kind"] == "conflict"] == ["Makefile#1"]
