@@ -25,7 +25,10 @@ def add_commands(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the whole report as JSON")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--replay", metavar="DIR", help="answer from recorded outputs instead of running tools")
-    mode.add_argument("--record", metavar="DIR", help="also save every tool output into DIR (for support)")
+    mode.add_argument("--paste", metavar="FILE", help="a pasted terminal log (any number of command outputs, prompts "
+                      "or not; '-' reads stdin): split, recognised, saved as a recording (--record DIR, default "
+                      "in the workspace), then checked")
+    p.add_argument("--record", metavar="DIR", help="also save every tool output into DIR (for support)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="seconds each tool may take before it counts as hung (default 30; the Python probe gets 3x)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace to save the report in (default: .)")
@@ -43,8 +46,16 @@ def run_doctor(args) -> int:
     timeout = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
     if not timeout > 0:
         raise UserError("--timeout must be a positive number of seconds")
+    if args.replay and args.record:
+        raise UserError("--replay and --record cannot be used together")
     ws = None if args.no_save else Workspace.open(args.workspace)
-    source = services.open_source(replay=args.replay, record=args.record)
+    if args.paste:
+        text, label = _read_paste(args.paste)
+        source = services.paste_source(text, label, args.record, ws)
+    else:
+        source = services.open_source(replay=args.replay, record=args.record)
+    if source.paste_summary:
+        print(f"hipwizard: {source.paste_summary}", file=sys.stderr)
     with terminal_progress() as progress:
         result = services.diagnose(ws, source, timeout=timeout, progress=progress)
     report = result.report
@@ -54,6 +65,22 @@ def run_doctor(args) -> int:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         sys.stdout.write(render_text(report))
-        if args.record:
-            print(f"recorded every tool output in {args.record} — attach that folder to a support ticket")
+        if source.record_dir is not None:
+            print(f"recorded every tool output in {source.record_dir} — attach that folder to a support ticket")
     return 1 if report.failed else 0
+
+
+def _read_paste(name: str) -> tuple[str, str]:
+    """The paste's text and its label; '-' is stdin. A missing, unreadable or binary file is a UserError."""
+    if name == "-":
+        return sys.stdin.read(), "stdin"
+    from pathlib import Path
+
+    path = Path(name).expanduser()
+    try:
+        raw = path.read_bytes()[: 8 * 2**20]
+    except OSError as exc:
+        raise UserError(f"--paste {name}: cannot read it ({exc.strerror or exc})") from None
+    if b"\x00" in raw[:4096]:
+        raise UserError(f"--paste {name}: looks binary (NUL bytes), not a terminal log")
+    return raw.decode("utf-8", errors="replace"), path.name

@@ -8,6 +8,7 @@ and why it is skipped.
 from __future__ import annotations
 
 from hipwizard.doctor import checks_gpu as gpu
+from hipwizard.doctor.checks_evidence import check_evidence
 from hipwizard.doctor import checks_stack as stack
 from hipwizard.doctor.context import CheckContext
 from hipwizard.doctor.matrix import CompatMatrix
@@ -17,13 +18,14 @@ CHECKS = (
     gpu.check_gpu, gpu.check_driver, gpu.check_rocm, gpu.check_arch, gpu.check_partitions, gpu.check_bf16,
     stack.check_torch_build, stack.check_torch_rocm_match, stack.check_torch_devices,
     stack.check_deepspeed, stack.check_flash_attn, stack.check_bitsandbytes, stack.check_llamafactory,
-    gpu.check_toolchain, stack.check_probes,
+    gpu.check_toolchain, check_evidence, stack.check_probes,
 )
 
 
-def run_checks(env: EnvReport, matrix: CompatMatrix) -> list[Check]:
-    """Every check on ``env``. A check that crashes becomes a warn line naming the bug, not a traceback."""
-    ctx = CheckContext(env, matrix)
+def run_checks(env: EnvReport, matrix: CompatMatrix, replay: bool = False) -> list[Check]:
+    """Every check on ``env``. A check that crashes becomes a warn line naming the bug, not a traceback.
+    ``replay``: the outputs are a recording, so a check whose inputs were not recorded says unknown."""
+    ctx = CheckContext(env, matrix, replay)
     out: list[Check] = []
     for fn in CHECKS:
         try:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from hipwizard.doctor.context import CheckContext
+from hipwizard.doctor.context import GPU_TOOLS, ROCM_SOURCES, CheckContext
 from hipwizard.doctor.models import Check
 from hipwizard.doctor.rawtext import major_minor
-from hipwizard.doctor.replay import NOT_RECORDED
 from hipwizard.units import fmt_bytes
 
 MI300X_HOST_HINT = ("run `hipwizard doctor` on the MI300X host (or an AMD Developer Cloud MI300X droplet); "
@@ -36,6 +35,9 @@ def check_gpu(ctx: CheckContext) -> Check:
         return Check("gpu", "GPU", "warn",
                      f"NVIDIA only: {names}. This is the source side of a migration: AMD-specific checks are n/a",
                      why, "record reference captures here (Parity step), then " + MI300X_HOST_HINT)
+    if ctx.unrecorded(*GPU_TOOLS):
+        return Check("gpu", "GPU", "unknown", ctx.not_recorded("no GPU tool's output (rocminfo, amd-smi, rocm-smi, "
+                     "nvidia-smi, lspci, collect_env) was recorded"), why, "paste or record one of them")
     return Check("gpu", "GPU", "fail", f"no GPU found ({ctx.no_gpu_reason()})", why, MI300X_HOST_HINT)
 
 
@@ -50,6 +52,10 @@ def check_driver(ctx: CheckContext) -> Check:
         return Check("driver", "amdgpu driver", "n/a",
                      ctx.skip_no_gpu() + ". On the MI300X host rocminfo must say 'ROCk module ... is loaded'", why, fix)
     version = f"amdgpu {env.amdgpu_driver}" if env.amdgpu_driver else "amdgpu (version not reported)"
+    if ctx.replay and env.amd_driver_loaded is None and not env.amdgpu_driver:
+        return Check("driver", "amdgpu driver", "unknown",
+                     ctx.not_recorded(f"no driver output was recorded (the GPUs come from {env.gpu_source or 'the Python side'})"),
+                     why, "record or paste rocminfo and cat /sys/module/amdgpu/version")
     if env.amd_driver_loaded is False:
         return Check("driver", "amdgpu driver", "fail", f"not usable: {env.amd_driver_note}", why, fix)
     return Check("driver", "amdgpu driver", "ok", f"{version} loaded", why)
@@ -57,19 +63,25 @@ def check_driver(ctx: CheckContext) -> Check:
 
 def check_rocm(ctx: CheckContext) -> Check:
     env = ctx.env
-    minimum = str(ctx.matrix.target.get("min_rocm", "6.0"))
-    why = f"MI300X (gfx942) needs ROCm {minimum} or newer; the ROCm line decides which torch wheels match."
-    fix = "install ROCm: https://rocm.docs.amd.com/projects/install-on-linux/en/latest/ (amdgpu-install --usecase=rocm)"
+    minimum, needs = ctx.arch_needs()
+    why = f"{needs}; the ROCm line decides which torch wheels match."
+    fix = ("install ROCm " + minimum + " or newer: https://rocm.docs.amd.com/projects/install-on-linux/en/latest/ "
+           "(amdgpu-install --usecase=rocm)")
     severity = "fail" if ctx.kind == "amd" else "warn"
     if not env.rocm_version:
         if ctx.kind == "nvidia":
             return Check("rocm", "ROCm", "n/a", ctx.skip_nvidia() + "; no ROCm installed", why)
+        if ctx.unrecorded(*ROCM_SOURCES):
+            built = f"; torch was built with HIP {env.torch.hip}" if env.torch.hip else ""
+            return Check("rocm", "ROCm", "unknown", ctx.not_recorded(
+                "no ROCm version source (/opt/rocm/.info/version, amd-smi, hipconfig) was recorded" + built), why,
+                "record or paste `cat /opt/rocm/.info/version` or `amd-smi version`")
         found = "no ROCm version found" + ("" if env.rocm_tools_present else " (no ROCm tools installed)")
         return Check("rocm", "ROCm", severity, found, why, fix)
     mm = major_minor(env.rocm_version) or (0, 0)
     found = f"ROCm {env.rocm_version} (from {env.rocm_version_source})"
     if mm < (major_minor(minimum) or (6, 0)):
-        return Check("rocm", "ROCm", severity, found + f": older than {minimum}, which MI300X needs", why, fix)
+        return Check("rocm", "ROCm", severity, found + f": older than {minimum} ({needs})", why, fix)
     line, exact = ctx.matrix.rocm_line(env.rocm_version)
     note = ctx.matrix.rocm_note(env.rocm_version)
     if not exact:
@@ -86,6 +98,9 @@ def check_arch(ctx: CheckContext) -> Check:
     if not ctx.gfx_targets:
         return Check("arch", title, "warn", "no gfx target was read from the tools", why, "run `rocminfo | grep gfx`")
     if not ctx.env.rocm_version:
+        if ctx.unrecorded(*ROCM_SOURCES):
+            return Check("arch", title, "unknown", ctx.not_recorded(f"{', '.join(ctx.gfx_targets)}; the ROCm version")
+                         + f". {ctx.arch_needs()[1]}", why, "record or paste `cat /opt/rocm/.info/version`")
         return Check("arch", title, "warn", f"{', '.join(ctx.gfx_targets)}; ROCm version unknown", why,
                      "install ROCm (see the ROCm check)")
     target = str(ctx.matrix.target.get("gfx", "gfx942"))
@@ -97,14 +112,15 @@ def check_arch(ctx: CheckContext) -> Check:
             lines.append(f"{gfx}: unknown gfx name (not in the matrix)")
             worst = _worse(worst, "warn")
         elif supported is False:
-            lines.append(f"{gfx} ({facts.family}) is not supported by ROCm {ctx.env.rocm_version}")
+            lines.append(f"{gfx} ({facts.family}) is not supported by ROCm {ctx.env.rocm_version}: {facts.needs()}")
             worst = _worse(worst, "fail")
         else:
             lines.append(f"{gfx} ({facts.family}: {', '.join(facts.products[:3])}) supported by ROCm {ctx.env.rocm_version}")
             if gfx != target:
                 lines[-1] += f"; not the migration target {target} (MI300X): plans made for MI300X need adjusting"
                 worst = _worse(worst, "warn")
-    fix = "" if worst == "ok" else "pick a ROCm release that lists this gfx target (see the ROCm release notes)"
+    fix = "" if worst == "ok" else (f"install ROCm {ctx.arch_needs()[0]} or newer ({ctx.arch_needs()[1]}), "
+                                    "or another release that lists this gfx target")
     return Check("arch", title, worst, "; ".join(lines), why, fix)
 
 
@@ -148,7 +164,7 @@ def check_bf16(ctx: CheckContext) -> Check:
         kind = facts.bf16 if facts else "unknown"
         status = {"native": "ok", "slow": "warn", "none": "fail"}.get(kind, "warn")
         worst = _worse(worst, status)
-        verdicts.append(f"{gfx}: {'native bf16' if kind == 'native' else 'bf16 ' + kind}")
+        verdicts.append(f"{gfx}: {facts.precision() if facts else 'bf16 unknown'}")
     fix = "" if worst == "ok" else "set bf16: false and fp16: true in the LLaMA-Factory config"
     return Check("bf16", "bf16", worst, "; ".join(verdicts) + " (decided from the arch)", why, fix)
 
@@ -157,23 +173,23 @@ def check_toolchain(ctx: CheckContext) -> Check:
     env = ctx.env
     why = "hipcc builds DeepSpeed's JIT ops, flash-attention and your ported kernels (Port step's compile check)."
     fix = "install ROCm's HIP SDK (amdgpu-install --usecase=hiplibsdk) or Debian's `hipcc` package"
-    probe = env.probe("hipconfig")
-    if probe is not None and NOT_RECORDED in probe.explanation:
-        return Check("toolchain", "HIP toolchain", "warn", "unknown: hipconfig --version was not recorded", why, fix)
+    if ctx.unrecorded("hipconfig"):
+        return Check("toolchain", "HIP toolchain", "unknown", ctx.not_recorded("hipconfig --version"), why, fix)
     if not env.hipcc_present:
         if ctx.kind == "nvidia":
             return Check("toolchain", "HIP toolchain", "n/a", ctx.skip_nvidia() + "; hipcc not installed", why, fix)
         return Check("toolchain", "HIP toolchain", "warn", "hipconfig/hipcc not found", why, fix)
     if not env.hip_version:
         return Check("toolchain", "HIP toolchain", "warn", "hipconfig is present but printed no version", why, fix)
-    supported = ctx.matrix.rocm_supports(env.hip_version, str(ctx.matrix.target.get("gfx", "gfx942")))
+    gfx = (ctx.gfx_targets or [str(ctx.matrix.target.get("gfx", "gfx942"))])[0]
+    supported = ctx.matrix.rocm_supports(env.hip_version, gfx)
     if not supported:
         return Check("toolchain", "HIP toolchain", "warn",
-                     f"HIP {env.hip_version}: too old to build for gfx942 (MI300X needs ROCm 6.0+)", why, fix)
+                     f"HIP {env.hip_version}: too old to build for {gfx} ({ctx.arch_needs()[1]})", why, fix)
     return Check("toolchain", "HIP toolchain", "ok", f"HIP {env.hip_version} (hipconfig)", why)
 
 
-_RANK = {"n/a": 0, "ok": 1, "warn": 2, "fail": 3}
+_RANK = {"n/a": 0, "unknown": 0, "ok": 1, "warn": 2, "fail": 3}
 
 
 def _worse(a: str, b: str) -> str:

@@ -3,7 +3,7 @@ LLaMA-Factory's pins, and whether every probe's output could be read."""
 
 from __future__ import annotations
 
-from hipwizard.doctor.context import CheckContext
+from hipwizard.doctor.context import PYTHON_SOURCES, ROCM_SOURCES, CheckContext
 from hipwizard.doctor.models import Check
 from hipwizard.doctor.rawtext import major_minor, torch_rocm_tag
 from hipwizard.doctor.replay import NOT_RECORDED
@@ -16,6 +16,9 @@ def check_torch_build(ctx: CheckContext) -> Check:
     t = ctx.env.torch
     why = "Training on MI300X needs a PyTorch built for HIP (ROCm); a CUDA or CPU build cannot use the GPU."
     title = "PyTorch build"
+    if (t.torch_error or not t.torch) and ctx.unrecorded(*PYTHON_SOURCES):
+        return Check("torch", title, "unknown", ctx.not_recorded("no Python probe, collect_env, pip list or "
+                     "llamafactory-cli env output was recorded"), why, "paste `python -m torch.utils.collect_env`")
     if t.torch_error or not t.torch:
         status = "fail" if ctx.kind == "amd" and NOT_RECORDED not in t.torch_error else "warn"
         return Check("torch", title, status, t.torch_error or "torch is not installed", why, ctx.torch_fix())
@@ -44,6 +47,9 @@ def check_torch_rocm_match(ctx: CheckContext) -> Check:
         reason = "torch is not a ROCm build" if t.torch else "torch not available"
         return Check("torch_rocm", title, "n/a", f"skipped: {reason}", why)
     built = major_minor(t.hip)
+    if not ctx.env.rocm_version and ctx.unrecorded(*ROCM_SOURCES):
+        return Check("torch_rocm", title, "unknown", ctx.not_recorded(f"torch built for HIP {t.hip}; the installed ROCm"),
+                     why, "record or paste `cat /opt/rocm/.info/version`")
     if not ctx.env.rocm_version:
         return Check("torch_rocm", title, "warn", f"torch built for HIP {t.hip}; installed ROCm unknown", why,
                      "install ROCm matching the wheel, or check /opt/rocm/.info/version")
@@ -95,8 +101,10 @@ def check_deepspeed(ctx: CheckContext) -> Check:
     title = "DeepSpeed"
     version = pkgs.get("deepspeed", "")
     fix_install = "pip install deepspeed (ZeRO stages are disabled in Train until then)"
-    if not ctx.env.torch.packages_reported:
-        return Check("deepspeed", title, "warn", UNKNOWN, why, "run `hipwizard doctor` on the machine itself")
+    if not ctx.env.torch.packages_reported and ctx.env.deepspeed_ops is not None and ctx.env.deepspeed_ops.deepspeed:
+        version = ctx.env.deepspeed_ops.deepspeed  # ds_report names its own version
+    elif not ctx.env.torch.packages_reported:
+        return _unreported(ctx, "deepspeed", title, why)
     if not version:
         return Check("deepspeed", title, "warn", "not installed", why, fix_install)
     ops = ctx.env.deepspeed_ops
@@ -140,8 +148,7 @@ def check_flash_attn(ctx: CheckContext) -> Check:
                      "use attn: sdpa (or eager) in the LLaMA-Factory config")
     backend = lib.get("ck") if backends == {"ck"} else lib.get("triton", "")
     if not ctx.env.torch.packages_reported:
-        return Check("flash_attn", title, "warn", f"{UNKNOWN}. Possible here: {backend}", why,
-                     "run `hipwizard doctor` on the machine itself")
+        return _unreported(ctx, "flash_attn", title, why, f". Possible here: {backend}")
     if not version:
         return Check("flash_attn", title, "warn", f"not installed (SDPA with ROCm's AOTriton flash path will be used). Possible: {backend}",
                      why, str(lib.get("install", "")) + f" — {lib.get('doc', '')}")
@@ -180,7 +187,7 @@ def check_llamafactory(ctx: CheckContext) -> Check:
     title = "LLaMA-Factory and its pins"
     version = t.packages.get("llamafactory", "")
     if not t.packages_reported:
-        return Check("llamafactory", title, "warn", UNKNOWN, why, "run `hipwizard doctor` on the machine itself")
+        return _unreported(ctx, "llamafactory", title, why)
     if not version:
         return Check("llamafactory", title, "fail", "llamafactory is not installed", why, "pip install 'hipwizard[train]'")
     if not t.llamafactory_requires:
@@ -207,6 +214,14 @@ def check_llamafactory(ctx: CheckContext) -> Check:
         return Check("llamafactory", title, "fail", f"llamafactory {version}; outside its pins: {'; '.join(bad)}", why,
                      "pip install 'llamafactory==" + version + "' --upgrade-strategy eager (or pip install the pinned versions)")
     return Check("llamafactory", title, "ok", f"llamafactory {version}; {', '.join(good)} within its pins", why)
+
+
+def _unreported(ctx: CheckContext, cid: str, title: str, why: str, extra: str = "") -> Check:
+    """Library versions unknown: 'unknown (not recorded)' in a replay, a warning live (the probe failed)."""
+    if ctx.replay:
+        return Check(cid, title, "unknown", ctx.not_recorded("library versions (paste `pip list` or record the "
+                     "Python probe)") + extra, why, "hipwizard doctor --record DIR on the machine, or paste `pip list`")
+    return Check(cid, title, "warn", UNKNOWN + extra, why, "run `hipwizard doctor` on the machine itself")
 
 
 def check_probes(ctx: CheckContext) -> Check:

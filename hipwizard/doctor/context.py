@@ -8,14 +8,45 @@ from typing import Literal
 from hipwizard.doctor.matrix import CompatMatrix
 from hipwizard.doctor.models import EnvReport
 from hipwizard.doctor.rawtext import major_minor
+from hipwizard.doctor.replay import NOT_RECORDED
 
 MachineKind = Literal["amd", "nvidia", "none"]
+GPU_TOOLS = ("rocminfo", "amd-smi", "amd-smi version", "amd-smi list", "amd-smi static", "rocm-smi", "rocm-smi concise",
+             "nvidia-smi", "nvidia-smi table", "lspci", "amd-smi monitor", "collect_env", "llamafactory env")
+ROCM_SOURCES = ("rocm version file", "amd-smi", "amd-smi version", "hipconfig")
+DRIVER_SOURCES = ("rocminfo", "amd-smi", "amd-smi version", "amd-smi static", "rocm-smi", "rocm-smi concise",
+                  "amdgpu version", "amdgpu modinfo")
+PYTHON_SOURCES = ("python", "collect_env", "llamafactory env", "pip list")
 
 
 @dataclass
 class CheckContext:
     env: EnvReport
     matrix: CompatMatrix
+    replay: bool = False  # answers come from a recording: a missing input is "not recorded", not absent
+
+    def unrecorded(self, *names: str) -> bool:
+        """In a replay: True when none of these probes' outputs was recorded (their checks say unknown)."""
+        if not self.replay:
+            return False
+        for name in names:
+            rec = self.env.probe(name)
+            if rec is not None and NOT_RECORDED not in rec.explanation:
+                return False
+        return True
+
+    def not_recorded(self, what: str) -> str:
+        return f"unknown (not recorded): {what}"
+
+    def arch_needs(self) -> tuple[str, str]:
+        """(minimum ROCm line, why) for the detected gfx targets; the migration target's when none is known."""
+        facts = [f for f in (self.matrix.gfx_facts(g) for g in self.gfx_targets) if f is not None and f.min_rocm]
+        if not facts:
+            target = str(self.matrix.target.get("gfx", "gfx942"))
+            tf = self.matrix.gfx_facts(target)
+            return str(self.matrix.target.get("min_rocm", "6.0")), (tf.needs() if tf else "MI300X (gfx942) needs ROCm 6.0 or newer")
+        worst = max(facts, key=lambda f: major_minor(f.min_rocm) or (0, 0))
+        return worst.min_rocm, "; ".join(f.needs() for f in facts)
 
     @property
     def kind(self) -> MachineKind:

@@ -14,14 +14,15 @@ from typing import Any, Literal
 # Re-exported: an EnvReport holds the GpuInfo of the shared GPU tool parsers.
 from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
 
-__all__ = ["Check", "CheckStatus", "DeepSpeedOps", "DoctorReport", "EnvReport", "GpuInfo", "Parsed", "ProbeRecord",
-           "STATUS_SYMBOL", "STATUS_WORD", "TorchInfo", "ToolView"]
+__all__ = ["Check", "CheckStatus", "DeepSpeedOps", "DoctorReport", "EnvReport", "Evidence", "Fact", "GpuInfo", "Parsed",
+           "ProbeRecord", "STATUS_SYMBOL", "STATUS_WORD", "TorchInfo", "ToolView"]
 
-CheckStatus = Literal["ok", "warn", "fail", "n/a"]
+# "unknown": a replayed check whose inputs were not recorded (never a verdict on the machine).
+CheckStatus = Literal["ok", "warn", "fail", "n/a", "unknown"]
 
 # State is never colour-only: every status has a symbol and a word.
-STATUS_SYMBOL: dict[str, str] = {"ok": "✔", "warn": "⚠", "fail": "✖", "n/a": "–"}
-STATUS_WORD: dict[str, str] = {"ok": "ok", "warn": "warn", "fail": "fail", "n/a": "n/a"}
+STATUS_SYMBOL: dict[str, str] = {"ok": "✔", "warn": "⚠", "fail": "✖", "n/a": "–", "unknown": "?"}
+STATUS_WORD: dict[str, str] = {"ok": "ok", "warn": "warn", "fail": "fail", "n/a": "n/a", "unknown": "unknown"}
 
 
 @dataclass
@@ -38,11 +39,12 @@ class TorchInfo:
     packages: dict[str, str] = field(default_factory=dict)  # distribution -> version ("" = not installed)
     llamafactory_requires: list[str] = field(default_factory=list)
     source: str = ""
+    packages_from: str = ""  # the listing that gave ``packages`` ("pip list", ...); "" = this probe itself
 
     @property
     def packages_reported(self) -> bool:
-        """True when library versions are known (the probe reports them; a pasted collect_env does not)."""
-        return self.source != "collect_env" and bool(self.packages)
+        """True when library versions are known (the probe or a pasted pip list report them; collect_env does not)."""
+        return bool(self.packages) and (bool(self.packages_from) or self.source != "collect_env")
 
 
 @dataclass
@@ -54,6 +56,44 @@ class DeepSpeedOps:
     torch_hip: str = ""
     torch_cuda: str = ""
     deepspeed: str = ""
+
+
+@dataclass
+class Evidence:
+    """One source's value for a fact: ``source`` (a tool, a pasted listing, "PCI id 0x74a1"), ``value`` as shown,
+    ``key`` the normalised form compared with other sources."""
+
+    source: str
+    value: str
+    key: str
+
+
+@dataclass
+class Fact:
+    """One fact (gfx arch, product, GPU count, VRAM, ROCm, driver, torch build, a library's version) with every
+    source that states it."""
+
+    key: str
+    title: str
+    evidence: list[Evidence] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def agree(self) -> bool:
+        return len({e.key for e in self.evidence}) <= 1
+
+    @property
+    def value(self) -> str:
+        return self.evidence[0].value if self.evidence else ""
+
+    def describe(self) -> str:
+        """'gfx942 (rocminfo, rocm-smi agree)' or 'rocminfo: 8; lspci: 4' when they differ."""
+        if not self.evidence:
+            return f"{self.title}: not reported"
+        if self.agree:
+            names = ", ".join(e.source for e in self.evidence)
+            return f"{self.title} {self.value} ({names}{' agree' if len(self.evidence) > 1 else ''})"
+        return f"{self.title}: " + "; ".join(f"{e.source} says {e.value}" for e in self.evidence)
 
 
 @dataclass
@@ -85,6 +125,7 @@ class EnvReport:
     torch: TorchInfo = field(default_factory=TorchInfo)
     deepspeed_ops: DeepSpeedOps | None = None
     probes: list[ProbeRecord] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)  # every source's view of each fact (evidence.fuse)
 
     @property
     def amd_gpus(self) -> list[GpuInfo]:
@@ -130,7 +171,7 @@ class DoctorReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        out = {"ok": 0, "warn": 0, "fail": 0, "n/a": 0}
+        out = {"ok": 0, "warn": 0, "fail": 0, "n/a": 0, "unknown": 0}
         for c in self.checks:
             out[c.status] += 1
         return out
@@ -140,9 +181,10 @@ class DoctorReport:
         return any(c.status == "fail" for c in self.checks)
 
     def summary(self) -> str:
-        """One line, e.g. '7 ok, 2 warn, 1 fail, 3 n/a'."""
+        """One line, e.g. '7 ok, 2 warn, 1 fail, 3 n/a' (', 2 unknown' when a replay lacked inputs)."""
         c = self.counts
-        return f"{c['ok']} ok, {c['warn']} warn, {c['fail']} fail, {c['n/a']} n/a"
+        text = f"{c['ok']} ok, {c['warn']} warn, {c['fail']} fail, {c['n/a']} n/a"
+        return text + (f", {c['unknown']} unknown" if c["unknown"] else "")
 
     def to_dict(self) -> dict[str, Any]:
         env = asdict(self.env)
@@ -160,7 +202,10 @@ class DoctorReport:
     def from_dict(cls, data: dict[str, Any]) -> "DoctorReport":
         """Rebuild a saved report; unknown keys (from newer versions) are ignored."""
         env_d = dict(data.get("env") or {})
-        env = EnvReport(**_known(EnvReport, env_d, skip={"gpus", "torch", "deepspeed_ops", "probes"}))
+        env = EnvReport(**_known(EnvReport, env_d, skip={"gpus", "torch", "deepspeed_ops", "probes", "facts"}))
+        env.facts = [Fact(**dict(_known(Fact, f, skip={"evidence"}),
+                                 evidence=[Evidence(**_known(Evidence, e)) for e in f.get("evidence") or []]))
+                     for f in env_d.get("facts") or [] if isinstance(f, dict)]
         env.gpus = [GpuInfo(**_known(GpuInfo, g)) for g in env_d.get("gpus") or []]
         env.torch = TorchInfo(**_known(TorchInfo, env_d.get("torch") or {}))
         if env_d.get("deepspeed_ops"):

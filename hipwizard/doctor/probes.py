@@ -59,6 +59,23 @@ def default_probes() -> tuple[Probe, ...]:
     )
 
 
+# Outputs users paste that no live probe runs (a live run has better sources for each): they are read from a
+# recording only, through the same runner seam (``report.diagnose`` asks a replaying runner for them).
+EVIDENCE_PROBES: tuple[Probe, ...] = (
+    Probe("collect_env", ("collect_env",)),
+    Probe("llamafactory env", ("llamafactory-cli", "env")),
+    Probe("pip list", ("pip", "list")),
+    Probe("lspci", ("lspci", "-nn")),
+    Probe("nvidia-smi table", ("nvidia-smi",)),
+    Probe("amd-smi monitor", ("amd-smi", "monitor")),
+)
+
+
+def probe_by_name(name: str) -> Probe | None:
+    """A probe of ``default_probes`` or ``EVIDENCE_PROBES`` by its name."""
+    return next((p for p in (*default_probes(), *EVIDENCE_PROBES) if p.name == name), None)
+
+
 # When a JSON form is refused (older amd-smi), the plain-text form answers instead.
 TEXT_FALLBACKS: dict[str, tuple[str, ...]] = {
     "amd-smi list": ("amd-smi", "list"),

@@ -24,6 +24,7 @@ def diagnose(
 ) -> DoctorReport:
     """Probe through ``runner`` (live, recording or replay), parse, check. Never raises for tool behaviour."""
     results = run_probes(runner, timeout=timeout, on_done=on_probe)
+    results.update(_recorded_evidence(runner, timeout))
     replay_problems = {}
     problems_by_slug = getattr(runner, "problems", None)
     if problems_by_slug:
@@ -33,25 +34,21 @@ def diagnose(
             if slug(res.argv) in problems_by_slug:
                 replay_problems[name] = problems_by_slug[slug(res.argv)]
     matrix = load_matrix()
-    env = build_env(results, matrix, replay_problems, _pasted_collect_env(runner, results))
-    return DoctorReport(env, run_checks(env, matrix), origin, __version__)
+    env = build_env(results, matrix, replay_problems)
+    return DoctorReport(env, run_checks(env, matrix, replay=hasattr(runner, "recorded_slugs")), origin, __version__)
 
 
-def _pasted_collect_env(runner: Runner, results: dict[str, RunResult]):
-    """A replay directory without a Python probe recording may hold a pasted ``collect_env.txt``
-    (what users usually attach to issues): read torch facts from it instead."""
-    directory = getattr(runner, "directory", None)
-    py = results.get("python")
-    if directory is None or not hasattr(runner, "recorded_slugs") or py is None or py.status != "error":
-        return None
-    path = directory / "collect_env.txt"
-    if not path.is_file():
-        return None
-    from hipwizard.doctor.parse_python import parse_collect_env
-    from hipwizard.doctor.replay import read_recording
+def _recorded_evidence(runner: Runner, timeout: float) -> dict[str, RunResult]:
+    """Outputs only a recording holds (a pasted collect_env, pip list, lspci ...: ``EVIDENCE_PROBES``), asked
+    of a replaying runner through the same seam; a live run has none."""
+    recorded = getattr(runner, "recorded_slugs", None)
+    if recorded is None:
+        return {}
+    from hipwizard.doctor.probes import EVIDENCE_PROBES
+    from hipwizard.doctor.replay import slug
 
-    parsed = parse_collect_env(read_recording(path).result.stdout)
-    return parsed.value if parsed.value.torch else None
+    have = recorded()
+    return {p.name: runner.run(p.argv, timeout=timeout) for p in EVIDENCE_PROBES if slug(p.argv) in have}
 
 
 def render_text(report: DoctorReport, details: bool = True) -> str:

@@ -1,8 +1,10 @@
 """The Doctor's user actions, one function each, called by both faces (``hipwizard doctor`` and the Doctor
 screen), so a fix lands once:
 
-- ``open_source(replay=, record=)``: where the answers come from: the live tools, a recording folder replayed,
-  or the live tools recorded into a folder for a support ticket. A bad folder is a ``UserError``.
+- ``open_source(replay=, record=)``: where the answers come from: the live tools, a recording folder replayed
+  (pasted files in it are split and recognised first), or the live tools recorded into a folder for a support
+  ticket. A bad folder is a ``UserError``.
+- ``paste_source(text, label, folder, ws)``: a pasted terminal log becomes a recording folder, then a replay.
 - ``diagnose(ws, source)``: probe, parse, check; save the report in the workspace (``state.save_report``) and,
   when recording, as ``doctor-report.json`` beside the recordings. Reports ``Progress("probing", done, total,
   tool)`` once per probe that answered.
@@ -37,6 +39,7 @@ class Source:
     runner: Runner
     origin: str = "live"  # "live" or "replay of DIR"
     record_dir: Path | None = None  # recording: the folder that receives every tool output
+    paste_summary: str = ""  # a paste: what was recognised in it (PasteResult.summary)
 
     @classmethod
     def of(cls, runner: Runner) -> Source:
@@ -72,15 +75,18 @@ def open_source(replay: str | Path | None = None, record: str | Path | None = No
     if replay:
         from hipwizard.doctor.replay import ReplayRunner, slug
 
+        from hipwizard.doctor.paste_record import known_slugs, materialise
+
         path = Path(replay).expanduser()
         if not path.is_dir():
             raise UserError(f"--replay {replay}: not a directory")
-        runner = ReplayRunner(path)
-        wanted = {slug(p.argv) for p in default_probes()}
-        if not runner.recorded_slugs() & wanted:
-            raise UserError(f"--replay {replay}: no recorded outputs in it (expected files such as rocminfo.txt; "
-                            "make one with `hipwizard doctor --record DIR`)")
-        return Source(runner, f"replay of {path.name}")
+        pasted = materialise(path)  # pasted files of any name: split and recognised into a recording
+        runner = ReplayRunner(pasted[0] if pasted else path)
+        if not runner.recorded_slugs() & known_slugs():
+            raise UserError(f"--replay {replay}: no recorded outputs or recognisable tool outputs in it (expected files such "
+                            "as rocminfo.txt or a pasted log; make one with `hipwizard doctor --record DIR`)")
+        note = f" ({pasted[1].summary()})" if pasted else ""
+        return Source(runner, f"replay of {path.name}", paste_summary=note.strip(" ()"))
     if record:
         from hipwizard.doctor.replay import RecordingRunner
 
@@ -95,6 +101,38 @@ def open_source(replay: str | Path | None = None, record: str | Path | None = No
             raise UserError(f"--record {record}: cannot create it ({exc.strerror})") from None
         return Source(RecordingRunner(SubprocessRunner(), path), "live", record_dir=path)
     return Source(SubprocessRunner())
+
+
+def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace | None) -> Source:
+    """A pasted terminal log -> a recording folder (``folder``, else ``.hipwizard/doctor-paste-TIME`` in the
+    workspace, else a temporary folder) -> a replay of it. UserError when nothing in it is recognised or the
+    folder cannot serve."""
+    import time
+
+    from hipwizard.doctor.paste import parse_paste
+    from hipwizard.doctor.paste_record import write_paste
+    from hipwizard.doctor.replay import ReplayRunner
+
+    result = parse_paste(text)
+    if not result.recognised:
+        what = f"{len(text.splitlines())} lines" if text.strip() else "it is empty"
+        raise UserError(f"paste {label}: no tool output recognised ({what}); paste rocminfo, amd-smi, rocm-smi, "
+                        "collect_env, pip list, nvidia-smi or lspci output")
+    if folder is not None:
+        target = Path(folder).expanduser()
+        if target.exists() and (not target.is_dir() or any(target.glob("*.txt"))):
+            raise UserError(f"--record {folder}: must be a new or empty directory")
+    elif ws is not None:
+        target = ws.state_dir / time.strftime("doctor-paste-%Y%m%d-%H%M%S")
+    else:
+        import tempfile
+
+        target = Path(tempfile.mkdtemp(prefix="hipwizard-paste-"))
+    try:
+        write_paste(result, target, label)
+    except OSError as exc:
+        raise UserError(f"paste {label}: cannot write the recording into {target} ({exc.strerror or exc})") from None
+    return Source(ReplayRunner(target), f"paste of {label}", record_dir=target, paste_summary=result.summary())
 
 
 def workspace_source(ws: Workspace | None) -> Source:
@@ -119,7 +157,7 @@ def diagnose(ws: Workspace | None, source: Source | None = None, *, timeout: flo
 
     source = source or workspace_source(ws)
     report = run_doctor(source.runner, timeout=timeout, origin=source.origin, on_probe=_probe_counter(progress))
-    if source.record_dir is not None:
+    if source.record_dir is not None and source.record_dir.is_dir():
         from hipwizard.atomic import atomic_write_json
 
         atomic_write_json(source.record_dir / RECORDED_REPORT_FILE, report.to_dict())

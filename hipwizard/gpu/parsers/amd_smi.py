@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
+from hipwizard.gpu.parsers.pci_ids import normalize_id
 from hipwizard.gpu.parsers.text import driver_down_note, find_gfx, json_document, number, size_to_bytes, strip_ansi
 from hipwizard.gpu.sample import GpuProcess, GpuSample
 
@@ -153,6 +154,7 @@ def _gpu_from_tree(index: int, data: dict, what: str) -> GpuInfo:
         memory_partition=str(_find(data, "memory_partition", "current_memory_partition") or "").upper(),
         bdf=str(_find(data, "bdf") or ""), uuid=str(_find(data, "uuid") or ""),
         driver_version=str(driver.get("version", "") or ""), source=what,
+        device_id=normalize_id(str(_find(data, "device_id") or "")),
     )
 
 
@@ -240,3 +242,25 @@ def _default_view(view: ToolView, text: str) -> None:
                 vram_total=gpu.vram_bytes, util_pct=number(ids.group(4)),
             ))
             pending = None
+
+
+_MONITOR_HEAD = re.compile(r"^\s*GPU\s+(?:XCP\s+)?POWER\b", re.IGNORECASE)
+
+
+def parse_amdsmi_monitor(text: str) -> Parsed[ToolView]:
+    """``amd-smi monitor`` (a header row, then one row per GPU): how many GPUs, their VRAM use where shown."""
+    view = ToolView("amd-smi monitor")
+    header: list[str] = []
+    for line in strip_ansi(text or "").splitlines():
+        if _MONITOR_HEAD.match(line):
+            header = line.split()
+            continue
+        cells = line.split()
+        if header and cells and cells[0].isdigit():
+            row = dict(zip(header, cells))
+            gpu = GpuInfo(index=int(cells[0]), vendor="amd", source="amd-smi monitor")
+            view.gpus.append(gpu)
+            view.samples.append(GpuSample(index=gpu.index, util_pct=number(row.get("GFX_UTIL"))))
+    if view.gpus:
+        view.driver_loaded = True
+    return Parsed(view, [] if view.gpus else ["amd-smi monitor: no header row or GPU rows"])

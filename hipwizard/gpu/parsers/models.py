@@ -43,6 +43,7 @@ class GpuInfo:
     compute_capability: str = ""  # NVIDIA only, e.g. "9.0"
     driver_version: str = ""
     source: str = ""  # which tool said so
+    device_id: str = ""  # PCI device id, e.g. "0x74a1" (named through gpu.parsers.pci_ids)
 
     @property
     def is_partition(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
 from hipwizard.gpu.parsers.text import number, size_to_bytes, strip_ansi
@@ -77,3 +78,36 @@ def _apps(text: str) -> dict[str, list[GpuProcess]]:
             procs.setdefault(parts[0], []).append(
                 GpuProcess(int(parts[1]), parts[2], size_to_bytes(parts[3], default_unit="MiB")))
     return procs
+
+
+_TABLE_HEAD = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+_TABLE_GPU = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(?:On|Off)\s*\|\s*([0-9A-Fa-f:.]+)\s")
+_TABLE_MEM = re.compile(r"(\d+)MiB\s*/\s*(\d+)MiB")
+
+
+def parse_nvidia_smi_table(text: str) -> Parsed[ToolView]:
+    """Plain ``nvidia-smi`` (the boxed table): GPUs (index, name, bus id, total memory), driver and CUDA."""
+    view = ToolView("nvidia-smi")
+    text = strip_ansi(text or "")
+    if "NVIDIA-SMI has failed" in text or "couldn't communicate with the NVIDIA driver" in text:
+        view.driver_loaded, view.driver_note = False, text.strip().splitlines()[0].strip()
+        return Parsed(view, [])
+    head = _TABLE_HEAD.search(text)
+    if head:
+        view.versions["nvidia"] = head.group(2)
+        if head.group(3):
+            view.versions["cuda"] = head.group(3)
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _TABLE_GPU.match(line.strip())
+        if not m:
+            continue
+        mem = _TABLE_MEM.search(lines[i + 1]) if i + 1 < len(lines) else None
+        view.gpus.append(GpuInfo(
+            index=int(m.group(1)), vendor="nvidia", name=m.group(2).strip(), bdf=m.group(3),
+            vram_bytes=int(mem.group(2)) * 2**20 if mem else None,
+            driver_version=view.versions.get("nvidia", ""), source="nvidia-smi",
+        ))
+    if view.gpus:
+        view.driver_loaded = True
+    return Parsed(view, [] if view.gpus else ["nvidia-smi: no GPU rows in the table"])

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 
 from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
+from hipwizard.gpu.parsers.pci_ids import normalize_id
 from hipwizard.gpu.parsers.text import driver_down_note, find_gfx, json_document, number, size_to_bytes, strip_ansi
 from hipwizard.gpu.sample import GpuSample
 
 _CARD_KEY = re.compile(r"card(\d+)$")
 _GPU_LINE = re.compile(r"^GPU\[(\d+)\]\s*:\s*(.+?):\s*(.*)$")
-_CONCISE_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(?:\[?0x[0-9a-f]+)", re.IGNORECASE)
+_CONCISE_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+\[?(0x[0-9a-f]+)", re.IGNORECASE)
 _PARTITION = re.compile(r"\b(NPS\d)\s*,\s*([SDTQC]PX)\b", re.IGNORECASE)
 
 
@@ -66,6 +67,7 @@ def parse_rocm_smi_text(text: str) -> Parsed[ToolView]:
         if row:
             part = _PARTITION.search(line)
             card = cards.setdefault(int(row.group(1)), {})
+            card.setdefault("device id", row.group(3))
             if part:
                 card["memory partition"], card["compute partition"] = part.group(1).upper(), part.group(2).upper()
     for index in sorted(cards):
@@ -81,11 +83,14 @@ def parse_rocm_smi_text(text: str) -> Parsed[ToolView]:
 def _add_card(view: ToolView, index: int, card: dict[str, str]) -> GpuInfo:
     """One card's fields (lower-case rocm-smi keys) -> a GpuInfo and its GpuSample, appended to ``view``."""
     name = (card.get("device name") or card.get("card series") or card.get("card sku") or "").strip()
+    device_id = normalize_id(card.get("device id", "")) or normalize_id(name if re.fullmatch(r"0x[0-9a-f]+", name, re.I) else "")
+    if re.fullmatch(r"0x[0-9a-f]+", name, re.IGNORECASE):  # old rocm-smi: "Card series: 0x738c"
+        name = ""
     base, full = find_gfx(card.get("gfx version", ""))
     gpu = GpuInfo(
         index=index, vendor="amd", name=name, gfx=base, gfx_full=full,
         vram_bytes=size_to_bytes(card.get("vram total memory (b)", "")),
-        source="rocm-smi", uuid=card.get("unique id", ""),
+        source="rocm-smi", uuid=card.get("unique id", ""), device_id=device_id,
     )
     view.gpus.append(gpu)
     view.samples.append(GpuSample(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
+from hipwizard.gpu.parsers.pci_ids import normalize_id
 from hipwizard.gpu.parsers.text import driver_down_note, find_gfx, size_to_bytes, strip_ansi
 
 _ROCK_LOADED = re.compile(r"ROCk module(?: version (\S+))? is loaded", re.IGNORECASE)
@@ -55,7 +56,7 @@ def parse_rocminfo(text: str) -> Parsed[ToolView]:
         gpu = GpuInfo(
             index=len(view.gpus), vendor="amd", name=fields.get("marketing name", "") or name,
             gfx=base, gfx_full=full or base, uuid=fields.get("uuid", ""), source="rocminfo",
-            vram_bytes=_coarse_pool_bytes(lines),
+            vram_bytes=_coarse_pool_bytes(lines), device_id=normalize_id(fields.get("chip id", "")),
         )
         view.gpus.append(gpu)
     return Parsed(view, problems)
