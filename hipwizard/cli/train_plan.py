@@ -89,19 +89,44 @@ def render_plan(plan: Plan, top: int = 5) -> str:
     advice = plan.advice
     if advice is None or advice.reason:
         out.append(f"  ⚠ {advice.reason if advice else 'no advice'}")
+    if advice is not None and advice.calibration:
+        out.append(f"  ℹ {advice.calibration}")
     if advice is not None and advice.baseline is not None:
-        out.append(f"  your config: {advice.baseline.label}, ~{advice.baseline.throughput.tokens_per_s:,.0f} tokens/s (H200-calibrated)")
+        base = advice.baseline
+        out.append(f"  your config: {base.label}, ~{base.throughput.tokens_per_s:,.0f} tokens/s "
+                   f"({SOURCE_WORDS[base.source]}){utilisation_note(plan, base)}")
     for n, cand in enumerate(advice.ranked[:top] if advice else [], 1):
         changes = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in cand.changes.items()) or "no change"
-        out.append(f"  {n}. {cand.speedup:.2f}x  {cand.label}  [{changes}]")
+        out.append(f"  {n}. {cand.speedup:.2f}x  {cand.label}  [{changes}]  ~{cand.throughput.tokens_per_s:,.0f} "
+                   f"tokens/s, {cand.estimate.total_gib:.1f} GiB ({SOURCE_WORDS[cand.source]}){utilisation_note(plan, cand)}")
         if n == 1:
             for reason in cand.reasons:
                 out.append(f"       - {reason}")
     if advice is not None and advice.considered:
         out.append(f"  ({advice.considered} variants considered, {len(advice.ranked)} fit)")
+    for line in advice.excluded if advice else []:
+        out.append(f"  ✖ never proposed: {line}")
     for note in plan.notes:
         out.append(f"ℹ {note}")
     return "\n".join(out) + "\n"
+
+
+SOURCE_WORDS = {"measured": "measured here", "calibrated": "calibrated here", "predicted": "predicted, H200-fitted model"}
+
+
+def utilisation_note(plan: Plan, cand) -> str:
+    """", MFU 48% of measured GEMM, 41% of spec" for a candidate's tokens/s (empty without a model shape)."""
+    from hipwizard.train.ceiling import utilisation
+
+    shape = plan.shape.shape if plan.shape else None
+    if shape is None:
+        return ""
+    u = utilisation(cand.throughput.tokens_per_s, cand.config, shape, gpus=plan.world_size, ceiling=plan.ceiling,
+                    gpu_name=plan.device.name)
+    parts = [f"MFU {u.of_ceiling:.0%} of measured GEMM" if u.of_ceiling is not None else "",
+             f"{u.of_spec:.0%} of spec" if u.of_spec is not None else ""]
+    parts = [p for p in parts if p]
+    return (", " + ", ".join(parts)) if parts else ""
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -96,6 +96,7 @@ class _Errors:
         self.shown: set[str] = set()
         self.in_traceback = False
         self.last = None  # the scan's last line already looked at (the scan keeps a bounded window)
+        self.alarms: set[tuple[str, int]] = set()  # (kind, step) of alarms already printed
 
     def new(self, lines: list) -> list:
         """The lines after the last one looked at (all of them when it has left the window)."""
@@ -129,6 +130,10 @@ def _print_new(watch, shown_points: int, errors: _Errors) -> int:
     for line in errors.new(list(watch.scan.lines)):
         if line.level == "error" and errors.worth_showing(line.text):
             print(f"  ✖ {line.text}", flush=True)
+    for alarm in watch.alarms():
+        if (alarm.kind, alarm.step) not in errors.alarms:
+            errors.alarms.add((alarm.kind, alarm.step))
+            print(f"  ALARM {alarm.line()}", flush=True)
     return len(watch.history.points)
 
 

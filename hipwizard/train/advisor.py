@@ -2,9 +2,14 @@
 those whose predicted peak fits the device by expected throughput, and say why the pick is faster.
 
 What varies: DeepSpeed (none, ZeRO-2, ZeRO-3, with the offloads each allows), gradient checkpointing on or
-off, the micro-batch / accumulation split (their product per GPU stays the user's), and eager attention
-replaced by SDPA. What never varies: the model, the method, LoRA settings, learning rate, data, the
-effective batch and the sequence length — so the loss curve is the one the user planned.
+off, the micro-batch / accumulation split (their product per GPU stays the user's), eager attention
+replaced by SDPA, and where installed (``knobs.KnobAvailability``) Liger's kernels; torch.compile and
+FlashAttention-2 are predicted neutral, so they are offered only once a calibration measured them here;
+packing is offered for variable-length data (it changes what a step holds, so it ranks after the others at
+equal speed). What never varies: the model, the method, LoRA settings, learning rate, data, the effective
+batch and the sequence length. Combinations in ``assets/train_known_bad.yaml`` are never proposed; the
+advice says which were left out and why. With a matching ``Calibration``, measured numbers replace
+predicted ones (each candidate says which it shows).
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hipwizard.train.calibration import Calibration, Measurement, Source
 from hipwizard.train.config import TrainConfig
+from hipwizard.train.knobs import KnobAvailability, exclusion
 from hipwizard.train.memory import MemoryEstimate, estimate_memory
 from hipwizard.train.model_shape import ModelShape
 from hipwizard.train.throughput import Throughput, estimate_throughput
@@ -21,7 +28,14 @@ ZERO_CHOICES: tuple[tuple[int | None, bool, bool], ...] = (
     (None, False, False), (2, False, False), (2, True, False), (3, False, False), (3, True, False), (3, True, True),
 )
 TUNED_FIELDS = ("zero_stage", "offload_optimizer", "offload_param", "disable_gradient_checkpointing",
-                "per_device_train_batch_size", "gradient_accumulation_steps", "flash_attn")
+                "per_device_train_batch_size", "gradient_accumulation_steps", "flash_attn", "enable_liger_kernel",
+                "torch_compile", "packing")
+
+
+def _neutral_change(config: TrainConfig, variant: TrainConfig) -> bool:
+    """torch.compile or FlashAttention-2 added: predicted to change nothing, so offered only when measured."""
+    return (variant.torch_compile and not config.torch_compile) or (
+        variant.flash_attn == "fa2" and config.flash_attn != "fa2")
 
 
 @dataclass
@@ -32,6 +46,8 @@ class Candidate:
     changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # field -> (old, new)
     speedup: float = 1.0
     reasons: list[str] = field(default_factory=list)
+    source: Source = "predicted"  # where tokens/s and peak come from
+    measured: Measurement | None = None
 
     @property
     def label(self) -> str:
@@ -39,14 +55,20 @@ class Candidate:
         ds = "no DeepSpeed" if c.zero_stage is None else f"ZeRO-{c.zero_stage}" + (
             " +offload opt" if c.offload_optimizer else "") + (" +offload param" if c.offload_param else "")
         gc = "ckpt on" if c.gradient_checkpointing else "ckpt off"
-        return f"{ds}, {gc}, batch {c.per_device_train_batch_size} x {c.gradient_accumulation_steps}" + (
-            f", {c.flash_attn}" if c.flash_attn == "sdpa" and "flash_attn" in self.changes else "")
+        extra = [name for on, name in ((c.enable_liger_kernel, "Liger"), (c.torch_compile, "compile"),
+                                       (c.packing and not c.neat_packing, "packing"), (c.neat_packing, "neat packing"))
+                 if on]
+        if c.flash_attn in ("sdpa", "fa2") and "flash_attn" in self.changes or c.flash_attn == "fa2":
+            extra.append(c.flash_attn)
+        return f"{ds}, {gc}, batch {c.per_device_train_batch_size} x {c.gradient_accumulation_steps}" + "".join(
+            f", {e}" for e in extra)
 
     def to_dict(self) -> dict:
         return {
             "label": self.label, "changes": {k: {"from": a, "to": b} for k, (a, b) in self.changes.items()},
             "tokens_per_s": round(self.throughput.tokens_per_s), "speedup": round(self.speedup, 2),
             "peak_gib": round(self.estimate.total_gib, 1), "fits": self.estimate.fits, "reasons": self.reasons,
+            "source": self.source,
         }
 
 
@@ -56,6 +78,8 @@ class Advice:
     ranked: list[Candidate] = field(default_factory=list)  # fitting candidates, fastest first
     considered: int = 0
     reason: str = ""  # why there is no advice
+    excluded: list[str] = field(default_factory=list)  # known-bad combinations and failed measurements left out
+    calibration: str = ""  # which calibration the numbers use, or why none applies
 
     @property
     def best(self) -> Candidate | None:
@@ -66,6 +90,7 @@ class Advice:
             "reason": self.reason, "considered": self.considered,
             "baseline": self.baseline.to_dict() if self.baseline else None,
             "suggestions": [c.to_dict() for c in self.ranked[:top]],
+            "excluded": self.excluded, "calibration": self.calibration,
         }
 
 
@@ -73,10 +98,18 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def candidate_configs(config: TrainConfig, *, deepspeed_available: bool = True, max_micro_batch: int = 64):
-    """Every variant that keeps the effective batch and sequence length (the user's own included)."""
+def candidate_configs(config: TrainConfig, *, deepspeed_available: bool = True, max_micro_batch: int = 64,
+                      knobs: KnobAvailability | None = None, packing: bool = False):
+    """Every variant that keeps the effective batch and sequence length (the user's own included).
+    ``knobs`` None: no optional kernels beyond the user's own; ``packing``: also try packed data."""
+    knobs = knobs or KnobAvailability()
     per_gpu = config.per_device_train_batch_size * config.gradient_accumulation_steps
     attentions = ["disabled", "sdpa"] if config.flash_attn == "disabled" else [config.flash_attn]
+    if knobs.fa2 and "fa2" not in attentions and (config.bf16 or config.fp16):
+        attentions.append("fa2")
+    ligers = [config.enable_liger_kernel] + ([True] if knobs.liger and not config.enable_liger_kernel else [])
+    compiles = [config.torch_compile] + ([True] if knobs.compile and not config.torch_compile else [])
+    packs = [config.packing] + ([True] if packing and not config.packs else [])
     for stage, off_opt, off_param in ZERO_CHOICES:
         if stage is not None and not deepspeed_available and stage != config.zero_stage:
             continue
@@ -85,51 +118,84 @@ def candidate_configs(config: TrainConfig, *, deepspeed_available: bool = True, 
                 if bs > max_micro_batch and bs != config.per_device_train_batch_size:
                     continue
                 for attn in attentions:
-                    yield config.model_copy(update={
-                        "zero_stage": stage, "offload_optimizer": off_opt, "offload_param": off_param,
-                        "disable_gradient_checkpointing": no_gc, "per_device_train_batch_size": bs,
-                        "gradient_accumulation_steps": per_gpu // bs, "flash_attn": attn,
-                    })
+                    for liger in ligers:
+                        for comp in compiles:
+                            for pack in packs:
+                                yield config.model_copy(update={
+                                    "zero_stage": stage, "offload_optimizer": off_opt, "offload_param": off_param,
+                                    "disable_gradient_checkpointing": no_gc, "per_device_train_batch_size": bs,
+                                    "gradient_accumulation_steps": per_gpu // bs, "flash_attn": attn,
+                                    "enable_liger_kernel": liger, "torch_compile": comp, "packing": pack,
+                                })
 
 
 def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | None, world_size: int = 1,
-           seq_len: int | None = None, deepspeed_available: bool = True, lengths: str | None = None) -> Advice:
+           seq_len: int | None = None, deepspeed_available: bool = True, lengths: str | None = None,
+           knobs: KnobAvailability | None = None, calibration: Calibration | None = None,
+           platform: str | None = None) -> Advice:
     """Rank the variants of ``config`` that fit ``vram_gib`` by expected tokens/s.
 
-    ``lengths`` ("variable" or "fixed") is passed to the memory estimate (see ``estimate_memory``).
+    ``lengths`` ("variable" or "fixed") is passed to the memory estimate (see ``estimate_memory``); packed
+    variants are estimated as fixed-length. ``knobs``: optional kernels installed (None: none beyond the
+    config's own). ``calibration``: measurements of this machine that match this plan (``Calibration``).
     """
     if shape is None:
         return Advice(None, reason="no advice: the model's shape is unknown, so memory cannot be estimated")
     if vram_gib is None:
         return Advice(None, reason="no advice: the device's memory is unknown (pass --vram)")
     seq = max(1, min(seq_len or config.cutoff_len, config.cutoff_len))
+    tokens_per_step = config.effective_batch(world_size) * seq
 
     def evaluate(cfg: TrainConfig) -> Candidate:
         est = estimate_memory(cfg, shape, world_size=world_size, seq_len=seq, device_vram_gib=vram_gib,
-                              lengths=lengths)
-        return Candidate(cfg, est, estimate_throughput(cfg, shape, world_size=world_size, seq_len=seq))
+                              lengths="fixed" if cfg.packs else lengths)
+        cand = Candidate(cfg, est, estimate_throughput(cfg, shape, world_size=world_size, seq_len=seq))
+        if calibration is not None:
+            cand.throughput, cand.estimate, cand.source, cand.measured = calibration.apply(
+                cfg, cand.throughput, est, tokens_per_step=tokens_per_step)
+        return cand
 
     baseline = evaluate(config)
-    ranked, considered = [], 0
-    for variant in candidate_configs(config, deepspeed_available=deepspeed_available):
-        considered += 1
+    # Packed variants are compared with the user's config on packed data too (memory like for like).
+    packed_base = evaluate(config.model_copy(update={"packing": True})) if not config.packs else baseline
+    advice = Advice(baseline)
+    bad = exclusion(config, platform)
+    if bad is not None:
+        advice.excluded.append("your config: " + bad.line(knobs.versions if knobs else None))
+    variable = (lengths or "variable") == "variable"
+    for variant in candidate_configs(config, deepspeed_available=deepspeed_available, knobs=knobs,
+                                     packing=variable and config.stage == "sft"):
+        advice.considered += 1
+        if _neutral_change(config, variant) and (
+                calibration is None or calibration.find(variant) is None):
+            continue  # predicted to change nothing; only a measurement can recommend it
+        if variant != config and (bad := exclusion(variant, platform)) is not None:
+            line = bad.line(knobs.versions if knobs else None)
+            if line not in advice.excluded:
+                advice.excluded.append(line)
+            continue
         cand = evaluate(variant)
+        if cand.measured is not None and not cand.measured.ok:
+            advice.excluded.append(f"{cand.label}: failed when measured here: {cand.measured.error}")
+            continue
         if not cand.estimate.fits:
             continue
-        if (baseline.estimate.fits and variant != config and cand.estimate.total_gib >= baseline.estimate.total_gib
-                and cand.throughput.tokens_per_s <= baseline.throughput.tokens_per_s):
+        ref = packed_base if variant.packs else baseline
+        if (baseline.estimate.fits and variant != config and cand.estimate.total_gib >= ref.estimate.total_gib
+                and cand.throughput.tokens_per_s <= ref.throughput.tokens_per_s):
             continue  # neither faster nor smaller than what the user has: not advice (e.g. ZeRO-2 on one GPU)
         cand.changes = {f: (getattr(config, f), getattr(variant, f)) for f in TUNED_FIELDS
                         if getattr(config, f) != getattr(variant, f)}
         cand.speedup = cand.throughput.tokens_per_s / baseline.throughput.tokens_per_s
         cand.reasons = explain(baseline, cand, world_size)
-        ranked.append(cand)
-    ranked.sort(key=lambda c: (-round(c.throughput.tokens_per_s, 6), c.estimate.total_gib))
-    if not ranked:
-        return Advice(baseline, [], considered,
-                      f"nothing fits in {vram_gib:g} GiB with this effective batch and sequence length; "
-                      "try LoRA with a smaller rank, QLoRA (quantization_bit 4), more GPUs or a shorter cutoff_len")
-    return Advice(baseline, ranked, considered)
+        advice.ranked.append(cand)
+    # Fastest first; at equal speed: not repacking the data, less memory, fewer changes.
+    advice.ranked.sort(key=lambda c: (-round(c.throughput.tokens_per_s, 6), "packing" in c.changes,
+                                      c.estimate.total_gib, len(c.changes)))
+    if not advice.ranked:
+        advice.reason = (f"nothing fits in {vram_gib:g} GiB with this effective batch and sequence length; "
+                         "try LoRA with a smaller rank, QLoRA (quantization_bit 4), more GPUs or a shorter cutoff_len")
+    return advice
 
 
 def explain(base: Candidate, cand: Candidate, world_size: int) -> list[str]:
@@ -168,8 +234,30 @@ def explain(base: Candidate, cand: Candidate, world_size: int) -> list[str]:
             else "smaller activations, to fit"))
     if a.flash_attn == "disabled" and b.flash_attn == "sdpa":
         reasons.append("SDPA attention instead of eager: no seq x seq score matrix in memory, fused kernels")
+    elif b.flash_attn == "fa2" and a.flash_attn != "fa2":
+        reasons.append("FlashAttention-2 (on ROCm the CK or Triton build) instead of " + a.flash_attn)
+    if b.enable_liger_kernel and not a.enable_liger_kernel:
+        reasons.append("enable_liger_kernel: fused RMSNorm/SwiGLU/RoPE and a chunked linear + cross-entropy that "
+                       "never holds the full logits (measured 1.10-1.23x on an H200, 8B LoRA 16 x 1: 13.3k -> "
+                       "14.6-16.4k tokens/s; the 128k-vocabulary logits buffer is gone from memory)")
+    if b.torch_compile and not a.torch_compile:
+        reasons.append("torch_compile: compiled graphs (its first steps are slow: compile time)")
+    if b.packs and not a.packs:
+        reasons.append("packing: samples packed into full sequences, so no padding and fixed-length memory; "
+                       "it changes what each step holds, so the loss curve is not step-for-step the same")
     est = cand.estimate
-    reasons.append(f"predicted peak {est.total_gib:.1f} GiB of {est.device_vram_gib:g} GiB "
-                   f"(margin {est.margin_gib:.1f} GiB); expected {cand.speedup:.2f}x your config's steady-state "
-                   "throughput (H200-calibrated: the recipe -> no DeepSpeed, no checkpointing, 16 x 1 measured 2.88x)")
+    how = {"measured": "measured here", "calibrated": "calibrated on this machine",
+           "predicted": "H200-calibrated model"}[cand.source]
+    if cand.measured is not None and cand.source == "measured":
+        m = cand.measured
+        reasons.append(f"measured here: {m.tokens_per_s or cand.throughput.tokens_per_s:,.0f} tokens/s steady "
+                       f"({m.step_s:.2f} s a step), peak {m.peak_gib if m.peak_gib is not None else est.total_gib:.1f} "
+                       f"GiB of {est.device_vram_gib:g} GiB; {cand.speedup:.2f}x your config's "
+                       f"{'measured' if base.source == 'measured' else base.source} rate")
+    else:
+        reasons.append(f"{'predicted' if cand.source == 'predicted' else 'calibrated'} peak {est.total_gib:.1f} GiB "
+                       f"of {est.device_vram_gib:g} GiB (margin {est.margin_gib:.1f} GiB); expected "
+                       f"{cand.speedup:.2f}x your config's steady-state throughput ({how}"
+                       + ("; the recipe -> no DeepSpeed, no checkpointing, 16 x 1 measured 2.88x)"
+                          if cand.source == "predicted" else ")"))
     return reasons

@@ -17,10 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 # LlamaBoard's grouping of the same arguments: the editor shows them in this order.
 FIELD_GROUPS: dict[str, tuple[str, ...]] = {
-    "model": ("model_name_or_path", "quantization_bit", "trust_remote_code", "flash_attn"),
+    "model": ("model_name_or_path", "quantization_bit", "trust_remote_code", "flash_attn", "enable_liger_kernel",
+              "torch_compile"),
     "method": ("stage", "do_train", "finetuning_type", "lora_rank", "lora_alpha", "lora_dropout", "lora_target"),
-    "data": ("dataset", "dataset_dir", "template", "cutoff_len", "max_samples", "val_size",
-             "preprocessing_num_workers"),
+    "data": ("dataset", "dataset_dir", "template", "cutoff_len", "packing", "neat_packing", "max_samples",
+             "val_size", "preprocessing_num_workers"),
     "training": ("per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
                  "num_train_epochs", "max_steps", "lr_scheduler_type", "warmup_ratio", "warmup_steps",
                  "bf16", "fp16", "disable_gradient_checkpointing"),
@@ -51,6 +52,10 @@ class TrainConfig(BaseModel):
     flash_attn: Literal["auto", "disabled", "sdpa", "fa2", "fa3"] = Field(
         "auto", description="Attention kernel: auto, sdpa (PyTorch), fa2 (FlashAttention-2, CK build on "
         "ROCm), disabled (eager: memory grows with the square of the sequence length).")
+    enable_liger_kernel: bool = Field(
+        False, description="Liger's fused Triton kernels (RMSNorm, SwiGLU, RoPE, linear+cross-entropy): faster, "
+        "no full logits in memory. Needs liger-kernel.")
+    torch_compile: bool = Field(False, description="Compile the model with torch.compile (slow first steps).")
     # method
     stage: Literal["sft", "pt", "rm", "ppo", "dpo", "kto"] = Field("sft", description="Training stage; sft = supervised fine-tuning.")
     do_train: bool = Field(False, description="Train (LLaMA-Factory does nothing without it).")
@@ -64,6 +69,9 @@ class TrainConfig(BaseModel):
     dataset_dir: str = Field("data", description="Folder holding dataset_info.json.")
     template: str = Field("", description="Chat template name known to LLaMA-Factory (llama3, qwen, alpaca, ...).")
     cutoff_len: int = Field(2048, ge=1, le=1_048_576, description="Tokens per sample after truncation.")
+    packing: bool | None = Field(
+        None, description="Pack samples into full cutoff_len sequences: no padding; empty = on for pt only.")
+    neat_packing: bool = Field(False, description="Packing without attention across samples (implies packing).")
     max_samples: int | None = Field(None, ge=1, description="Use at most this many samples per dataset; empty = all.")
     val_size: float = Field(0.0, ge=0.0, description="Held-out share (<1) or count (>=1) for evaluation.")
     preprocessing_num_workers: int | None = Field(None, ge=1, le=1024, description="Processes for tokenising the data.")
@@ -108,6 +116,11 @@ class TrainConfig(BaseModel):
     @property
     def uses_deepspeed(self) -> bool:
         return self.zero_stage is not None
+
+    @property
+    def packs(self) -> bool:
+        """Samples are packed into full sequences (LLaMA-Factory: packing, neat_packing, or pt's default)."""
+        return bool(self.neat_packing or self.packing or (self.packing is None and self.stage == "pt"))
 
     @property
     def gradient_checkpointing(self) -> bool:

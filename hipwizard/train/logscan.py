@@ -13,6 +13,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
+from hipwizard.train.alarms import step_key
+
 Level = Literal["info", "warn", "error"]
 _BAR = re.compile(r"^\s*\d+%\|")
 _DICT = re.compile(r"\{'(?:loss|eval_loss|train_runtime)'.*\}")
@@ -41,6 +43,7 @@ class StdoutScan:
     def __init__(self, keep: int = 400):
         self.lines: deque[LogLine] = deque(maxlen=keep)
         self.grad_norms: list[float] = []
+        self.grad_by_key: dict[str, float] = {}  # alarms.step_key(epoch, loss) -> grad_norm
         self.warnings = 0
         self.errors = 0
         self.progress_bar = ""
@@ -93,6 +96,9 @@ class StdoutScan:
         g = _float(d.get("grad_norm"))
         if g is not None:
             self.grad_norms.append(g)
+            key = step_key(d.get("epoch"), d.get("loss"))
+            if key is not None:
+                self.grad_by_key[key] = g
         if "train_runtime" in d:
             self.final_metrics = d
 

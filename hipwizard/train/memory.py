@@ -54,6 +54,13 @@ FRAGMENTATION_GIB = 2.65
 # ZeRO-3 keeps at most stage3_max_live_parameters (hipwizard's DeepSpeed JSON: 1e9) gathered, and the
 # vocabulary matrix of the layer in use on top: 2.95 GiB measured with parameter offload, 2.84 counted.
 ZERO3_MAX_LIVE_PARAMS = 1e9
+# Liger (enable_liger_kernel): its fused linear + cross-entropy never materialises the logits (it works in
+# chunks), so the logits part and the slack it causes go; its RMSNorm saves the bf16 input and a per-row
+# rstd instead of fp32 copies, its SwiGLU recomputes SiLU. Assumed from the kernels' design, not yet fitted:
+# ``hipwizard train calibrate`` measures it.
+LIGER_LOGIT_CHUNK_GIB = 0.5  # assumed: one chunk of logits and its gradient in flight
+LIGER_ACT_H = 14.0  # assumed: ACT_H less the two fp32 RMSNorm copies (2 x 4h)
+LIGER_ACT_I = 4.0  # assumed: gate and up outputs, the SiLU output recomputed
 
 Lengths = Literal["variable", "fixed"]
 LENGTHS: tuple[str, ...] = ("variable", "fixed")
@@ -118,7 +125,7 @@ class MemoryEstimate:
         }
 
 
-RUNTIME_PARTS = frozenset({"allocator slack", "length variability", "runtime context"})
+RUNTIME_PARTS = frozenset({"allocator slack", "length variability", "runtime context", "calibration"})
 
 
 def _weight_bytes(shape: ModelShape, config: TrainConfig, act_bytes: int) -> float:
@@ -144,7 +151,8 @@ def activation_bytes_per_token(shape: ModelShape, config: TrainConfig, seq_len: 
     """Bytes held for backward per token of a micro-batch (all layers + the loss)."""
     h, i, layers = shape.hidden_size, shape.intermediate_size, shape.num_layers
     scale = 1.0 if (config.bf16 or config.fp16) else 2.0  # fp32 training doubles the activations
-    layer = ACT_H * h + ACT_I * i
+    liger = config.enable_liger_kernel
+    layer = (LIGER_ACT_H * h + LIGER_ACT_I * i) if liger else (ACT_H * h + ACT_I * i)
     if config.flash_attn == "disabled":
         layer += 6 * shape.num_heads * seq_len  # softmax output (fp32) + its bf16 copy, per query token
     if config.finetuning_type == "lora" and config.lora_dropout > 0:
@@ -157,7 +165,7 @@ def activation_bytes_per_token(shape: ModelShape, config: TrainConfig, seq_len: 
         per_token = layers * 2 * h + layer  # one checkpoint per layer + one layer recomputed
     else:
         per_token = layers * layer
-    return per_token * scale + LOGIT_BYTES * shape.vocab_size
+    return per_token * scale + (0.0 if liger else LOGIT_BYTES * shape.vocab_size)
 
 
 def zero3_working_set(shape: ModelShape, act_bytes: int) -> float:
@@ -176,7 +184,7 @@ def estimate_memory(
     ``lengths`` is ``"variable"`` (default: samples of different lengths, each micro-batch padded to its
     longest, which fragments the allocator) or ``"fixed"`` (packed or equal-length samples).
     """
-    lengths = lengths or DEFAULT_LENGTHS
+    lengths = lengths or ("fixed" if config.packs else DEFAULT_LENGTHS)
     if lengths not in LENGTHS:
         raise ValueError(f"lengths must be one of {', '.join(LENGTHS)}, not {lengths!r}")
     result = MemoryEstimate(device_vram_gib=device_vram_gib, world_size=max(1, world_size), lengths=lengths)
@@ -235,16 +243,18 @@ def estimate_memory(
     # --- activations ------------------------------------------------------------------------
     tokens = config.per_device_train_batch_size * seq
     per_token = activation_bytes_per_token(shape, config, seq)
-    logits = LOGIT_BYTES * shape.vocab_size * tokens
-    activations = per_token * tokens - logits + WORKSPACE_GIB * GIB
+    liger = config.enable_liger_kernel
+    logits = LIGER_LOGIT_CHUNK_GIB * GIB if liger else LOGIT_BYTES * shape.vocab_size * tokens
+    activations = per_token * tokens - (0.0 if liger else logits) + WORKSPACE_GIB * GIB
     parts.append(MemoryPart("activations", activations / GIB,
                             f"{config.per_device_train_batch_size} x {seq} tokens, gradient checkpointing "
                             + ("on" if config.gradient_checkpointing else "off")
                             + (", eager attention (seq^2 scores)" if config.flash_attn == "disabled" else "")))
-    parts.append(MemoryPart("logits and loss", logits / GIB, f"vocab {shape.vocab_size:,}"))
+    parts.append(MemoryPart("logits and loss", logits / GIB, "Liger fused linear cross-entropy: in chunks (assumed)"
+                            if liger else f"vocab {shape.vocab_size:,}"))
 
     # --- runtime ----------------------------------------------------------------------------
-    slack = SLACK_LOGIT_BYTES * shape.vocab_size * tokens
+    slack = 0.0 if liger else SLACK_LOGIT_BYTES * shape.vocab_size * tokens
     parts.append(MemoryPart("allocator slack", slack / GIB, "cached blocks the allocator cannot reuse"))
     if lengths == "variable":
         parts.append(MemoryPart("length variability", FRAGMENTATION_GIB,

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hipwizard.train.advisor import Advice, advise
+from hipwizard.train.calibration import Calibration, calibration_key, key_mismatch
+from hipwizard.train.ceiling import Ceiling
+from hipwizard.train.knobs import KnobAvailability, installed_versions
 from hipwizard.train.config import TrainConfig
 from hipwizard.train.device import DeviceTarget
 from hipwizard.train.memory import MemoryEstimate, estimate_memory
@@ -27,6 +30,8 @@ class Plan:
     estimate: MemoryEstimate | None = None
     advice: Advice | None = None
     notes: list[str] = field(default_factory=list)
+    source: str = "predicted"  # of the memory estimate: predicted, calibrated or measured
+    ceiling: Ceiling | None = None
 
     @property
     def errors(self) -> list[ConfigIssue]:
@@ -48,14 +53,19 @@ class Plan:
                       "source": self.shape.reason if self.shape else ""},
             "estimate": self.estimate.to_dict() if self.estimate else None,
             "advice": self.advice.to_dict() if self.advice else None,
+            "estimate_source": self.source,
+            "ceiling_tflops": self.ceiling.tflops if self.ceiling else None,
             "notes": self.notes,
         }
 
 
 def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, world_size: int = 1,
               seq_len: int | None = None, lengths: str | None = None, field_errors: list[tuple[str, str]] | None = None,
-              context: RuleContext | None = None) -> Plan:
-    """Validate ``config``, estimate its peak memory on ``device`` and rank faster variants that fit."""
+              context: RuleContext | None = None, calibrations: list[Calibration] | None = None,
+              knobs: KnobAvailability | None = None, ceiling: Ceiling | None = None) -> Plan:
+    """Validate ``config``, estimate its peak memory on ``device`` and rank faster variants that fit.
+    ``calibrations`` (newest first): the first whose key matches this plan replaces predictions by
+    measurements (``calibration.Calibration``); ``knobs``: optional kernels installed."""
     ctx = context or RuleContext.gather(config, base_dir, device)
     issues = [ConfigIssue(f.split(".")[0], "error", msg) for f, msg in (field_errors or [])]
     issues += check_config(config, ctx)
@@ -68,9 +78,36 @@ def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, worl
         plan.estimate = MemoryEstimate(reason=reason, device_vram_gib=device.vram_gib)
         plan.advice = Advice(None, reason=reason)
         return plan
+    plan.ceiling = ceiling
     plan.estimate = estimate_memory(config, ctx.shape, world_size=world_size, seq_len=seq_len,
                                     device_vram_gib=device.vram_gib, lengths=lengths)
     shape = ctx.shape.shape if ctx.shape else None
+    calibration, why = matching_calibration(calibrations or [], config, device, world_size, shape,
+                                            seq_len, lengths, knobs)
     plan.advice = advise(config, shape, vram_gib=device.vram_gib, world_size=world_size, seq_len=seq_len,
-                         deepspeed_available=ctx.deepspeed_installed, lengths=lengths)
+                         deepspeed_available=ctx.deepspeed_installed, lengths=lengths, knobs=knobs,
+                         calibration=calibration)
+    plan.advice.calibration = why
+    if calibration is not None and plan.advice.baseline is not None and plan.estimate.available:
+        plan.estimate, plan.source = plan.advice.baseline.estimate, plan.advice.baseline.source
     return plan
+
+
+def matching_calibration(calibrations: list[Calibration], config: TrainConfig, device: DeviceTarget,
+                         world_size: int, shape, seq_len: int | None, lengths: str | None,
+                         knobs: KnobAvailability | None) -> tuple[Calibration | None, str]:
+    """The newest calibration valid for this plan, and one line saying which (or why none applies)."""
+    if not calibrations:
+        return None, "no calibration (hipwizard train calibrate measures the top candidates here)"
+    seq = max(1, min(seq_len or config.cutoff_len, config.cutoff_len))
+    versions = knobs.versions if knobs is not None else installed_versions()
+    key = calibration_key(config, gpu=device.name, world_size=world_size, params=shape.total_params if shape else None,
+                          seq_len=seq, lengths=lengths, versions=versions)
+    first_why = ""
+    for cal in calibrations:
+        why = key_mismatch(cal.key, key)
+        if not why:
+            return cal, (f"calibrated on {cal.machine or '?'} ({cal.created[:16]}): {len(cal.good)} config(s) "
+                         "measured; tokens/s and peaks say measured, calibrated or predicted")
+        first_why = first_why or why
+    return None, f"the saved calibration does not match this plan ({first_why}): predictions only"

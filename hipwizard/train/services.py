@@ -61,8 +61,9 @@ def _check_sizes(gpus: int, seq_len: int | None) -> None:
 
 def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | None = None, gpus: int = 1,
          seq_len: int | None = None, lengths: str | None = None, field_errors: list[tuple[str, str]] | None = None,
-         device: DeviceTarget | None = None, progress: ProgressFn | None = None) -> Plan:
+         device: DeviceTarget | None = None, progress: ProgressFn | None = None, use_calibration: bool = True) -> Plan:
     """Validate ``config``, estimate its peak memory per GPU and rank faster variants that fit.
+    ``use_calibration`` False: predictions only (what a new calibration is fitted against).
 
     ``device`` None: ``target_device(ws)``. ``base_dir``: where relative model/dataset paths start
     (default: the workspace root, else the current folder)."""
@@ -70,8 +71,11 @@ def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | N
     _report(progress, "planning")
     device = device or target_device(ws)
     base = base_dir or (ws.root if ws is not None else Path.cwd())
+    from hipwizard.train.knobs import KnobAvailability
+
     result = make_plan(config, base_dir=base, device=device, world_size=gpus, seq_len=seq_len, lengths=lengths,
-                       field_errors=field_errors)
+                       field_errors=field_errors, calibrations=state.calibrations(ws) if ws is not None and use_calibration else [],
+                       knobs=KnobAvailability.gather(), ceiling=state.ceiling(ws))
     _report(progress, "planning", 1, 1)
     return result
 

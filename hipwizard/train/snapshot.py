@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from hipwizard.gpu.sample import GpuReading
+from hipwizard.train.alarms import detect_alarms, metric_points
 from hipwizard.train.failure import Failure
 from hipwizard.train.logscan import LogLine
 from hipwizard.train.watch import RunWatch
@@ -90,11 +91,15 @@ class RunSnapshot:
     run_vram: dict[int, int | None] = field(default_factory=dict)  # device -> VRAM of the run's processes
     host: HostSample | None = None
     vram_peak_gb: float | None = None
+    alarms: tuple[str, ...] = ()  # alarms.Alarm.line() of each alarm so far
+    steady_tokens_per_s: float | None = None  # median per-record rate after the first records
+    utilisation: str = ""  # "412 TFLOP/s, MFU 54% of measured GEMM, 42% of spec" (empty when unknown)
 
 
 def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_history: GpuHistory | None = None,
              host: HostSample | None = None, run_pids: set[int] | None = None,
-             failure_of: Callable[[], Failure | None] | None = None, keep_lines: int = 200) -> RunSnapshot:
+             failure_of: Callable[[], Failure | None] | None = None, keep_lines: int = 200,
+             ceiling=None) -> RunSnapshot:
     """Copy what the view shows out of ``watch`` (call from the thread that polls it)."""
     h, scan = watch.history, watch.scan
     last = h.last
@@ -103,6 +108,11 @@ def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_
     if gpu is not None and run_pids:
         run_vram = {s.index: s.vram_of(run_pids) for s in gpu.samples}
     peaks = [p.vram_reserved_gb for p in h.points if p.vram_reserved_gb is not None]
+    metrics = metric_points(h.points, scan.grad_by_key)
+    rates = sorted(m.tokens_per_s for m in metrics[3:] if m.tokens_per_s)
+    steady = rates[len(rates) // 2] if rates and h.last and h.last.total_tokens is not None else None
+    now = h.current_tokens_per_s
+    gpu_name = next((s.name for s in gpu.samples if s.name), "") if gpu is not None else ""
     return RunSnapshot(
         name=watch.manifest.name, state=state, summary=h.summary(),
         step=last.step if last else 0, total_steps=last.total_steps if last else None,
@@ -115,4 +125,6 @@ def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_
         invalid_lines=h.invalid_lines, sampled=h.sampled, failure=failure, gpu=gpu,
         gpu_history=gpu_history.copy() if gpu_history else {}, run_vram=run_vram, host=host,
         vram_peak_gb=max(peaks) if peaks else None,
+        alarms=tuple(a.line() for a in detect_alarms(metrics)), steady_tokens_per_s=steady,
+        utilisation=watch.utilisation(steady or now, ceiling=ceiling, gpu_name=gpu_name) if (steady or now) else "",
     )

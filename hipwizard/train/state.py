@@ -4,7 +4,9 @@ This module is the only reader and writer of ``train.json``::
 
     {"version": 1, "updated": "...",
      "last_run": "/abs/run/dir",             # the run launched last (the home line follows it)
-     "launched_runs": ["/abs/run/dir", ...]}  # newest first, at most KEEP: ``runs`` finds them anywhere
+     "launched_runs": ["/abs/run/dir", ...],  # newest first, at most KEEP: ``runs`` finds them anywhere
+     "calibrations": [{...}, ...],           # calibration.Calibration.to_dict(), newest first, at most KEEP_CAL
+     "ceiling": {"tflops": 760.1, "gpu": "NVIDIA H200", ...}}  # ceiling.Ceiling: the last GEMM bench
 
 Runs themselves live in their run directories (``run.json``, ``exit.json``, logs); the state only points
 at them. No torch, no llamafactory.
@@ -14,12 +16,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hipwizard.workspace import StepStatus, Workspace
 
+if TYPE_CHECKING:
+    from hipwizard.train.calibration import Calibration
+    from hipwizard.train.ceiling import Ceiling
+
 STEP = "train"
-STATE_FIELDS = {"last_run": str, "launched_runs": list}  # checked by Workspace.read_state
+STATE_FIELDS = {"last_run": str, "launched_runs": list, "calibrations": list, "ceiling": dict}  # read_state checks
 KEEP = 200  # launched runs remembered
+KEEP_CAL = 10  # calibrations remembered
 
 
 @dataclass
@@ -46,6 +54,34 @@ def remember_run(ws: Workspace, run_dir: str | Path) -> None:
     run_dir = str(run_dir)
     runs = [r for r in load(ws).launched_runs if r != run_dir]
     ws.update_state(STEP, launched_runs=[run_dir, *runs][:KEEP], last_run=run_dir)
+
+
+def save_calibration(ws: Workspace, calibration: "Calibration") -> None:
+    """Keep ``calibration`` first among the workspace's calibrations (``OSError`` when it cannot be written)."""
+    old = ws.read_state(STEP).get("calibrations")
+    old = [c for c in old if isinstance(c, dict)] if isinstance(old, list) else []
+    ws.update_state(STEP, calibrations=[calibration.to_dict(), *old][:KEEP_CAL])
+
+
+def calibrations(ws: Workspace) -> list["Calibration"]:
+    """Saved calibrations, newest first (unreadable entries skipped)."""
+    from hipwizard.train.calibration import Calibration
+
+    raw = ws.read_state(STEP).get("calibrations")
+    out = [Calibration.from_dict(c) for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
+    return [c for c in out if c is not None]
+
+
+def save_ceiling(ws: Workspace, ceiling: "Ceiling") -> None:
+    ws.update_state(STEP, ceiling=ceiling.to_dict())
+
+
+def ceiling(ws: Workspace | None) -> "Ceiling | None":
+    """The last measured GEMM ceiling of the workspace, if any."""
+    from hipwizard.train.ceiling import Ceiling
+
+    raw = ws.read_state(STEP).get("ceiling") if ws is not None else None
+    return Ceiling.from_dict(raw) if isinstance(raw, dict) else None
 
 
 def launched_run_dirs(ws: Workspace) -> list[Path]:

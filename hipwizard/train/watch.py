@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.train.alarms import Alarm, detect_alarms, metric_points
 from hipwizard.train.failure import Failure, diagnose_run
 from hipwizard.train.history import RunHistory
 from hipwizard.train.logscan import StdoutScan
@@ -81,6 +82,32 @@ class RunWatch:
             self.scan.reset()
         self.scan.feed(chunk.lines)
         return WatchUpdate(len(batch.records), len(chunk.lines), batch.reset or chunk.reset, batch.invalid)
+
+    def alarms(self) -> list[Alarm]:
+        """The run's alarms so far (``alarms.detect_alarms`` over its history and stdout grad_norms)."""
+        return detect_alarms(metric_points(self.history.points, self.scan.grad_by_key))
+
+    def utilisation(self, tokens_per_s: float, *, ceiling=None, gpu_name: str = "") -> str:
+        """MFU of ``tokens_per_s`` for this run's config and model (``ceiling.utilisation``), one line; empty
+        when the model's shape cannot be read. The shape is read once (config.json, no weights)."""
+        from hipwizard.train.ceiling import utilisation
+
+        if not hasattr(self, "_shape"):
+            self._shape = self._config = None
+            try:
+                from hipwizard.train.model_shape import load_shape
+                from hipwizard.train.yaml_io import load_yaml
+
+                loaded = load_yaml(self.run_dir / "config.yaml")
+                self._config = loaded.config
+                self._shape = load_shape(loaded.config.model_name_or_path, loaded.base_dir).shape
+            except Exception:  # a run view without MFU is fine; a crashed poll is not
+                pass
+        if self._shape is None or self._config is None:
+            return ""
+        nproc = int(self.manifest.env_delta.get("NPROC_PER_NODE", "1") or 1)
+        return utilisation(tokens_per_s, self._config, self._shape, gpus=nproc, ceiling=ceiling,
+                           gpu_name=gpu_name).line()
 
     def state(self) -> RunState:
         return run_state(self.manifest, self.run_dir)[0]

@@ -56,6 +56,8 @@ def rates_text(snap: RunSnapshot) -> Text:
     parts = []
     if snap.tokens_per_s is not None:
         parts.append(f"tokens/s {snap.tokens_per_s:,.0f} now")
+    if snap.steady_tokens_per_s is not None:
+        parts.append(f"{snap.steady_tokens_per_s:,.0f} steady")
     if snap.tokens_per_s_avg is not None:
         parts.append(f"{snap.tokens_per_s_avg:,.0f} average")
     if snap.steps_per_s is not None:
@@ -71,6 +73,10 @@ def rates_text(snap: RunSnapshot) -> Text:
         t.append(f"  ·  ⚠ {snap.invalid_lines} unreadable log line(s) skipped", style="yellow")
     if snap.sampled:
         t.append("  ·  older history sampled", style="dim")
+    if snap.utilisation:
+        t.append(f"\n{snap.utilisation}")
+    for line in snap.alarms[-4:]:
+        t.append(f"\nALARM {line}", style="bold red" if line.startswith("✖") else "bold yellow")
     return t
 
 

@@ -159,6 +159,9 @@ class RunView(Jobs, Vertical):
             return
         gpu_history, next_gpu, reading = GpuHistory(), 0.0, None
         changed, last_state = True, None
+        from hipwizard.train.state import ceiling as saved_ceiling
+
+        ceiling = saved_ceiling(getattr(self.app, "workspace", None))
         while not worker.is_cancelled:
             state = watch.state()
             sampled = False
@@ -173,7 +176,7 @@ class RunView(Jobs, Vertical):
                     pids = set(run_processes(watch.manifest))
                 host = self.host_probe() if self.host_probe else None
                 self.post_message(RunUpdated(snapshot(watch, state, gpu=reading, gpu_history=gpu_history,
-                                                      host=host, run_pids=pids), generation))
+                                                      host=host, run_pids=pids, ceiling=ceiling), generation))
             last_state = state
             if state != "running":
                 return

@@ -1,0 +1,191 @@
+"""Run the advisor's top candidates for a few real steps each and measure them: ``hipwizard train calibrate``.
+
+For each candidate a run directory is written under ``runs/calibrate-<time>/`` (the user's YAML with the
+candidate's settings, ``max_steps`` = steps, ``logging_steps`` 1, no checkpoints, no eval), launched through
+the real launcher (detached, ``RECORD_VRAM=1``) and watched:
+
+- step arrivals: trainer_log.jsonl polled every ``POLL_S``; the steady step time is the mean over the steps
+  after ``warmup`` (start-up, compilation and the allocator's growth are in the first ones);
+- tokens/s: trainer_log's ``total_tokens`` over the same steps (``batch x accumulation x seq`` without it);
+- peak device memory: ``hipwizard.gpu`` telemetry every 0.2 s, minus what was in use before the run (what
+  decides an OOM); RECORD_VRAM's torch max allocated / reserved beside it. No GPU (CPU runs): no peak.
+
+``should_stop()`` is checked between polls; when it turns true the run in flight is stopped (its whole
+process group) and the calibration so far is returned, marked ``stopped``. So is a KeyboardInterrupt.
+A candidate that fails (e.g. out of memory) is recorded as failed with its cause: the advisor then drops it.
+"""
+
+from __future__ import annotations
+
+import platform as _platform
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from hipwizard.progress import Progress, ProgressFn
+from hipwizard.train.advisor import Candidate
+from hipwizard.train.calibration import Calibration, Measurement, compute_seconds, knobs_of, per_token_gib
+from hipwizard.train.launcher import LaunchOptions
+
+POLL_S = 0.05
+TELEMETRY_S = 0.2
+RUN_TIMEOUT_S = 900.0
+
+
+class GpuPeak:
+    """Device memory in use (GiB) on the run's GPU, through hipwizard's telemetry; ``None`` without one."""
+
+    def __init__(self, index: int = 0) -> None:
+        from hipwizard.gpu import GpuTelemetry
+
+        self.telemetry, self.index = GpuTelemetry(), index
+        self.name, self.total_gib = "", None
+
+    def used_gib(self) -> float | None:
+        try:
+            reading = self.telemetry.sample()
+        except Exception:  # telemetry must never take the calibration down
+            return None
+        for s in reading.samples:
+            if s.index == self.index and s.vram_used is not None:
+                self.name = s.name or self.name
+                self.total_gib = s.vram_total / 2**30 if s.vram_total else self.total_gib
+                return s.vram_used / 2**30
+        return None
+
+
+def _candidate_config(cand: Candidate, steps: int):
+    return cand.config.model_copy(update={
+        "max_steps": steps, "logging_steps": 1, "save_steps": 10**9, "output_dir": "output",
+        "overwrite_output_dir": True, "plot_loss": False, "report_to": "none", "val_size": 0.0,
+        "resume_from_checkpoint": None})
+
+
+def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: int, warmup: int,
+            options: LaunchOptions, seq_len: int, should_stop: Callable[[], bool], gpu: GpuPeak | None,
+            on_step: Callable[[int], None] | None = None) -> tuple[Measurement, bool]:
+    """Run one candidate; (its measurement, whether a stop was asked for)."""
+    from hipwizard.train.launcher import launch
+    from hipwizard.train.rundir import save_run_dir
+    from hipwizard.train.runs import is_running
+    from hipwizard.train.stop import stop_run
+    from hipwizard.train.tail import TrainerLogTail
+
+    config = _candidate_config(cand, steps)
+    save_run_dir(run_dir, config, document, base_dir=base_dir)
+    m = Measurement(cand.label, knobs_of(cand.config), False, predicted_step_s=cand.throughput.step_seconds,
+                    predicted_compute_s=compute_seconds(cand.throughput), predicted_peak_gib=cand.estimate.total_gib,
+                    predicted_per_token_gib=per_token_gib(cand.estimate), run_dir=str(run_dir))
+    before = gpu.used_gib() if gpu else None
+    peak = before
+    start = time.monotonic()
+    manifest = launch(run_dir, options)
+    tail = TrainerLogTail(manifest.trainer_log_path)
+    arrivals: dict[int, float] = {}
+    records: dict[int, dict] = {}
+    try:
+        stopped, seen = _follow(manifest, tail, arrivals, records, gpu, should_stop, on_step, start, m)
+    except BaseException:  # Ctrl-C or a crash here must not leave the run going: no orphans
+        stop_run(manifest, grace_s=5.0)
+        raise
+    peak = max([p for p in (peak, seen) if p is not None], default=None)
+    for rec in tail.poll().records:
+        if isinstance(rec.get("current_steps"), int):
+            arrivals.setdefault(rec["current_steps"], time.monotonic())
+            records.setdefault(rec["current_steps"], rec)
+    m.wall_s, m.steps = time.monotonic() - start, max(arrivals, default=0)
+    m.allocated_gib = max((r.get("vram_allocated") or 0 for r in records.values()), default=None) or None
+    m.reserved_gib = max((r.get("vram_reserved") or 0 for r in records.values()), default=None) or None
+    if before is not None and peak is not None and peak > before:
+        m.peak_gib = round(peak - before, 3)
+    steady = sorted(s for s in arrivals if s > warmup)
+    if len(steady) >= 2:
+        first, last = steady[0], steady[-1]
+        m.step_s = (arrivals[last] - arrivals[first]) / (last - first)
+        tok = [records[s].get("total_tokens") for s in (first, last)]
+        per_step = ((tok[1] - tok[0]) / (last - first) if all(isinstance(t, (int, float)) for t in tok)
+                    else cand.config.effective_batch(options.nproc_per_node or 1) * seq_len)
+        m.tokens_per_s = per_step / m.step_s
+        m.ok = True
+    if not m.ok and not m.error:
+        from hipwizard.train.failure import diagnose_run
+
+        failure = diagnose_run(manifest)
+        m.error = ("stopped" if stopped else failure.line if failure else
+                   f"only {len(steady)} steady step(s) logged (give --steps more than {warmup + 2})")
+    return m, stopped
+
+
+def _follow(manifest, tail, arrivals: dict, records: dict, gpu: GpuPeak | None, should_stop, on_step,
+            start: float, m: Measurement) -> tuple[bool, float | None]:
+    """Poll the run until it ends, stamping step arrivals and sampling memory: (stopped, peak GiB in use)."""
+    from hipwizard.train.runs import is_running
+    from hipwizard.train.stop import stop_run
+
+    last_tel, peak = 0.0, None
+    while True:
+        now = time.monotonic()
+        for rec in tail.poll().records:
+            step = rec.get("current_steps")
+            if isinstance(step, int) and step not in arrivals:
+                arrivals[step], records[step] = now, rec
+                if on_step:
+                    on_step(step)
+        if gpu and now - last_tel >= TELEMETRY_S:
+            used, last_tel = gpu.used_gib(), now
+            if used is not None:
+                peak = used if peak is None else max(peak, used)
+        if should_stop():
+            stop_run(manifest, grace_s=5.0)
+            return True, peak
+        if not is_running(manifest):
+            return False, peak
+        if now - start > RUN_TIMEOUT_S:
+            stop_run(manifest, grace_s=5.0)
+            m.error = f"no end after {RUN_TIMEOUT_S:.0f} s: stopped"
+            return False, peak
+        time.sleep(POLL_S)
+
+
+def run_calibration(plan_advice, *, config_path: Path, document, base_dir: Path, runs_dir: Path, key: dict,
+                    candidates: int, steps: int, warmup: int, options: LaunchOptions, seq_len: int,
+                    versions: dict[str, str], ceiling_tflops: float | None = None,
+                    progress: ProgressFn | None = None,
+                    should_stop: Callable[[], bool] = lambda: False) -> Calibration:
+    """Measure the top ``candidates`` of ``plan_advice`` (an ``Advice``); returns the ``Calibration``.
+    (Checkpoints: ``save_steps`` is set past ``max_steps``; the adapter LLaMA-Factory saves at the end is
+    written after the last step, outside the timing.)"""
+    ranked = [c for c in plan_advice.ranked][:candidates]
+    if not ranked:
+        ranked = [plan_advice.baseline] if plan_advice.baseline else []
+    cal = Calibration(key=key, machine=_platform.node(), versions=versions, ceiling_tflops=ceiling_tflops,
+                      created=datetime.now(timezone.utc).isoformat(timespec="seconds"), config_path=str(config_path))
+    folder = runs_dir / f"calibrate-{time.strftime('%Y%m%d-%H%M%S')}"
+    gpu = GpuPeak((options.gpus or [0])[0])
+    if gpu.used_gib() is None:
+        gpu = None
+    total = len(ranked) * steps
+    t0 = time.monotonic()
+    try:
+        for i, cand in enumerate(ranked):
+            done = i * steps
+
+            def on_step(step: int, done=done, label=cand.label) -> None:
+                if progress:
+                    progress(Progress("calibrating", done + min(step, steps), total, label))
+
+            if progress:
+                progress(Progress("calibrating", done, total, f"{i + 1}/{len(ranked)} starting: {cand.label}"))
+            m, stopped = measure(cand, folder / f"{i + 1}", document, base_dir, steps=steps, warmup=warmup,
+                                 options=options, seq_len=seq_len, should_stop=should_stop, gpu=gpu, on_step=on_step)
+            cal.measurements.append(m)
+            if stopped:
+                cal.stopped = True
+                break
+    except KeyboardInterrupt:
+        cal.stopped = True
+    cal.wall_s = time.monotonic() - t0
+    if progress:
+        progress(Progress("calibrating", total, total, "done" if not cal.stopped else "stopped"))
+    return cal

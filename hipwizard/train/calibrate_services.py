@@ -1,0 +1,110 @@
+"""The Train step's measuring actions, one function each (both faces call them; ``services`` has the rest):
+
+- ``bench``: time a bf16 GEMM on this machine's GPU (``gemm_bench`` in a subprocess) and keep it in the
+  workspace as the ceiling MFU is judged against;
+- ``calibrate``: plan a config, run its top K candidates for a few steps each (``calibrate.run_calibration``),
+  fit, and keep the calibration in the workspace; ``train plan`` and the Plan tab use it when it matches.
+
+Bad input raises ``UserError`` (one line). Long actions take ``progress``; ``calibrate`` also ``should_stop``.
+"""
+
+from __future__ import annotations
+
+import json
+import platform as _platform
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from hipwizard.errors import UserError
+from hipwizard.progress import Progress, ProgressFn
+from hipwizard.train import state
+from hipwizard.train.calibration import Calibration
+from hipwizard.train.ceiling import Ceiling
+from hipwizard.train.launcher import LaunchOptions
+from hipwizard.workspace import Workspace
+
+BENCH_TIMEOUT_S = 300.0
+
+
+def bench(ws: Workspace | None, *, sizes: list[int] | None = None, seconds: float = 1.0,
+          progress: ProgressFn | None = None, runner=None) -> Ceiling:
+    """Measure the achievable bf16 GEMM rate here and save it in ``ws`` (when given)."""
+    from hipwizard.runner import SubprocessRunner
+
+    if not 0 < seconds <= 60:
+        raise UserError(f"--seconds must be between 0 and 60, not {seconds:g}")
+    if progress:
+        progress(Progress("timing a bf16 GEMM"))
+    argv = [sys.executable, "-m", "hipwizard.train.gemm_bench", "--seconds", str(seconds)]
+    if sizes:
+        argv += ["--sizes", ",".join(str(n) for n in sizes)]
+    result = (runner or SubprocessRunner()).run(argv, timeout=BENCH_TIMEOUT_S)
+    try:
+        data = json.loads(result.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        tail = (result.stderr or result.stdout or result.note).strip().splitlines()
+        raise UserError(f"the GEMM benchmark did not run: {tail[-1] if tail else result.status}") from None
+    ceiling = Ceiling(float(data["tflops"]), str(data.get("gpu", "")), int(data.get("n", 0)), str(data.get("torch", "")),
+                      datetime.now(timezone.utc).isoformat(timespec="seconds"), _platform.node())
+    if ws is not None:
+        try:
+            state.save_ceiling(ws, ceiling)
+        except OSError as exc:
+            raise UserError(f"measured {ceiling.tflops:.0f} TFLOP/s but cannot save it: {exc}") from None
+    if progress:
+        progress(Progress("timing a bf16 GEMM", 1, 1))
+    return ceiling
+
+
+def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: int = 8, warmup: int = 2,
+              seq_len: int | None = None, lengths: str | None = None, vram_gib: float | None = None,
+              device: str | None = None, options: LaunchOptions | None = None, with_bench: bool = False,
+              progress: ProgressFn | None = None, should_stop: Callable[[], bool] = lambda: False) -> Calibration:
+    """Run the advisor's top ``candidates`` for ``steps`` real steps each and keep what was measured.
+
+    The GPU is the one the run uses (its name from telemetry, when there is one); the calibration is saved
+    in the workspace even when stopped part way (what was measured stays measured)."""
+    from hipwizard.train import services
+    from hipwizard.train.calibrate import GpuPeak, run_calibration
+    from hipwizard.train.calibration import calibration_key
+    from hipwizard.train.device import DeviceTarget
+    from hipwizard.train.knobs import installed_versions
+    from hipwizard.train.yaml_io import load_yaml
+
+    if not 1 <= candidates <= 16:
+        raise UserError(f"--candidates must be between 1 and 16, not {candidates}")
+    if not warmup + 2 <= steps <= 1000:
+        raise UserError(f"--steps must be between {warmup + 2} and 1000 (the first {warmup} are warm-up), not {steps}")
+    options = options or LaunchOptions()
+    target = services.target_device(ws, vram_gib=vram_gib, device=device)
+    gpu = GpuPeak((options.gpus or [0])[0])
+    if gpu.used_gib() is not None and gpu.name:
+        target = DeviceTarget(gpu.name, vram_gib or round(gpu.total_gib or target.vram_gib or 0, 1) or target.vram_gib,
+                              target.arch, "telemetry")
+    problems = services.launch_problems(config_path)
+    if problems:
+        raise UserError(f"{config_path}: cannot calibrate: {'; '.join(problems)}")
+    loaded = load_yaml(config_path)
+    plan = services.plan(loaded.config, ws=ws, base_dir=loaded.base_dir, seq_len=seq_len, lengths=lengths,
+                         device=target, use_calibration=False)
+    advice = plan.advice
+    if advice is None or (advice.reason and advice.baseline is None):
+        raise UserError(f"{config_path}: nothing to calibrate: {advice.reason if advice else 'no plan'}")
+    ceiling = bench(ws, progress=progress) if with_bench else state.ceiling(ws)
+    seq = max(1, min(seq_len or loaded.config.cutoff_len, loaded.config.cutoff_len))
+    shape = plan.shape.shape if plan.shape else None
+    versions = installed_versions()
+    key = calibration_key(loaded.config, gpu=target.name, world_size=1, params=shape.total_params if shape else None,
+                          seq_len=seq, lengths=lengths, versions=versions)
+    cal = run_calibration(advice, config_path=config_path.resolve(), document=loaded.document,
+                          base_dir=loaded.base_dir, runs_dir=ws.runs_dir, key=key, candidates=candidates,
+                          steps=steps, warmup=warmup, options=options, seq_len=seq, versions=versions,
+                          ceiling_tflops=ceiling.tflops if ceiling else None, progress=progress,
+                          should_stop=should_stop)
+    try:
+        state.save_calibration(ws, cal)
+    except OSError as exc:
+        raise UserError(f"calibrated, but cannot save it in the workspace: {exc}") from None
+    return cal

@@ -1,0 +1,205 @@
+"""A calibration: real steps of a few configs on this machine, and the corrections they imply.
+
+``hipwizard train calibrate`` (``calibrate.py``) runs the advisor's top candidates for a few steps and
+records a ``Measurement`` each (steady step time, device peak memory). ``Calibration`` holds them with what
+they are valid for (``key``: GPU, world size, model, method, data, sequence length, torch / llamafactory /
+transformers / liger versions) and where they came from (machine, time, the measured GEMM ceiling).
+
+``Calibration.apply(config, throughput, estimate)`` gives the numbers the plan shows:
+
+- a config that was measured: the measurement itself (source "measured");
+- any other config: the prediction corrected by a locally weighted least-squares fit over the measurements,
+  weighted by how similar each measured config is (0.1 per differing setting among DeepSpeed, offload,
+  checkpointing, Liger, compile, attention, packing): step time = a x compute part + b x fixed per-micro-batch
+  part (+ the other terms x a); memory = prediction + c + d x the per-token part (activations, logits,
+  slack) (source "calibrated"). One measurement: a ratio (time) and an offset (memory).
+
+Stored in ``.hipwizard/train.json`` by ``state.save_calibration``; nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+from hipwizard.train.config import TrainConfig
+from hipwizard.train.memory import MemoryEstimate, MemoryPart
+from hipwizard.train.throughput import Throughput
+
+Source = Literal["measured", "calibrated", "predicted"]
+# Settings that change what a step does; the batch split is handled by the fit's per-token terms.
+KIND_FIELDS = ("zero_stage", "offload_optimizer", "offload_param", "disable_gradient_checkpointing",
+               "enable_liger_kernel", "torch_compile", "flash_attn", "packing", "neat_packing")
+SHAPE_FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps")
+KEY_VERSIONS = ("torch", "llamafactory", "transformers", "liger-kernel")
+PER_TOKEN_PARTS = ("activations", "logits and loss", "allocator slack")
+
+
+def knobs_of(config: TrainConfig) -> dict[str, Any]:
+    return {f: getattr(config, f) for f in KIND_FIELDS + SHAPE_FIELDS}
+
+
+@dataclass
+class Measurement:
+    label: str
+    knobs: dict[str, Any]
+    ok: bool
+    step_s: float | None = None  # steady optimizer-step time (warm-up steps excluded)
+    tokens_per_s: float | None = None
+    peak_gib: float | None = None  # device memory in use at the peak, minus before the run
+    allocated_gib: float | None = None  # RECORD_VRAM: torch max allocated
+    reserved_gib: float | None = None
+    predicted_step_s: float = 0.0
+    predicted_compute_s: float = 0.0  # the prediction's token-compute share (scaled by the fit)
+    predicted_peak_gib: float = 0.0
+    predicted_per_token_gib: float = 0.0
+    steps: int = 0
+    wall_s: float = 0.0
+    error: str = ""
+    run_dir: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Measurement":
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def gpu_matches(a: str, b: str) -> bool:
+    """"NVIDIA H200" and "H200" match; "NVIDIA H100 80GB HBM3" and "NVIDIA H200" do not."""
+    na, nb = (re.sub(r"[^a-z0-9]", "", s.lower()) for s in (a, b))
+    return bool(na and nb) and (na in nb or nb in na)
+
+
+def calibration_key(config: TrainConfig, *, gpu: str, world_size: int, params: int | None, seq_len: int,
+                    lengths: str, versions: dict[str, str]) -> dict[str, Any]:
+    return {"gpu": gpu, "world_size": world_size, "params": params, "finetuning_type": config.finetuning_type,
+            "lora_target": config.lora_target, "lora_rank": config.lora_rank,
+            "quantization_bit": config.quantization_bit, "dataset": config.dataset, "cutoff_len": config.cutoff_len,
+            "seq_len": seq_len, "lengths": lengths, **{v: versions.get(v, "") for v in KEY_VERSIONS}}
+
+
+def key_mismatch(stored: dict[str, Any], wanted: dict[str, Any]) -> str:
+    """Why a stored calibration does not apply ("" when it does): the first differing item."""
+    for k, v in wanted.items():
+        s = stored.get(k)
+        if k == "gpu":
+            if not gpu_matches(str(s or ""), str(v or "")):
+                return f"GPU {s or '?'} vs {v or '?'}"
+        elif k == "lengths" and (s is None or v is None):
+            continue
+        elif s != v:
+            return f"{k} {s!r} vs {v!r}"
+    return ""
+
+
+def _fit2(rows: list[tuple[float, float, float, float]]) -> tuple[float, float] | None:
+    """Weighted least squares y = p*x1 + q*x2 over rows (w, x1, x2, y); None when singular."""
+    s11 = sum(w * a * a for w, a, _, _ in rows)
+    s12 = sum(w * a * b for w, a, b, _ in rows)
+    s22 = sum(w * b * b for w, _, b, _ in rows)
+    t1 = sum(w * a * y for w, a, _, y in rows)
+    t2 = sum(w * b * y for w, _, b, y in rows)
+    det = s11 * s22 - s12 * s12
+    if abs(det) <= 1e-12 * max(1e-30, s11 * s22):
+        return None
+    return (t1 * s22 - t2 * s12) / det, (s11 * t2 - s12 * t1) / det
+
+
+@dataclass
+class Calibration:
+    key: dict[str, Any]
+    measurements: list[Measurement] = field(default_factory=list)
+    machine: str = ""
+    created: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    ceiling_tflops: float | None = None
+    config_path: str = ""
+    wall_s: float = 0.0
+    stopped: bool = False
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["measurements"] = [asdict(m) for m in self.measurements]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Calibration | None":
+        try:
+            ms = [Measurement.from_dict(m) for m in d.get("measurements", [])]
+            names = cls.__dataclass_fields__
+            return cls(**{**{k: v for k, v in d.items() if k in names and k != "measurements"}, "measurements": ms})
+        except (TypeError, ValueError, AttributeError):
+            return None
+
+    @property
+    def good(self) -> list[Measurement]:
+        return [m for m in self.measurements if m.ok and m.step_s]
+
+    def find(self, config: TrainConfig) -> Measurement | None:
+        knobs = knobs_of(config)
+        return next((m for m in self.measurements if m.knobs == knobs), None)
+
+    def tokens_per_step(self, default: float) -> float:
+        """Tokens an optimizer step really held in the measured runs (the data may be shorter than the
+        sequence length planned with): the median over the measurements, else ``default``."""
+        seen = sorted(m.tokens_per_s * m.step_s for m in self.good if m.tokens_per_s)
+        return seen[len(seen) // 2] if seen else default
+
+    def _weights(self, config: TrainConfig, ms: list[Measurement]) -> list[float]:
+        return [0.1 ** sum(1 for f in KIND_FIELDS if m.knobs.get(f) != getattr(config, f)) for m in ms]
+
+    def correct_step(self, config: TrainConfig, predicted_s: float, compute_s: float) -> float | None:
+        ms = self.good
+        if not ms:
+            return None
+        w = self._weights(config, ms)
+        rows = [(wi, m.predicted_compute_s, m.predicted_step_s - m.predicted_compute_s, m.step_s)
+                for wi, m in zip(w, ms)]
+        fit = _fit2(rows) if len({round(r[2] / max(r[1], 1e-9), 4) for r in rows}) > 1 else None
+        if fit is None or fit[0] <= 0 or fit[1] < 0:
+            ratio = math.exp(sum(wi * math.log(m.step_s / m.predicted_step_s) for wi, m in zip(w, ms)) / sum(w))
+            return predicted_s * ratio
+        return fit[0] * compute_s + fit[1] * (predicted_s - compute_s)
+
+    def correct_peak(self, config: TrainConfig, predicted_gib: float, per_token_gib: float) -> float | None:
+        ms = [m for m in self.good if m.peak_gib]
+        if not ms:
+            return None
+        w = self._weights(config, ms)
+        rows = [(wi, 1.0, m.predicted_per_token_gib, m.peak_gib - m.predicted_peak_gib) for wi, m in zip(w, ms)]
+        spread = max(r[2] for r in rows) - min(r[2] for r in rows)
+        fit = _fit2(rows) if len(rows) >= 3 and spread > 0.05 * max(r[2] for r in rows) else None
+        if fit is None:
+            offset = sum(wi * r[3] for wi, r in zip(w, rows)) / sum(w)
+            return predicted_gib + offset
+        return predicted_gib + fit[0] + fit[1] * per_token_gib
+
+    def apply(self, config: TrainConfig, throughput: Throughput, estimate: MemoryEstimate, *,
+              tokens_per_step: float) -> tuple[Throughput, MemoryEstimate, Source, Measurement | None]:
+        """The numbers to show for ``config``: measured, calibrated, or the prediction unchanged."""
+        m = self.find(config)
+        if m is not None and m.ok and m.step_s:
+            step, peak, source = m.step_s, m.peak_gib, "measured"
+        else:
+            step = self.correct_step(config, throughput.step_seconds, compute_seconds(throughput))
+            peak = self.correct_peak(config, estimate.total_gib, per_token_gib(estimate)) if estimate.available else None
+            source = "calibrated" if step is not None else "predicted"
+        if step is not None and step > 0:
+            terms = throughput.terms + ((f"{source} on this machine", step - throughput.step_seconds),)
+            throughput = Throughput(self.tokens_per_step(tokens_per_step) / step, step, terms)
+        if peak is not None and estimate.available:
+            estimate = replace(estimate, parts=[*estimate.parts, MemoryPart(
+                "calibration", peak - estimate.total_gib, f"{source} on {self.machine or 'this machine'}")])
+        return throughput, estimate, source, m
+
+
+def compute_seconds(throughput: Throughput) -> float:
+    """The share of a predicted step that scales with token compute (tokens, recompute, attention, kernels)."""
+    fixed = ("micro-batch", "ZeRO-3", "weights stream", "optimizer step")
+    return sum(t for why, t in throughput.terms if not any(f in why for f in fixed))
+
+
+def per_token_gib(estimate: MemoryEstimate) -> float:
+    return sum(p.gib for p in estimate.parts if p.name in PER_TOKEN_PARTS)
