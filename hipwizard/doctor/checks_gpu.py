@@ -154,6 +154,9 @@ def check_bf16(ctx: CheckContext) -> Check:
         return Check("bf16", "bf16", "n/a", ctx.skip_no_gpu() + "; MI300X (gfx942) has native bf16", why)
     if ctx.kind == "nvidia":
         caps = [g.compute_capability for g in ctx.env.nvidia_gpus]
+        if ctx.replay and not any(caps):
+            return Check("bf16", "bf16", "unknown", ctx.not_recorded("the compute capability (this output does not "
+                         "show it; nvidia-smi --query-gpu=name,compute_cap --format=csv does)"), why)
         ok = all(c and (major_minor(c) or (0, 0)) >= (8, 0) for c in caps)
         return Check("bf16", "bf16", "ok" if ok else "warn",
                      f"compute capability {', '.join(c or '?' for c in caps)} ({'bf16 native' if ok else 'bf16 needs sm 8.0+'})",

@@ -188,6 +188,9 @@ def check_llamafactory(ctx: CheckContext) -> Check:
     version = t.packages.get("llamafactory", "")
     if not t.packages_reported:
         return _unreported(ctx, "llamafactory", title, why)
+    if not version and ctx.replay and t.packages_from:
+        return Check("llamafactory", title, "warn", f"llamafactory is not in the pasted {t.packages_from}", why,
+                     "pip install 'hipwizard[train]' if it is missing on the machine")
     if not version:
         return Check("llamafactory", title, "fail", "llamafactory is not installed", why, "pip install 'hipwizard[train]'")
     if not t.llamafactory_requires:

@@ -11,7 +11,7 @@ from hipwizard.doctor.rawtext import major_minor
 from hipwizard.doctor.replay import NOT_RECORDED
 
 MachineKind = Literal["amd", "nvidia", "none"]
-GPU_TOOLS = ("rocminfo", "amd-smi", "amd-smi version", "amd-smi list", "amd-smi static", "rocm-smi", "rocm-smi concise",
+GPU_TOOLS = ("rocminfo", "amd-smi", "amd-smi list", "amd-smi static", "rocm-smi", "rocm-smi concise",
              "nvidia-smi", "nvidia-smi table", "lspci", "amd-smi monitor", "collect_env", "llamafactory env")
 ROCM_SOURCES = ("rocm version file", "amd-smi", "amd-smi version", "hipconfig")
 DRIVER_SOURCES = ("rocminfo", "amd-smi", "amd-smi version", "amd-smi static", "rocm-smi", "rocm-smi concise",

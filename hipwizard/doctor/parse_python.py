@@ -64,7 +64,7 @@ def parse_collect_env(text: str) -> Parsed[TorchInfo]:
     available = values.get("is cuda available", "").lower() == "true"
     if gpu_line and gpu_line.lower() != "could not collect":
         base, full = find_gfx(gpu_line)
-        name = re.sub(r"\s*\(gfx[^)]*\)\s*$", "", gpu_line).strip()
+        name = re.sub(r"\s*\(gfx[^)]*\)\s*$", "", re.sub(r"^GPU \d+:\s*", "", gpu_line)).strip()
         info.devices = [{"name": name, "gcnArchName": full, "capability": "", "total_memory": 0}]
         if not name:
             problems.append("collect_env: the GPU line has an empty device name")

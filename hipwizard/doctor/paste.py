@@ -128,7 +128,7 @@ def _start_kind(lines: list[str], i: int) -> str:
         return "amd-smi version"
     if re.match(r"^GPU:\s*\d+\s*$", line) and not re.match(r"^GPU:\s*\d", strip_ansi(lines[i - 1]) if i else ""):
         return "amd-smi text"
-    if line.startswith("Collecting environment information") or re.match(r"^PyTorch version:", line):
+    if line.startswith("Collecting environment information") or re.match(r"^PyTorch version\s*:", line):
         return "collect_env"
     if "DeepSpeed C++/CUDA extension op report" in line:
         return "ds_report"
@@ -192,7 +192,7 @@ def identify(text: str, command: str = "") -> str:
         return "rocminfo"
     if re.search(r"^\s*-\s*`?llamafactory`? version", plain, re.M):
         return "llamafactory-cli env"
-    if re.search(r"^PyTorch version:", plain, re.M) and re.search(r"(ROCM|CUDA) used to build PyTorch|Is CUDA available", plain):
+    if re.search(r"^PyTorch version\s*:", plain, re.M) and re.search(r"(ROCM|CUDA) used to build PyTorch|Is CUDA available", plain):
         return "collect_env"
     if "DeepSpeed C++/CUDA extension op report" in plain or re.search(r"^\s*(fused_adam|cpu_adam)\s*\.{3,}", plain, re.M):
         return "ds_report"

@@ -16,7 +16,7 @@ from hipwizard.gpu.sample import GpuSample
 
 _CARD_KEY = re.compile(r"card(\d+)$")
 _GPU_LINE = re.compile(r"^GPU\[(\d+)\]\s*:\s*(.+?):\s*(.*)$")
-_CONCISE_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+\[?(0x[0-9a-f]+)", re.IGNORECASE)
+_CONCISE_ROW = re.compile(r"^\s*(\d+)\s+(?:\d+\s+)?\[?(0x[0-9a-f]+)", re.IGNORECASE)
 _PARTITION = re.compile(r"\b(NPS\d)\s*,\s*([SDTQC]PX)\b", re.IGNORECASE)
 
 
@@ -67,7 +67,7 @@ def parse_rocm_smi_text(text: str) -> Parsed[ToolView]:
         if row:
             part = _PARTITION.search(line)
             card = cards.setdefault(int(row.group(1)), {})
-            card.setdefault("device id", row.group(3))
+            card.setdefault("device id", row.group(2))
             if part:
                 card["memory partition"], card["compute partition"] = part.group(1).upper(), part.group(2).upper()
     for index in sorted(cards):
