@@ -170,6 +170,12 @@ def diagnose(ws: Workspace | None, source: Source | None = None, *, timeout: flo
     return Diagnosis(report, save_error)
 
 
+def diagnose_paste(ws: Workspace | None, text: str, label: str = "the paste box") -> Diagnosis:
+    """The Doctor screen's paste box: ``paste_source`` (recording folder in the workspace) then ``diagnose``.
+    Raises UserError when nothing in the paste is recognised."""
+    return diagnose(ws, paste_source(text, label, None, ws))
+
+
 def export_report(ws: Workspace, report: DoctorReport) -> ExportedReport:
     """The report as plain text, saved to ``.hipwizard/doctor-report.txt``; a workspace that cannot be
     written is ``error`` (the text is still there to copy)."""

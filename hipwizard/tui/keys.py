@@ -30,6 +30,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("r", "re-run / refresh", "Doctor (re-run the checks), Port (re-read the sources), Parity (reload "
                                   "results), Train (refresh the runs, Run tab)"),
     Verb("c", "copy the report", "Doctor"),
+    Verb("p", "paste tool outputs to check", "Doctor"),
     Verb("y", "accept the hunk", "Port"),
     Verb("n", "reject the hunk", "Port"),
     Verb("a", "accept the file", "Port"),

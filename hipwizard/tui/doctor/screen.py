@@ -32,7 +32,9 @@ class DoctorScreen(Jobs, Screen):
         "Each line is one check of this machine for an MI300X fine-tune: ✔ ok, ⚠ warn, ✖ fail, – n/a "
         "(not applicable, with the reason). Select a line to read what was found, why it matters and the fix.\n\n"
         "Headless: hipwizard doctor [--json]. For a support ticket: hipwizard doctor --record DIR saves every "
-        "tool output; hipwizard doctor --replay DIR shows what that machine sees."
+        "tool output; hipwizard doctor --replay DIR shows what that machine sees. p pastes tool outputs (a "
+        "terminal log from another machine): they are recognised, saved as a recording and checked; "
+        "? unknown means the paste or recording did not include that check's inputs."
     )
     # Narrow terminals (80 columns): a narrower checklist leaves the details room to read.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
@@ -40,6 +42,7 @@ class DoctorScreen(Jobs, Screen):
     BINDINGS = [
         Binding("r", "rerun", "Re-run checks", id="doctor.rerun"),
         Binding("c", "copy_report", "Copy report", id="doctor.copy"),
+        Binding("p", "paste", "Paste outputs", id="doctor.paste"),
         Binding("j", "cursor('down')", "Down", show=False, id="doctor.down"),
         Binding("k", "cursor('up')", "Up", show=False, id="doctor.up"),
     ]
@@ -109,6 +112,23 @@ class DoctorScreen(Jobs, Screen):
         checks.highlighted = highlighted if highlighted is not None else first_problem
         checks.focus()
         self._show_detail(checks.highlighted or 0)
+
+    # --- paste --------------------------------------------------------------------------------
+    def action_paste(self) -> None:
+        if self.running:
+            self.notify("The doctor is already probing.", severity="warning")
+            return
+        from hipwizard.tui.doctor.paste_box import PasteBox
+
+        self.app.push_screen(PasteBox(), self._pasted)
+
+    def _pasted(self, text: str | None) -> None:
+        if not text:
+            return
+        self.running = True
+        self.query_one("#doctor-summary", Static).update("○ checking the pasted outputs...")
+        self.start_job("diagnose", services.diagnose_paste, self.app.workspace, text, daemon=True,
+                       done=self._diagnosed, failed=self._failed)
 
     # --- details ------------------------------------------------------------------------------
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
