@@ -13,6 +13,14 @@ once, then times, on the same inputs:
               two files: read both captures, numpy one-pass metrics, against the previous whole-array numpy
 and prints the ratios. All timings interleaved, median of --repeat. Target (issue 5): capture+compare within
 2x the forward passes plus the file write at disk speed: hooked + write + compare(device) <= 2 x forward + plain write.
+
+With --backward, the same for the forward + backward pass (issue 17), interleaved with the rest:
+  fwd+bwd     bare: forward, the LM loss, loss.backward() (every weight gradient, as training computes them)
+  hooked f+b  the gradient capture (outputs, ∂out/∂in of every hooked module, ∂W of the LoRA targets), to host
+  write f+b   the atomic write of that capture
+  compare f+b on device: the re-run path with the gradients still on the device
+Target (issue 17): hooked f+b + write f+b + compare f+b <= 3 x bare fwd+bwd (and, as printed too, against
+3 x bare fwd+bwd + the plain write of as many bytes, the forward target's form).
 """
 
 from __future__ import annotations
@@ -89,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--backward", action="store_true", help="also time the forward+backward capture (issue 17)")
     args = p.parse_args(argv)
 
     import torch
@@ -153,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from hipwizard.parity.metrics import compute as numpy_metrics
 
+        fb = _backward_bench(args, model, names, inputs, on_device, device, tmp, meta, timed) if args.backward else None
+
         t = {k: [] for k in ("forward", "hooked", "write", "write_legacy", "plain", "cmp_device", "cmp_numpy",
                              "cmp_legacy")}
         comp = None
@@ -168,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
             t["cmp_numpy"].append(timed(files_compare, numpy_metrics)[0])
             t["cmp_legacy"].append(timed(files_compare, legacy_metrics)[0])
             del cand_out
+            if fb is not None:
+                for key, seconds in fb.round().items():
+                    t.setdefault(key, []).append(seconds)
 
     m = {k: statistics.median(v) for k, v in t.items()}
     f = m["forward"]
@@ -183,6 +197,13 @@ def main(argv: list[str] | None = None) -> int:
         "total_s": round(total, 5), "target_s": round(budget, 5), "total_over_target": round(total / budget, 3),
         "verdict": comp.verdict,
     }
+    if fb is not None:
+        total_fb = m["fb_hooked"] + m["fb_write"] + m["fb_cmp_device"]
+        result.update({"fb_capture_bytes": fb.bytes, "fb_total_s": round(total_fb, 5),
+                       "fb_over_bare": round(total_fb / m["fb_bare"], 3),
+                       "fb_over_target_with_write": round(total_fb / (3 * m["fb_bare"] + m["fb_plain"]), 3),
+                       "fb_hooked_over_bare": round(m["fb_hooked"] / m["fb_bare"], 3),
+                       "fb_verdict": fb.verdict})
     if args.json:
         print(json.dumps(result))
         return 0
@@ -200,7 +221,78 @@ def main(argv: list[str] | None = None) -> int:
           f"speed-up {result['numpy_speedup']:.2f}x")
     print(f"  hooked + write + compare(device) = {total * 1e3:.2f} ms   target 2 x forward + plain write = "
           f"{budget * 1e3:.2f} ms   ratio {result['total_over_target']:.2f} (target ≤ 1)")
+    if fb is not None:
+        print(f"  bare forward+backward   {ms('fb_bare')}")
+        print(f"  hooked forward+backward {ms('fb_hooked')}   ratio {result['fb_hooked_over_bare']:.2f}x   "
+              f"(capture file {fb.bytes / 1e6:.2f} MB)")
+        print(f"  write f+b capture       {ms('fb_write')}   plain write+fsync {m['fb_plain'] * 1e3:.2f} ms")
+        print(f"  compare f+b re-run on {device} {ms('fb_cmp_device')}   verdict {fb.verdict}")
+        print(f"  hooked + write + compare (f+b) = {total_fb * 1e3:.2f} ms = {result['fb_over_bare']:.2f}x bare "
+              f"forward+backward (target ≤ 3x); against 3 x bare + plain write: {result['fb_over_target_with_write']:.2f}")
     return 0
+
+
+class _backward_bench:
+    """The forward+backward timings of one round (see the module docstring), sharing the forward's model."""
+
+    def __init__(self, args, model, names, inputs, on_device, device, tmp, meta, timed):
+        from hipwizard.parity.backward import BackwardSpec, run_backward
+
+        self.spec, self.model, self.names, self.inputs = BackwardSpec(), model, names, inputs
+        self.on_device, self.device, self.tmp, self.timed, self.run_backward = on_device, device, tmp, timed, run_backward
+        self.bare()
+        outputs, order, grads, rows, loss, _s = run_backward(model, names, inputs, device, self.spec)  # warm-up
+        self.tensors = {**{f"input/{k}": v for k, v in inputs.items()}, **{f"output/{n}": outputs[n] for n in order},
+                        **grads}
+        self.meta = dict(meta, backward={**self.spec.as_dict(), "loss_value": loss,
+                                         "grads": [{**r, "order": i} for i, r in enumerate(rows)]})
+        from hipwizard.parity.capture import write_capture
+
+        self.write_capture = write_capture
+        self.bytes = write_capture(tmp / "fb.safetensors", self.tensors, self.meta).bytes
+        self.blob = os.urandom(self.bytes)
+        self.verdict = None
+
+    def bare(self) -> None:
+        import torch
+
+        from hipwizard.parity.backward import scalar_loss
+
+        with torch.enable_grad():
+            out = self.model(**self.on_device, use_cache=False)
+            scalar_loss(out.logits, self.inputs["input_ids"], self.spec).backward()
+        self.model.zero_grad(set_to_none=True)
+
+    def plain(self) -> None:
+        with open(self.tmp / "plain-fb.bin", "wb") as fh:
+            fh.write(self.blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def compare(self) -> None:
+        from hipwizard.parity import metrics_torch
+        from hipwizard.parity.compare import compare_captures
+        from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
+
+        outputs, order, grads, _rows, _loss, _s = self.run_backward(self.model, self.names, self.inputs, self.device,
+                                                                   self.spec, to_host=False)
+        t0 = time.perf_counter()
+        ref = read_tensor_file(self.tmp / "fb.safetensors", decode_bf16=False)
+        cand = TensorFile(Path("this run"), {**{f"input/{k}": v.numpy() for k, v in self.inputs.items()},
+                                             **{f"output/{n}": t for n, t in outputs.items()}, **grads},
+                          {}, {META_KEY: json.dumps(self.meta)})
+        comp = compare_captures(ref, cand, metric=metrics_torch.metric_for(self.device), backward=True)
+        self.verdict = comp.verdict
+        return time.perf_counter() - t0
+
+    def round(self) -> dict[str, float]:
+        """One interleaved round; compare's time excludes its own (untimed) candidate pass."""
+        out = {"fb_bare": self.timed(self.bare)[0],
+               "fb_hooked": self.timed(self.run_backward, self.model, self.names, self.inputs, self.device, self.spec)[0],
+               "fb_write": self.timed(self.write_capture, self.tmp / "fb.safetensors", self.tensors, self.meta)[0],
+               "fb_plain": self.timed(self.plain)[0]}
+        out["fb_cmp_device"] = self.compare()
+        return out
 
 
 if __name__ == "__main__":

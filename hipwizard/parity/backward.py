@@ -128,7 +128,7 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
     [{"name", "key", "module", "kind"}] in backward order. On the CPU unless ``to_host`` is False."""
     import torch
 
-    from hipwizard.parity.capture import perturbation_hook
+    from hipwizard.parity.capture import host_copy, perturbation_hook
 
     progress = progress or quiet
     by_name = dict(model.named_modules())
@@ -186,8 +186,9 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
                 gradients[row["key"]] = g.detach()
                 kept.append(row)
         if to_host:
-            outputs = {n: t.to("cpu").contiguous() for n, t in outputs.items()}
-            gradients = {k: g.to("cpu").contiguous() for k, g in gradients.items()}
+            both = host_copy({**{f"output/{n}": t for n, t in outputs.items()}, **gradients})
+            outputs = {n: both[f"output/{n}"] for n in outputs}
+            gradients = {k: both[k] for k in gradients}
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         seconds = time.perf_counter() - t0

@@ -265,7 +265,7 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
         with torch.inference_mode():
             model(**{k: v.to(device) for k, v in inputs.items()}, use_cache=False)
         if to_host:
-            captured = {n: t.to("cpu").contiguous() for n, t in captured.items()}
+            captured = host_copy(captured)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         seconds = time.perf_counter() - t0
@@ -273,6 +273,30 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
         for h in handles:
             h.remove()
     return captured, order, seconds
+
+
+def host_copy(tensors: dict) -> dict:
+    """The tensors on the CPU. From a GPU: one device->host copy per dtype into pinned memory (torch's
+    caching host allocator keeps the buffer), not one pageable, synchronising copy per tensor."""
+    import torch
+
+    if not tensors or not all(t.is_cuda for t in tensors.values()):
+        return {n: t.to("cpu").contiguous() for n, t in tensors.items()}
+    out: dict = {}
+    by_dtype: dict = {}
+    for n, t in tensors.items():
+        by_dtype.setdefault(t.dtype, []).append(n)
+    for dtype, names in by_dtype.items():
+        flat = torch.cat([tensors[n].reshape(-1) for n in names])
+        host = torch.empty(flat.numel(), dtype=dtype, pin_memory=True)
+        host.copy_(flat, non_blocking=True)
+        offset = 0
+        for n in names:
+            size = tensors[n].numel()
+            out[n] = host[offset:offset + size].view(tensors[n].shape)
+            offset += size
+    torch.cuda.synchronize()
+    return {n: out[n] for n in tensors}
 
 
 _SAFETENSORS_TAGS = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
