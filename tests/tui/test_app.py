@@ -58,7 +58,7 @@ async def test_help_on_a_step_screen_lists_its_verbs_and_the_global_keys_only(tm
         assert isinstance(app.screen, HelpScreen) and app.screen.title_text == "Doctor"
         here = {r.does: r.keys for r in app.screen.rows}
         everywhere = {r.does: r.keys for r in app.screen.everywhere}
-        assert here == {"Re-run checks": "r", "Copy report": "c", "Down": "j", "Up": "k"}
+        assert here == {"Re-run checks": "r", "Copy report": "c", "Paste outputs": "p", "Down": "j", "Up": "k"}
         assert everywhere["Next step"] == "g" and everywhere["Step 4: Train"] == "4"
         # The hidden explain bindings of the app are no rows: no verb of another screen is listed.
         listed = " ".join(list(here.values()) + list(everywhere.values())).split()
