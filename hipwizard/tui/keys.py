@@ -47,12 +47,14 @@ VERBS: tuple[Verb, ...] = (
     Verb("m", "settle a write conflict with your edits: mine / new / merged (asks which)", "Port (results panel)"),
     Verb("D", "run the demo job", "Parity (demo comparison), Train (demo training run)"),
     Verb("t", "change the candidate dtype", "Parity"),
+    Verb("b", "switch forward / backward (gradients)", "Parity"),
     Verb("x", "launch the planned run (asks to confirm)", "Train"),
     Verb("X", "stop the run (asks to confirm)", "Train (Run tab)"),
     Verb("o", "open (attach to) a run", "Train (Run tab)"),
     Verb("ctrl+s", "save the run folder", "Train (Plan tab)"),
     Verb("ctrl+g", "apply the suggestion", "Train (Plan tab)"),
     Verb("ctrl+n", "next suggestion", "Train (Plan tab)"),
+    Verb("E", "export the migration report (HTML)", "Home (and 'Export report' in the command palette)"),
 )
 
 _BY_KEY = {v.key: v for v in VERBS}

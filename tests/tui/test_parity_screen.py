@@ -105,7 +105,8 @@ async def test_narrow_window_keeps_verdict_and_module_and_fits_the_columns(tmp_p
 def test_fit_columns_drops_by_priority():
     comp = _recorded("compare-demo-fp32-perturbed.json")
     keys = lambda width: [c.key for c in views.fit_columns(comp, width)]
-    assert keys(200) == [c.key for c in views.COLUMNS]
+    # no reference run-dtype capture: no triangle column
+    assert keys(200) == [c.key for c in views.COLUMNS if c.key != "triangle"]
     assert keys(76) == ["verdict", "module", "cosine", "max_abs", "rel_l2", "outside"]
     assert keys(50) == ["verdict", "module", "rel_l2"]
     assert keys(10) == ["verdict", "module"]  # never fewer: the table scrolls sideways
@@ -199,7 +200,9 @@ async def test_demo_key_runs_worker_and_shows_result(tmp_path, demo_assets, monk
         await pilot.pause()
         comp = app.screen.comparison
         assert comp is not None and comp.verdict == "pass" and comp.candidate["dtype"] == "fp32"
-        assert "✔ pass — 6/6 modules within fp32 tolerance" in _text(app)
+        text = _text(app)  # the demo compares forward and backward, with the triangle
+        assert "forward ✔ pass — 6/6 modules within 2x the reference's own error" in text
+        assert "6/6 modules within fp32 tolerance" in text and "backward ✔ pass" in text
     assert latest_comparison(ws).verdict == "pass"
 
 
@@ -232,3 +235,42 @@ def test_snapshot_demo_running(snap_compare, tmp_path, fake_run, size):
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
+
+
+def _gradient_comparison(tmp_path) -> Comparison:
+    """A real comparison with gradients and triangle verdicts: the demo model on this CPU, a wrong backward
+    in layer 1's MLP (the parity services, as the CLI runs them)."""
+    from hipwizard.demo_model import build
+    from hipwizard.parity.requests import CompareRequest, RunOptions, Subject
+
+    model = build().model_dir
+    opts = RunOptions(dtype="bf16", device="cpu", seq=8, backward=True, triangle=True,
+                      perturb_grad={"model.layers.1.mlp": 0.05})
+    return services.compare(CompareRequest(subject=Subject(model=model), same_machine=True, options=opts)).comparison
+
+
+@pytest.mark.slow
+async def test_backward_toggle_shows_gradients_triangle_and_where_the_backward_diverges(tmp_path):
+    comp = _gradient_comparison(tmp_path)
+    ws = Workspace(tmp_path)
+    record_comparison(ws, comp)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _open(pilot)
+        screen = app.screen
+        assert isinstance(screen, ParityScreen) and screen.direction == "forward"
+        text = _text(app)
+        assert "forward: module outputs" in text and "b shows the backward" in text
+        assert "triangle" in [str(c.label) for c in screen.query_one("#parity-table").columns.values()]
+        await pilot.press("b")
+        await pilot.pause()
+        assert screen.direction == "backward"
+        table = screen.query_one("#parity-table")
+        assert table.row_count == len(comp.backward.layers)
+        text = _text(app)
+        assert "∂in model.layers.1.mlp" in text and "divergence starts here" in text
+        assert "triangle ✖ FAIL" in text and "reference's own bf16 error" in text
+        assert "backward order" in text
+        await pilot.press("b")
+        await pilot.pause()
+        assert screen.direction == "forward" and table.row_count == len(comp.layers)

@@ -43,12 +43,19 @@ class ParityScreen(Jobs, Screen):
         "Headless: hipwizard parity capture --model DIR --out ref.safetensors (on the reference machine), then "
         "hipwizard parity compare ref.safetensors --model DIR (on the candidate). Same machine: "
         "hipwizard parity compare --model DIR --reference cpu --dtype bf16. Loss curves: hipwizard parity "
-        "curves RUN_A RUN_B. Results recorded in this workspace appear here."
+        "curves RUN_A RUN_B. Results recorded in this workspace appear here.\n\n"
+        "Gradients: with --backward the comparison also holds the gradients of a seeded loss (∂out a module "
+        "received, ∂W of its LoRA-target weights, ∂in it handed on, in backward order); b switches the table "
+        "and the error-by-depth chart between forward and backward. The triangle column (with --reference-run) "
+        "is the port's error against the high-precision reference divided by the reference machine's own "
+        "run-dtype error: ✔ when at most k (default 2). Attention backends (--attn a,b,c) are listed under the "
+        "table, each with its forward and backward verdict."
     )
     BINDINGS = [
         Binding("D", "run_demo", "Demo compare", id="parity.run"),
         Binding("t", "cycle_dtype", "Dtype", id="parity.dtype"),
         Binding("r", "reload", "Reload", id="parity.reload"),
+        Binding("b", "toggle_direction", "Fwd/Bwd", id="parity.direction"),
         # Outside the demo, D and t say why they do nothing (the app's note would point back to this screen).
         Binding("D", "demo_only", "", show=False),
         Binding("t", "demo_only", "", show=False),
@@ -62,6 +69,7 @@ class ParityScreen(Jobs, Screen):
         self._demo = False
         self._run: WorkerRun | None = None
         self._curves: CurveGap | None = None
+        self.direction = "forward"
 
     @property
     def running(self) -> bool:
@@ -73,6 +81,7 @@ class ParityScreen(Jobs, Screen):
         with Vertical(id="parity"):
             yield Static(id="parity-headline")
             yield Static(id="parity-sides")
+            yield Static(id="parity-direction")
             with Horizontal(id="parity-run"):
                 yield ProgressBar(total=None, show_eta=False, id="parity-progress")
                 yield Static(id="parity-stage")
@@ -81,6 +90,7 @@ class ParityScreen(Jobs, Screen):
                     yield ModuleTable(id="parity-table")
                     yield Static("error by depth — log₁₀ rel L2, higher is worse", id="parity-spark-label")
                     yield Sparkline([], id="parity-spark")
+                    yield Static(id="parity-matrix")
                 with VerticalScroll(id="parity-right"):
                     yield Static(id="parity-details")
             yield Static(id="parity-curves")
@@ -108,7 +118,21 @@ class ParityScreen(Jobs, Screen):
         # The demo run needs the embedded model; elsewhere comparisons come from the CLI.
         if action in ("run_demo", "cycle_dtype"):
             return self._demo
+        if action == "toggle_direction":
+            return self.comparison is not None and self.comparison.backward is not None
         return True
+
+    @property
+    def shown(self) -> Comparison | None:
+        """The direction the table shows: the comparison, or its gradients' comparison."""
+        comp = self.comparison
+        if comp is not None and self.direction == "backward" and comp.backward is not None:
+            return comp.backward
+        return comp
+
+    def action_toggle_direction(self) -> None:
+        self.direction = "backward" if self.direction == "forward" else "forward"
+        self.show(self.comparison)
 
     def action_demo_only(self) -> None:
         self.notify("D and t run the demo comparison, in the demo workspace (hipwizard --demo). Here, run "
@@ -127,6 +151,13 @@ class ParityScreen(Jobs, Screen):
 
     def show(self, comp: Comparison | None) -> None:
         self.comparison = comp
+        self.refresh_bindings()
+        direction = self.query_one("#parity-direction", Static)
+        matrix = self.query_one("#parity-matrix", Static)
+        direction.update(views.direction_note(comp, self.shown) if comp is not None else "")
+        direction.display = comp is not None and comp.backward is not None
+        matrix.update(views.matrix_text(comp) if comp is not None else "")
+        matrix.display = bool(comp is not None and comp.matrix)
         headline = self.query_one("#parity-headline", Static)
         sides = self.query_one("#parity-sides", Static)
         table = self.query_one(ModuleTable)
@@ -145,18 +176,23 @@ class ParityScreen(Jobs, Screen):
         sides.update(views.sides(comp))
         sides.display = True
         self.query_one("#parity-body").display = True
-        start = comp.first_divergent or (comp.layers[0].name if comp.layers else None)
-        table.show(comp, cursor=start)
-        self.query_one("#parity-spark", Sparkline).data = views.depth_series(comp)
+        shown = self.shown
+        start = shown.first_divergent or (shown.layers[0].name if shown.layers else None)
+        table.show(shown, cursor=start)
+        self.query_one("#parity-spark", Sparkline).data = views.depth_series(shown)
+        self.query_one("#parity-spark-label", Static).update(
+            f"error by depth ({'backward order' if shown.direction == 'backward' else 'forward order'}) — "
+            "log₁₀ rel L2, higher is worse")
         if start is not None:
             self._show_details(start)
 
     def _show_details(self, name: str) -> None:
-        if self.comparison is None:
+        shown = self.shown
+        if shown is None:
             return
-        layer = next((x for x in self.comparison.layers if x.name == name), None)
+        layer = next((x for x in shown.layers if x.name == name), None)
         if layer is not None:
-            self.query_one("#parity-details", Static).update(views.details(layer, self.comparison))
+            self.query_one("#parity-details", Static).update(views.details(layer, shown))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value is not None:

@@ -60,6 +60,12 @@ def verdict_cell(layer: LayerResult, comp: Comparison) -> str:
     return layer.label + (" ◀" if layer.name == comp.first_divergent else "")
 
 
+def triangle_cell(layer: LayerResult, _comp: Comparison) -> str:
+    """The reference-relative verdict: its ratio (port error / the reference's own run-dtype error)."""
+    t = layer.triangle
+    return "—" if t is None else f"{'✔' if t.passed else '✖'} {fmt(t.ratio, '.2f')}×"
+
+
 # Display order: the verdict and the module first, always shown.
 COLUMNS: tuple[Column, ...] = (
     Column("verdict", "verdict", verdict_cell),
@@ -67,12 +73,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("cosine", "cosine", _metric("cosine", ".6f")),
     Column("max_abs", "max abs", _metric("max_abs", ".3g")),
     Column("rel_l2", "rel L2", _metric("rel_l2", ".3g")),
+    Column("triangle", "triangle", triangle_cell),
     Column("outside", "outside", lambda layer, _c: f"{layer.metrics.outside_share:.2%}" if layer.metrics else "—"),
     Column("shape", "shape", lambda layer, _c: "×".join(map(str, layer.shape))),
     Column("order", "#", lambda layer, _c: str(layer.order)),
 )
 # What a narrow table drops first (the details pane shows all of it for the highlighted module).
-DROP_ORDER = ("order", "shape", "outside", "max_abs", "cosine", "rel_l2")
+DROP_ORDER = ("order", "shape", "outside", "max_abs", "cosine", "triangle", "rel_l2")
 CELL_PADDING = 1  # DataTable's default, on each side of a cell
 
 
@@ -83,12 +90,14 @@ def fit_columns(comp: Comparison | None, width: int) -> list[Column]:
         cells = [col.cell(layer, comp) for layer in comp.layers] if comp is not None else []
         return max([cell_len(col.label), *map(cell_len, cells)]) + 2 * CELL_PADDING
 
-    kept = list(COLUMNS)
+    kept = [c for c in COLUMNS if c.key != "triangle" or (comp is not None and comp.triangle_k is not None)]
     total = sum(need(c) for c in kept)
     for key in DROP_ORDER:
         if total <= width:
             break
-        col = next(c for c in kept if c.key == key)
+        col = next((c for c in kept if c.key == key), None)
+        if col is None:
+            continue
         kept.remove(col)
         total -= need(col)
     return kept
@@ -103,7 +112,7 @@ def fmt(value: float, spec: str) -> str:
 
 
 def depth_series(comp: Comparison) -> list[float]:
-    """log10(rel L2) by execution order, shifted so 1e-12 is 0 (higher = worse); non-finite -> top."""
+    """log10(rel L2) by execution order (backward order for gradients), shifted so 1e-12 is 0 (higher = worse); non-finite -> top."""
     out = []
     for layer in comp.layers:
         m = layer.metrics
@@ -134,6 +143,11 @@ def details(layer: LayerResult, comp: Comparison) -> str:
     m = layer.metrics
     if m is None:
         return "\n".join(lines)
+    t = layer.triangle
+    if t is not None:
+        lines += ["", f"[b]triangle[/b] {t.label}: error vs the high-precision reference {fmt(t.port, '.3g')}, the "
+                      f"reference's own {escape(str((comp.reference_run or {}).get('dtype', '?')))} error "
+                      f"{fmt(t.ref, '.3g')}: ratio {fmt(t.ratio, '.2f')} (pass ≤ {t.k:g})"]
     lines += ["", f"cosine {fmt(m.cosine, '.8f')}   max abs {fmt(m.max_abs, '.3g')}   rel L2 {fmt(m.rel_l2, '.3g')}   "
                   f"outside {m.outside_share:.2%}   NaN {m.nan_count}   Inf {m.inf_count}"]
     lines += ["", "[b]|Δ| per element, by decade[/b]"] + histogram_lines(m.histogram)
@@ -181,3 +195,23 @@ def curves_plot(gap: CurveGap, width: int = 60, height: int = 8, compact: bool =
         rows += [f"          step {steps[0]} … {steps[-1]}", legend + ")"]
     rows.append(escape(gap.headline()))
     return "\n".join(rows)
+
+
+def direction_note(comp: Comparison, shown: Comparison) -> str:
+    """Which direction the table shows, and how to switch (when the comparison holds gradients)."""
+    if comp.backward is None:
+        return ""
+    if shown.direction == "backward":
+        loss = (shown.candidate.get("backward") or {}).get("loss", "?")
+        return (f"[b]backward[/b]: gradients of the {escape(str(loss))} loss, in backward order "
+                f"(∂out received, ∂W weights, ∂in handed on) — [b]b[/b] shows the forward")
+    return "[b]forward[/b]: module outputs — [b]b[/b] shows the backward (gradients)"
+
+
+def matrix_text(comp: Comparison) -> str:
+    """One line per attention backend: forward and backward verdicts (symbol and word), or why it did not run."""
+    if not comp.matrix:
+        return ""
+    from hipwizard.parity.report_text import matrix_lines
+
+    return "[b]attention backends[/b]\n" + escape("\n".join(matrix_lines(comp)))
