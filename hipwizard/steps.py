@@ -47,9 +47,9 @@ STEPS: tuple[Step, ...] = (
 
 STEP_KEYS: tuple[str, ...] = tuple(s.key for s in STEPS)
 
-# Workspace-wide commands (not a step's): ``hipwizard status``.
-WORKSPACE_CLI = "hipwizard.cli.status"
-WORKSPACE_COMMANDS: tuple[str, ...] = ("status",)
+# Workspace-wide commands (not a step's): ``hipwizard status``, ``report`` and ``env``.
+WORKSPACE_CLIS: tuple[str, ...] = ("hipwizard.cli.status", "hipwizard.cli.report")
+WORKSPACE_COMMANDS: tuple[str, ...] = ("status", "report", "env")
 
 
 def step_by_key(key: str) -> Step:
@@ -60,7 +60,7 @@ def step_by_key(key: str) -> Step:
 
 
 def cli_modules() -> tuple[str, ...]:
-    return (WORKSPACE_CLI,) + tuple(s.cli for s in STEPS)
+    return WORKSPACE_CLIS + tuple(s.cli for s in STEPS)
 
 
 def subcommands() -> frozenset[str]:

@@ -144,7 +144,7 @@ def blame_line(spans: dict[str, tuple[int, int]], line: int | None) -> str | Non
 
 def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = True, arch: str | None = None,
           runner=None, jobs: int | None = None, progress: ProgressFn | None = None, force: bool = False,
-          merge_runner=None) -> ApplyReport:
+          merge_runner=None, environment: dict | None = None) -> ApplyReport:
     """Write every reviewed file into ``state.out`` and (``check``) compile-check the written files.
 
     A file the user edited since hipwizard wrote it is merged (``git merge-file`` through ``merge_runner``,
@@ -158,6 +158,8 @@ def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = Tru
         safe_target(state.src, rel)
         safe_target(out, rel)
     tree = WorkTree.load(out, runner=merge_runner)
+    if environment:
+        tree.environment = environment  # the machine this write happened on (doctor.fingerprint)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -10,7 +10,8 @@ team can commit it and review in turns::
      "untouched": {PATH: [UntouchedRisk]},    # version 2: risks on lines the translation left as they were
      "diagnostics": {PATH: [Diagnostic]},     # optional: unsupported / too_new / removed APIs per file
      "decisions": {HUNK ID: Decision}, "hunks": [Hunk], "splits": {ID: {...}}, "history": [[...]],
-     "vanished": [{"id", "file", "old_start", "old_lines", "new_lines", "decision"}]}   # optional
+     "vanished": [{"id", "file", "old_start", "old_lines", "new_lines", "decision"}],   # optional
+     "environment": {...}}                    # optional: doctor.fingerprint of the translating machine
 
 A decision is ``{"state", "lines"?, "changed"?, "before"?}``: ``changed`` with ``before`` (the earlier
 decision) marks a hunk whose text changed since the user decided it. ``vanished`` lists decided hunks a
@@ -172,6 +173,8 @@ class Writer:
                 "out": relative_to_state(path, state.out),
                 "backend": state.backend, "hip_version": state.hip_version, "revision": state.revision,
                 "last_write": state.last_write}
+        if state.environment:
+            head["environment"] = state.environment
         parts = ["{\n"]
         parts += [f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items()]
         parts.append(_block("files", [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in state.files.items()], "{}"))

@@ -41,7 +41,8 @@ class ReviewModel(ReviewQueries):
                  splits: dict | None = None, history: list | None = None, revision: int = 0,
                  last_write: dict | None = None, untouched: dict[str, tuple[UntouchedRisk, ...]] | None = None,
                  diagnostics: dict[str, tuple[Diagnostic, ...]] | None = None, hip_version: str = "",
-                 vanished: list[dict] | None = None, needs_untouched: bool = False) -> None:
+                 vanished: list[dict] | None = None, needs_untouched: bool = False,
+                 environment: dict | None = None) -> None:
         self.src = Path(src)
         self.out = Path(out)
         self.backend = backend
@@ -58,6 +59,7 @@ class ReviewModel(ReviewQueries):
         self.diagnostics: dict[str, tuple[Diagnostic, ...]] = diagnostics or {}
         self.hip_version = hip_version
         self.vanished: list[dict] = vanished or []  # decided hunks a re-translation no longer made
+        self.environment = environment  # the doctor's fingerprint of the machine it was translated on
         self.memo = ReviewMemo()
         self.set_hunks(list(hunks))
 

@@ -55,6 +55,7 @@ class ReviewStore:
                 hip_version=str(data.get("hip_version") or ""),
                 vanished=review_format.check_vanished(data.get("vanished", [])),
                 needs_untouched=data["version"] < 2,
+                environment=data["environment"] if isinstance(data.get("environment"), dict) else None,
             )
             review_format.check_paths(fields["files"], fields["hunks"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

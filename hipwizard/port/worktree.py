@@ -5,7 +5,8 @@ hipwizard keeps, beside the output folder ``<out>``, a folder ``<out>.written/``
     <out>.written/manifest.json   {"version": 1, "kind": "hipwizard-written",
                                    "files": {PATH: SHA256},            # what hipwizard last wrote, per file
                                    "conflicts": {PATH: {"count": N, "why": TEXT,   # writes that met edits
-                                                        "choices": {REGION KEY: "mine"|"new"}}}}
+                                                        "choices": {REGION KEY: "mine"|"new"}}},
+                                   "environment": {...}}   # doctor.fingerprint of the last write's machine
     <out>.written/base/PATH       the bytes hipwizard last wrote (the base of a three-way merge)
     <out>.written/new/PATH        in conflict: the new result that was not written
     <out>.written/merged/PATH     in conflict: the merge with conflict markers
@@ -78,6 +79,7 @@ class WorkTree:
     files: dict[str, str] = field(default_factory=dict)
     conflicts: dict[str, dict] = field(default_factory=dict)
     runner: object = None  # the runner seam for `git merge-file` (default: the real one)
+    environment: dict | None = None  # doctor.fingerprint of the machine of the last write
 
     @classmethod
     def load(cls, out: Path, runner=None) -> WorkTree:
@@ -102,6 +104,7 @@ class WorkTree:
             raise UserError(f"the record of what hipwizard wrote, {path}, is damaged ({exc}); "
                             "it was kept as it is (move it away to treat every file as yours)") from None
         tree.files, tree.conflicts = dict(files), dict(conflicts)
+        tree.environment = data["environment"] if isinstance(data.get("environment"), dict) else None
         return tree
 
     @property
@@ -112,7 +115,8 @@ class WorkTree:
     def save(self) -> None:
         remove_temps(record_dir(self.out) / "manifest.json")
         atomic_write_json(record_dir(self.out) / "manifest.json",
-                          {"version": 1, "kind": KIND, "files": self.files, "conflicts": self.conflicts})
+                          {"version": 1, "kind": KIND, "files": self.files, "conflicts": self.conflicts,
+                           **({"environment": self.environment} if self.environment else {})})
 
     def _copy(self, kind: str, rel: str) -> Path:
         return record_dir(self.out) / kind / rel

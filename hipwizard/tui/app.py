@@ -111,4 +111,16 @@ class HipwizardApp(Jobs, App):
             yield SystemCommand(
                 f"Step {spec.number}: {spec.title}", spec.blurb, lambda key=spec.key: self.action_open_step(key),
             )
+        yield SystemCommand("Export report", "Write the migration as one HTML document in the workspace",
+                            self.action_export_report)
         yield SystemCommand("Help", "Show the keys of this screen", self.action_help)
+
+    # --- export ---------------------------------------------------------------------------------
+    def action_export_report(self) -> None:
+        """Write ``hipwizard-report.html`` in the workspace (``hipwizard report`` in a subprocess)."""
+        from hipwizard.tui.export import export_report
+
+        self.notify("Writing the migration report …", timeout=3)
+        self.start_job("export", export_report, self.workspace,
+                       done=lambda path: self.notify(f"✔ Report written: {path}", timeout=10),
+                       failed=lambda text: self.notify(f"✖ {text}", severity="error", timeout=10))

@@ -90,6 +90,7 @@ class HomeScreen(Jobs, Screen):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
     BINDINGS = [
         Binding("g", "open_next", "Next step", id="home.next"),
+        Binding("E", "app.export_report", "Export report", id="home.export"),
         Binding("down,j", "app.focus_next", "Down", show=False),
         Binding("up,k", "app.focus_previous", "Up", show=False),
     ]
