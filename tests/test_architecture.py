@@ -13,7 +13,7 @@ import hipwizard
 
 LOGIC_PACKAGES = ("doctor", "port", "parity", "train", "gpu")
 UI_ONLY = ("textual",)
-HEAVY = ("torch", "transformers", "deepspeed", "peft", "llamafactory", "amdsmi", "pynvml")
+HEAVY = ("torch", "transformers", "deepspeed", "peft", "llamafactory", "amdsmi", "pynvml", "matplotlib")
 
 
 def _logic_modules() -> list[str]:
