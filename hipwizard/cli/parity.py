@@ -26,6 +26,9 @@ def add_commands(sub) -> None:
     _run_args(cap, dtype_default="fp32")
     cap.add_argument("--out", type=Path, required=True, help="the capture file to write (.safetensors)")
     cap.add_argument("--json", action="store_true", help="print the result as JSON")
+    cap.add_argument("--workspace", type=Path, default=Path("."),
+                     help="workspace whose doctor report stamps the capture with this machine's environment "
+                          "(default .)")
     cap.set_defaults(func=cmd_capture)
 
     cmp_ = actions.add_parser("compare", help="compare a reference capture with a candidate, module by module")
@@ -146,8 +149,13 @@ def _workspace(args):
 def cmd_capture(args) -> int:
     from hipwizard.parity import services
 
+    from hipwizard.doctor import fingerprint
+    from hipwizard.workspace import Workspace
+
+    options = _options(args)
+    options.environment = fingerprint.current(Workspace.open(args.workspace))
     with terminal_progress() as progress:
-        result = services.capture(_subject(args), _options(args), args.out, progress=progress)
+        result = services.capture(_subject(args), options, args.out, progress=progress)
     meta = result.meta
     if args.json:
         print(json.dumps({"path": str(result.path), "bytes": result.bytes, "modules": result.modules,

@@ -113,7 +113,7 @@ def describe(fp: dict) -> str:
 
 def read_stamp(path: str | Path) -> dict:
     """The ``environment`` stamped on an artefact: a JSON file (review state, written-tree record, parity
-    report, run manifest), a run folder (its ``run.json``), or an output folder (its ``.written`` record).
+    report, run manifest), a parity capture (``.safetensors``), a run folder (its ``run.json``), or an output folder (its ``.written`` record).
     Raises ``ValueError`` with a one-line reason when there is none."""
     p = Path(path).expanduser()
     candidates = [p]
@@ -124,13 +124,25 @@ def read_stamp(path: str | Path) -> dict:
         if not c.is_file():
             continue
         try:
-            data = json.loads(c.read_text(encoding="utf-8"))
+            data = _safetensors_meta(c) if c.suffix == ".safetensors" else json.loads(c.read_text(encoding="utf-8"))
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             raise ValueError(f"{c} cannot be read ({exc})") from None
         stamp = _find(data)
         if stamp:
             return stamp
     raise ValueError(f"{p} carries no environment stamp (made before hipwizard stamped artefacts, or not one)")
+
+
+def _safetensors_meta(path: Path) -> dict:
+    """The ``hipwizard`` metadata of a parity capture (a safetensors file: an 8-byte length, then a JSON
+    header whose ``__metadata__`` holds it as a JSON string), read without loading any tensor."""
+    with open(path, "rb") as fh:
+        size = int.from_bytes(fh.read(8), "little")
+        if not 0 < size <= 100_000_000:
+            raise ValueError("not a safetensors file")
+        header = json.loads(fh.read(size))
+    meta = (header.get("__metadata__") or {}).get("hipwizard")
+    return json.loads(meta) if isinstance(meta, str) else {}
 
 
 def _find(data) -> dict | None:

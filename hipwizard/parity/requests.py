@@ -57,6 +57,7 @@ class RunOptions:
     grad_weights: str = "lora"  # which weights' gradients: lora | all | none
     perturb_grad: dict[str, float] = field(default_factory=dict)  # a slightly wrong backward (demo fault)
     triangle: bool = False  # same machine: also capture the reference in the run dtype (triangle verdicts)
+    environment: dict | None = None  # doctor.fingerprint of this machine, stamped in a capture's metadata
 
     @property
     def attn_backends(self) -> list[str]:

@@ -60,6 +60,8 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
             perturb=opts.perturb or None, attn=opts.attn, progress=progress,
             backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None,
         )
+    if opts.environment:
+        meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
     progress(Progress("write capture"))
     return write_capture(out, tensors, meta)
 

@@ -133,3 +133,25 @@ def test_env_compares_two_artefacts_stamped_on_different_machines(tmp_path, caps
     assert "GPU" in differs
     assert main(["env", str(tmp_path)]) == 2
     assert "carries no environment stamp" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_parity_capture_and_comparison_carry_the_environment(tmp_path, capsys):
+    root = tmp_path / "ws"
+    root.mkdir()
+    assert main(["doctor", "--replay", str(MI300X), "--workspace", str(root)]) in (0, 1)
+    ref = root / "ref.safetensors"
+    assert main(["parity", "capture", "--demo", "--dtype", "fp32", "--device", "cpu", "--out", str(ref),
+                 "--workspace", str(root)]) == 0
+    capsys.readouterr()
+    assert main(["env", str(ref), "--json"]) == 0
+    stamp = json.loads(capsys.readouterr().out)
+    assert stamp["arch"] == "gfx942" and stamp["gpus"] == 8
+    assert main(["parity", "compare", str(ref), "--demo", "--device", "cpu", "--workspace", str(root)]) == 0
+    [saved] = sorted((root / ".hipwizard" / "parity").glob("compare-*.json"))
+    capsys.readouterr()
+    assert main(["env", str(saved), str(ref)]) == 0
+    assert capsys.readouterr().out.startswith("= same environment")
+    assert main(["report", str(root), "--out", str(tmp_path / "r.md")]) == 0
+    parity = (tmp_path / "r.md").read_text().split("## 3 Parity")[1].split("## 4")[0]
+    assert "> Environment: 8 x" in parity and "(gfx942)" in parity
