@@ -139,15 +139,23 @@ def test_hand_edit_is_kept_across_writes_and_merged_with_new_results(proj, capsy
     assert "your edits in 1 written file(s)" in capsys.readouterr().out
 
 
-def test_conflicting_edit_is_reported_and_the_users_file_is_untouched(proj, capsys):
+def make_conflict(proj, capsys) -> tuple[int, str, str]:
+    """Write everything, hand-edit the output's hipFree line, then reject that hunk (the new result changes
+    the very line the user edited) and write again. Returns (exit code, output, the user's text)."""
     hipify(proj, capsys=capsys)
     decide(proj, {key: "accepted" for key in decisions(proj)})
     write(proj, capsys)
     target = proj / "out" / "k.cu"
     mine = target.read_text().replace("hipFree(d);", "hipFree(d);  // mine")
     target.write_text(mine)
-    decide(proj, {("k.cu", 17): "rejected"})  # the new result changes the very line the user edited
+    decide(proj, {("k.cu", 17): "rejected"})
     rc, text = write(proj, capsys)
+    return rc, text, mine
+
+
+def test_conflicting_edit_is_reported_and_the_users_file_is_untouched(proj, capsys):
+    rc, text, mine = make_conflict(proj, capsys)
+    target = proj / "out" / "k.cu"
     assert rc == 1
     assert [line for line in text.splitlines() if line.startswith("conflict:")] == [
         next(line for line in text.splitlines() if line.startswith("conflict: k.cu: 1 conflict(s)"))]

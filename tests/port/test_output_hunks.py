@@ -9,7 +9,8 @@ import json
 from hipwizard.cli import main
 from hipwizard.port.worktree import WorkTree, record_dir
 from hipwizard.port.worktree_hunks import compose, conflict_hunks
-from tests.port.test_iterative_port import decide, decisions, hipify, proj, write  # noqa: F401 (fixture)
+from tests.port.test_iterative_port import (  # noqa: F401 (proj: a fixture)
+    decide, decisions, hipify, make_conflict, proj, write)
 
 BASE = "".join(f"line {i}\n" for i in range(1, 15)).encode()
 
@@ -68,14 +69,9 @@ def test_compose_keeps_text_outside_the_regions_and_waits_for_every_choice():
 
 
 def test_cli_lists_conflicts_as_hunks_and_decides_one(proj, capsys):
-    hipify(proj, capsys=capsys)
-    decide(proj, {key: "accepted" for key in decisions(proj)})
-    write(proj, capsys)
+    rc, _, mine = make_conflict(proj, capsys)
+    assert rc == 1
     target = proj / "out" / "k.cu"
-    mine = target.read_text().replace("hipFree(d);", "hipFree(d);  // mine")
-    target.write_text(mine)
-    decide(proj, {("k.cu", 17): "rejected"})
-    assert write(proj, capsys)[0] == 1
     assert main(["review", str(proj / "out"), "--summary"]) == 0
     text = capsys.readouterr().out
     assert "✖ k.cu#1 L" in text and "[undecided] → --resolve k.cu#1=mine|new" in text

@@ -49,14 +49,19 @@ def _conflict(tmp_path, capsys) -> tuple[str, bytes]:
     return mine, new
 
 
+async def _open_port(app, pilot) -> PortScreen:
+    """From Home, open the Port screen on the workspace's review and let it load."""
+    await pilot.press("2")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return app.screen
+
+
 async def _open_and_settle(tmp_path, key: str) -> list[str]:
     """Open the Port screen, highlight the conflict row, press m, then ``key`` in the dialog; the rows after."""
     app = HipwizardApp(Workspace(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
+        screen = await _open_port(app, pilot)
         assert isinstance(screen, PortScreen) and screen.review is not None
         results = screen.query_one("#port-results")
         rows = _rows(results)
@@ -123,10 +128,7 @@ async def test_one_conflict_is_decided_from_its_own_row_and_your_edit_is_listed_
     mine, new = _conflict(tmp_path, capsys)
     app = HipwizardApp(Workspace(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("2")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        screen = app.screen
+        screen = await _open_port(app, pilot)
         results = screen.query_one("#port-results")
         rows = _rows(results)
         region = next(r for r in rows if "#1 L" in r)
