@@ -106,6 +106,9 @@ def _hipify(args) -> int:
     report, review, applied = done.report, done.review, done.written
     summary = report.summary()
     summary["hip_version"] = review.hip_version
+    if review.hip_version:  # the engine was handed --hip-version or the doctor's finding: say which
+        summary["target"] = {"hip_version": review.hip_version,
+                             "source": "--hip-version" if args.hip_version else "doctor"}
     summary["review"] = str(review.path)
     code = 1 if report.unreadable or report.failed else 0
     if done.reconciled is not None:
@@ -144,12 +147,16 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
     if s["unsupported"]:
         names = list(s["unsupported"])
         print(f"  ✖ unsupported in HIP ({len(names)}): " + ", ".join(names[:12]) + (" ..." if len(names) > 12 else ""))
+    target = s["target"]
+    print(f"  target: ROCm/HIP {target['hip_version']} ({target['source']})")
     if s["too_new"]:
-        print(f"  ⚠ newer than the target HIP {s['hip_version']}: " + ", ".join(s["too_new"]))
+        print(f"  ⚠ newer than the target ROCm/HIP {target['hip_version']}: " + ", ".join(s["too_new"]))
+    if s.get("opt_in"):
+        print(f"  ⚠ opt-in on ROCm/HIP {target['hip_version']} (see each line for the define): " + ", ".join(s["opt_in"]))
     if not quiet:
         for ft in report.files:
             for d in ft.diagnostics:
-                if d.kind in ("unsupported", "too_new", "removed"):
+                if d.kind in ("unsupported", "too_new", "removed", "opt_in"):
                     print(f"    {ft.path}:{d.line}: {d.kind}: {d.message}")
     for item in s["unreadable"] + s["failed"]:
         print(f"  ✖ {item['path']}: {item['reason']}")

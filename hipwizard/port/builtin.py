@@ -2,8 +2,8 @@
 
 Used when neither hipify-clang nor hipify-perl is installed (the demo, CI, a laptop). Works on text, in
 process (a few ms a file). Identifiers inside comments and string literals are left alone (hipify-perl
-rewrites them). Names HIP lacks are kept and reported as ``unsupported``; given a HIP version, a name whose
-HIP counterpart is newer than that runtime is reported as ``too_new``.
+rewrites them). Names HIP lacks are kept, ``unsupported``; names are checked against a target HIP version (given,
+else the newest the tables know): ``too_new`` ("needs ROCm >= X (you target Y)") or ``opt_in`` (``compat.fact``).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hipwizard.port.compat import HEADER_PATHS, RENAMES, fact, newest_known, version_message
 from hipwizard.port.edits import Edit, EditLog, Span, apply_edits, carry_mask
 from hipwizard.port.lexer import TOKEN, line_of, line_starts, mask_non_code
 from hipwizard.port.model import Diagnostic
@@ -37,11 +38,11 @@ class Translation:
 
 
 INCLUDE = r"""(?P<include>^[ \t]*\#[ \t]*include[ \t]*(?P<open>[<"])(?P<header>[^>"\n]+)[>"](?P<rest>[^\n]*)(?:\n|\Z))"""
-SCAN = re.compile(INCLUDE + "|" + TOKEN.pattern, re.S | re.M)
+SCAN = re.compile(INCLUDE + "|" + TOKEN.pattern, re.DOTALL | re.MULTILINE)
 # Names that look like the CUDA API but are not in the tables: still reported, never silently kept.
 # (CUDA_* / CHECK_CUDA style names are left out: in real code they are the project's own macros.)
 CUDA_LOOKING = re.compile(r"^(?:cuda[A-Z]\w*|cu[A-Z][a-z]\w*|CU_[A-Z]\w*)$")
-DEFINED_NAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+DEFINED_NAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
 # Argument rules (the ones hipify applies after renaming): HIP wants symbols wrapped in HIP_SYMBOL and
 # kernel pointers passed as const void*.
@@ -69,7 +70,8 @@ class BuiltinTranslator:
     def __init__(self, options: TranslateOptions | None = None, tables: HipifyTables | None = None):
         self.options = options or TranslateOptions()
         self.tables = tables or load_tables()
-        self.hip_version = parse_version(self.options.hip_version)
+        self.target = self.options.hip_version or newest_known()
+        self.hip_version = parse_version(self.target)
 
     def translate(self, text: str) -> Translation:
         diags: dict[tuple, Diagnostic] = {}
@@ -91,7 +93,8 @@ class BuiltinTranslator:
             if kind == "ident":
                 name = m.group()
                 # fast path: most identifiers are neither in the tables nor CUDA-looking
-                if not known(name) and not name.startswith(("cu", "CU")):
+                if not known(name) and not name.startswith(("cu", "CU")) and name not in DROPPED \
+                        and not name.startswith("__"):
                     continue
                 new = self._identifier(m, text, report, stats, own_names)
             elif kind == "include":
@@ -126,6 +129,14 @@ class BuiltinTranslator:
 
     def _identifier(self, m: re.Match, text: str, report, stats, own_names: set[str]) -> str:
         name = m.group("ident")
+        if name in DROPPED:  # keywords HIP-Clang rejects (C++17 'register') or lacks (__grid_constant__)
+            return ""  # its neighbouring blanks stay: `register int x` -> ` int x`
+        version = fact(name)
+        if version is not None:
+            said = version_message(version, self.target)
+            if said:
+                report(said[0], name, m.start(), said[1])
+            return name
         if name == "cub" and text.startswith("::", m.end()):
             stats["converted"] += 1
             return "hipcub"
@@ -139,7 +150,7 @@ class BuiltinTranslator:
             report("removed", name, m.start(), f"{name} was removed in CUDA {mapping.cuda_removed}")
         elif mapping.cuda_deprecated:
             report("deprecated", name, m.start(), f"{name} is deprecated since CUDA {mapping.cuda_deprecated}")
-        target = mapping.roc if self.options.roc and mapping.roc else mapping.hip
+        target = mapping.roc if self.options.roc and mapping.roc else RENAMES.get(name, mapping.hip)
         if not target:
             stats["unsupported"] += 1
             report("unsupported", name, m.start(), f"{name} has no HIP counterpart (HIPIFY marks it unsupported)")
@@ -154,13 +165,11 @@ class BuiltinTranslator:
         return target
 
     def _check_version(self, name, target, mapping, offset, report) -> None:
-        if self.hip_version is None:
-            return
         added = parse_version(mapping.hip_added)
         removed = parse_version(mapping.hip_removed)
         if added and added > self.hip_version:
             report("too_new", name, offset,
-                   f"{target} needs HIP {mapping.hip_added}; this runtime is HIP {self.options.hip_version}")
+                   f"{target} needs HIP {mapping.hip_added}: ROCm >= {mapping.hip_added} (you target {self.target})")
         elif removed and removed <= self.hip_version:
             report("removed", name, offset, f"{target} was removed in HIP {mapping.hip_removed}")
         elif mapping.hip_deprecated and (parse_version(mapping.hip_deprecated) or (99,)) <= self.hip_version:
@@ -170,6 +179,8 @@ class BuiltinTranslator:
         header = m.group("header").strip()
         mapping = self.tables.header(header)
         whole = m.group(0)
+        if mapping is None and header in HEADER_PATHS:
+            return self._header_path(m, header, whole, stats)
         if mapping is None:
             if header.startswith(("cub/", "thrust/")) or header.startswith("cuda/"):
                 if header.startswith(("cub/", "cuda/")):
@@ -183,9 +194,10 @@ class BuiltinTranslator:
         group = mapping.group if mapping.group not in ("", "-") else ""
         stats["headers"] += 1
         need = HEADER_MIN_HIP.get(target)
-        if need and self.hip_version is not None and parse_version(need) > self.hip_version:
-            report("too_new", header, m.start(),
-                   f"<{target}> needs HIP {need}; this runtime is HIP {self.options.hip_version}")
+        if need and parse_version(need) > self.hip_version:
+            report("too_new", header, m.start(), f"<{target}> needs HIP {need}: ROCm >= {need} (you target {self.target})")
+        if target in HEADER_PATHS and self.hip_version >= (6, 0, 0):
+            target = HEADER_PATHS[target]
         if not target or (group and group in seen_groups):
             return ""  # dropped: HIP needs no such include, or one of its group is already there
         if group:
@@ -193,6 +205,18 @@ class BuiltinTranslator:
         close = ">" if m.group("open") == "<" else '"'
         prefix = whole[: m.start("header") - m.start()]
         return f"{prefix}{target}{close}{m.group('rest')}" + ("\n" if whole.endswith("\n") else "")
+
+
+    def _header_path(self, m: re.Match, header: str, whole: str, stats) -> str:  # where today's ROCm installs it
+        if self.hip_version < (6, 0, 0) and header != "nccl.h":
+            return whole
+        stats["headers"] += 1
+        start, end = m.start("header") - m.start(), m.end("header") - m.start()
+        return whole[:start] + HEADER_PATHS[header] + whole[end:]
+
+
+DROPPED = {"register", "__grid_constant__"}
+
 
 
 # -- launches --------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from hipwizard.errors import UserError
 from hipwizard.port.backends import choose_backend
 from hipwizard.port.backends.base import BIG_FILE
 from hipwizard.port.builtin import TranslateOptions
+from hipwizard.port.compat import Target, target_version
 from hipwizard.port.edits import carry_mask
 from hipwizard.port.hunks import hunks_from_edits, split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
@@ -42,18 +43,20 @@ class PortReport:
     unreadable: list[SkippedFile] = field(default_factory=list)
     failed: list[SkippedFile] = field(default_factory=list)  # the backend could not translate these
     max_bytes: int = MAX_BYTES  # the size cap the scan applied
+    target: Target | None = None  # the ROCm/HIP version the APIs were checked against, and why that one
 
     def summary(self) -> dict:
         """Counts for the CLI and the screen: files, hunks, flags by severity, unsupported APIs."""
         flags = summarize_flags(self.files)
         unsupported: dict[str, int] = {}
         too_new: dict[str, int] = {}
+        opt_in: dict[str, int] = {}
         for ft in self.files:
             for d in ft.diagnostics:
-                if d.kind == "unsupported":
-                    unsupported[d.name] = unsupported.get(d.name, 0) + 1
-                elif d.kind == "too_new":
-                    too_new[d.name] = too_new.get(d.name, 0) + 1
+                seen = {"unsupported": unsupported, "too_new": too_new, "opt_in": opt_in}.get(d.kind)
+                if seen is not None:
+                    seen[d.name] = seen.get(d.name, 0) + 1
+        target = self.target or target_version()
         return {
             "src": self.src,
             "backend": self.backend,
@@ -66,6 +69,8 @@ class PortReport:
             "flags_by_rule": dict(sorted(flags["rules"].items())),
             "unsupported": dict(sorted(unsupported.items())),
             "too_new": dict(sorted(too_new.items())),
+            "opt_in": dict(sorted(opt_in.items())),
+            "target": target.to_dict(),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "skipped_count": len(self.skipped),
             "max_file_bytes": self.max_bytes,
@@ -89,7 +94,7 @@ def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version
     chosen = choose_backend(backend, options, runner)
     scanned: ScanResult = scan_tree(root, exclude=exclude, max_bytes=max_bytes)
     report = PortReport(str(root), chosen.name, skipped=scanned.skipped, unreadable=scanned.unreadable,
-                        max_bytes=max_bytes)
+                        max_bytes=max_bytes, target=target_version(hip_version, explicit_source="given"))
     sizes = _ByteCount(scanned.files)
     results = chosen.translate(scanned.files, sizes.wrap(progress))
     for n, result in enumerate(results):

@@ -35,7 +35,7 @@ class RiskFlag:
 class Diagnostic:
     """Something the translator reports about a file: unsupported / deprecated / newer-than-runtime names."""
 
-    kind: Literal["unsupported", "deprecated", "removed", "too_new", "warning", "error"]
+    kind: Literal["unsupported", "deprecated", "removed", "too_new", "opt_in", "warning", "error"]
     name: str
     line: int | None
     message: str

@@ -9,36 +9,9 @@ the rules that need a look beyond one line.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from hipwizard.port.line_search import matching_lines
-from hipwizard.port.model import Severity
-
-Detector = Callable[[list[str]], list[int]]
-
-
-@dataclass(frozen=True)
-class RiskRule:
-    rule_id: str
-    severity: Severity
-    reason: str
-    hint: str
-    source: str
-    detect: Detector
-
-
-def _rx(*patterns: str, flags: int = 0) -> Detector:
-    # "(?i)" at the start of one pattern applies to that pattern only
-    parts = [f"(?i:{p[4:]})" if p.startswith("(?i)") else f"(?:{p})" for p in patterns]
-    rx = re.compile("|".join(parts), flags)
-
-    def detect(lines: list[str]) -> list[int]:
-        return matching_lines(rx, lines)
-
-    detect.pattern = rx  # type: ignore[attr-defined]  # for tests and debugging
-    return detect
-
+from hipwizard.port.risk_base import Detector, RiskRule, _rx  # noqa: F401  (re-exported: the catalogue's types)
 
 _WARP_NAME = r"\w*(?:warp|WARP|Warp|lane|LANE)\w*"
 _SHFL_16 = re.compile(r"\bfor\s*\([^;]*=\s*(?:16|32\s*/\s*2|\(\s*32\s*/\s*2\s*\))[uU]?\s*;[^;]*;[^)]*(?:>>=|/=|>>|/)")
@@ -145,7 +118,7 @@ _HECB = "zjin-lcf/HeCBench@f27000a5 src/*-cuda vs src/*-hip"
 _BNB = "bitsandbytes-foundation/bitsandbytes@b72b766e csrc/compat.cuh, compat_device.cuh"
 _LLMC = "anthonix/llm.c@f3d8550 vs karpathy/llm.c@bd8c604 llmc/*.cuh"
 
-RULES: tuple[RiskRule, ...] = (
+DEVICE_RULES: tuple[RiskRule, ...] = (
     RiskRule("WARP32_LITERAL", "high", "warp size hard-coded to 32; a gfx942 wavefront has 64 lanes",
              "use warpSize (or a 64-wide constant on AMD) and size reductions by it", f"{_GUIDE} L367-369; {_ARCH}",
              _rx(rf"#\s*define\s+{_WARP_NAME}\s+\(?32[uU]?\)?(?!\w)", rf"\b{_WARP_NAME}\s*=\s*32[uU]?\b",
@@ -259,4 +232,8 @@ RULES: tuple[RiskRule, ...] = (
              _rx(r"\bnvrtc\w*", r"\bhiprtc\w*", r"\b(?:cu|hip)ModuleLoad\w*", r"\bcuLink\w*", r"\bnvJitLink\w*")),
 )
 
+# the host-side and data-flow rules build on RiskRule and _rx above
+from hipwizard.port.risk_rules_host import HOST_RULES
+
+RULES: tuple[RiskRule, ...] = DEVICE_RULES + HOST_RULES
 RULES_BY_ID = {rule.rule_id: rule for rule in RULES}

@@ -73,7 +73,8 @@ def test_hipify_lists_apis_newer_than_the_doctors_hip(tmp_path, capsys):
     (tmp_path / "src" / "k.cu").write_text(NEW_API_KERNEL)
     assert main(["hipify", str(tmp_path / "src"), "--out", str(tmp_path / "out"), "--workspace", str(tmp_path)]) == 0
     text = capsys.readouterr().out
-    assert f"⚠ newer than the target HIP {HIP_61}: " + ", ".join(NEW_APIS) in text
+    assert f"⚠ newer than the target ROCm/HIP {HIP_61}: " + ", ".join(NEW_APIS) in text
+    assert f"target: ROCm/HIP {HIP_61} (doctor)" in text
     assert "k.cu:7: too_new: hipGetFuncBySymbol needs HIP 6.2.0" in text
     assert main(["review", str(tmp_path / "out"), "--summary"]) == 0  # the review keeps the list
     assert f"newer than the target HIP {HIP_61}: " + ", ".join(NEW_APIS) in capsys.readouterr().out
@@ -124,3 +125,16 @@ def test_hipify_bad_max_file_size_is_one_line_exit_2(tmp_path, capsys):
     assert err.count("\n") == 1 and err.startswith("hipwizard: error: ")
     assert "--max-file-size: 'lots' is not a size" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_hipify_states_the_default_target_in_text_and_json(tmp_path, capsys):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text("__global__ void k(float* v){ *v = __shfl_xor_sync(~0ull, *v, 1); }\n")
+    args = ["hipify", str(tmp_path / "src"), "--workspace", str(tmp_path)]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    text = capsys.readouterr().out
+    assert "target: ROCm/HIP 6.3 (default (newest ROCm in HIPIFY's tables))" in text
+    assert "opt_in: __shfl_xor_sync is opt-in before ROCm 7.0" in text and "unsupported" not in text
+    assert main([*args, "--out", str(tmp_path / "b"), "--json", "--hip-version", "7.0"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["target"] == {"hip_version": "7.0", "source": "--hip-version"} and s["opt_in"] == {} and s["unsupported"] == {}

@@ -47,8 +47,11 @@ def test_flags_sit_on_the_hunks_that_carry_them(demo_report):
 def test_summary_counts_unsupported_and_too_new(demo_report):
     s = demo_report.summary()
     assert s["files"] == 5 and s["hunks"] == sum(len(f.hunks) for f in demo_report.files)
-    assert "__shfl_xor_sync" in s["unsupported"]
+    assert "__shfl_xor_sync" in s["too_new"] and "__shfl_xor_sync" not in s["unsupported"]  # HIP 6.2 has it
     assert "cuda_bf16.h" in s["too_new"]  # hip_bf16.h needs HIP 6.0
+    assert s["target"] == {"hip_version": "5.2", "source": "given"}
+    default = port_tree(DEMO_PROJECT, backend="builtin").summary()
+    assert default["target"]["source"].startswith("default") and "__shfl_xor_sync" in default["opt_in"]
 
 
 def test_hunk_ids_survive_a_rerun():

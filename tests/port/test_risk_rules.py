@@ -43,6 +43,22 @@ CASES: dict[str, tuple[str, str]] = {
     "NVTX": ('nvtxRangePushA("fwd");', 'printf("fwd");'),
     "GRAPH_CAPTURE": ("cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);", "cudaStreamSynchronize(s);"),
     "DRIVER_JIT": ("nvrtcCreateProgram(&prog, src, \"k.cu\", 0, nullptr, nullptr);", "compile(&prog, src);"),
+    # issue 15: host plumbing and library rules (snippets after HeCBench's in-sample ports, f27000a5)
+    "WARP32_CONST_USE": ("#define WS 32\nk<<<grid, WS * 4>>>(x);", "#define BS 32\nk<<<grid, BS * 4>>>(x);"),
+    "COMPUTE_CAPABILITY": ("if (prop.major >= 7) use_tc = true;", "if (prop.totalGlobalMem > need) ok = true;"),
+    "CUDA_VERSION_GUARD": ("#if CUDA_VERSION >= 11000", "#if HIP_VERSION >= 60000000"),
+    "GRID_CONSTANT": ("__global__ void k(const __grid_constant__ Params p) {}", "__global__ void k(const Params p) {}"),
+    "HIPBLAS_TYPES": ("cublasGemmEx(h, ta, tb, m, n, k, &a, A, CUDA_R_16F, m, B, CUDA_R_16F, k, &b, C, CUDA_R_16F, m, "
+                      "CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT);", "cublasSgemm(h, ta, tb, m, n, k, &a, A, m, B, k, &b, C, m);"),
+    "NCCL_RCCL": ("#include <nccl.h>", "#include <mpi.h>"),
+    "OCCUPANCY_SM": ("int blocks = prop.maxThreadsPerMultiProcessor * prop.multiProcessorCount / 256;",
+                     "int blocks = (n + 255) / 256;"),
+    "TENSOR_CORE_HELPER": ('__device__ void mma_16x8(float* d, unsigned* a) {\n  asm volatile("mma.sync.aligned.m16n8k16" '
+                           ': "=f"(d[0]) : "r"(a[0]));\n}\n__global__ void k(float* d, unsigned* a) {\n  mma_16x8(d, a);\n}',
+                           "__device__ float add(float a, float b) { return a + b; }\n__global__ void k(float* d) { "
+                           "d[0] = add(d[0], 1.f); }"),
+    "SHFL_SHIM": ("#define SHFL_DOWN(v, o) __shfl_down_sync(0xffffffff, v, o)", "#define MAX(a, b) ((a) > (b) ? (a) : (b))"),
+    "CLOCK_RATE": ("float ghz = prop.clockRate * 1e-6f;", "float gb = prop.totalGlobalMem * 1e-9f;"),
 }
 
 
@@ -51,7 +67,7 @@ def _ids(text: str) -> set[str]:
 
 
 def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
-    assert len(RULES) == 31 and set(CASES) == set(RULES_BY_ID)
+    assert len(RULES) == 41 and set(CASES) == set(RULES_BY_ID)
     for rule in RULES:
         assert rule.severity in ("high", "med", "low")
         assert rule.reason and rule.hint and rule.source

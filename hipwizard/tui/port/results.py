@@ -84,9 +84,17 @@ def _first(lines: list[str], width: int = 28) -> str:
     return repr(text if len(text) <= width else text[: width - 1] + "…")
 
 
-API_HEADINGS = {"too_new": "⚠ {n} API(s) newer than the target HIP {hip}:",
+API_HEADINGS = {"too_new": "⚠ {n} API(s) newer than the target ROCm/HIP {hip}:",
+                "opt_in": "⚠ {n} API(s) opt-in on the target ROCm/HIP {hip} (a define each):",
                 "unsupported": "✖ {n} API(s) HIP does not have:",
                 "removed": "✖ {n} API(s) removed from the target HIP {hip}:"}
+
+
+def target_label(review) -> str:
+    """The ROCm/HIP version the review's APIs were checked against: the doctor's / given one, else the default."""
+    from hipwizard.port.compat import newest_known
+
+    return review.hip_version or f"{newest_known()} (default: newest in HIPIFY's tables)"
 
 
 def api_options(review) -> list[Option]:
@@ -97,7 +105,7 @@ def api_options(review) -> list[Option]:
         names = review.api_counts(kind)
         if not names:
             continue
-        text = heading.format(n=len(names), hip=review.hip_version or "?") + " " + ", ".join(names)
+        text = heading.format(n=len(names), hip=target_label(review)) + " " + ", ".join(names)
         rows.append(Option(Text(text), disabled=True))
         for rel, diags in review.diagnostics.items():
             for k, d in enumerate(diags):

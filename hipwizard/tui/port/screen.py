@@ -39,7 +39,7 @@ from hipwizard.tui.port.conflicts import ConflictActions
 from hipwizard.tui.port.dialogs import ConfirmWrite, MigrationForm
 from hipwizard.tui.port.file_list import FileList
 from hipwizard.tui.port.hunk_view import HunkView, render_file_risks, render_hunk
-from hipwizard.tui.port.results import api_options, result_options, worktree_options
+from hipwizard.tui.port.results import api_options, result_options, target_label, worktree_options
 from hipwizard.tui.workers import Jobs
 
 REVIEW_ACTIONS = {"accept", "reject", "undo", "split", "edit", "accept_file", "reject_file", "accept_unflagged",
@@ -173,6 +173,7 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
 
     def _translated(self, result: services.Translation) -> None:
         self._open_review(result.review, result.reconciled)
+        self.notify(f"target ROCm/HIP {target_label(result.review)}", timeout=6)
         if result.too_new:
             self.notify(f"⚠ {len(result.too_new)} API(s) newer than HIP {result.review.hip_version}: "
                         + ", ".join(result.too_new), severity="warning", timeout=10)

@@ -1,0 +1,107 @@
+"""What the target ROCm/HIP version means for a CUDA name, beyond HIPIFY's tables.
+
+HIPIFY's tables (ROCm 6.3) mark some names unsupported that current ROCm has under the CUDA name itself: the
+``*_sync`` warp builtins (since HIP 6.2, opt-in through ``HIP_ENABLE_WARP_SYNC_BUILTINS`` until 7.0, on by
+default from 7.0) and the bf16 conversions of ``hip/hip_bf16.h`` (ROCm 6.0). ``fact(name)`` gives those;
+``target_version(explicit, doctor)`` picks the version to check against and says where it came from.
+
+A few renames the tables get wrong for today's ROCm are here too (``RENAMES``, ``HEADER_PATHS``), each with
+the human port or AMD document that shows it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from hipwizard.port.tables import load_tables, parse_version
+
+_WARP_SYNC_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst L1832-1837 (warp sync builtins, 64-bit masks)"
+_BF16_DOC = "https://rocm.docs.amd.com/projects/HIP/en/develop/doxygen/html/hip__bf16_8h.html"
+
+
+@dataclass(frozen=True)
+class VersionFact:
+    """A CUDA name HIP has under the same name from ``since``; before ``opt_in_until`` only with ``define``."""
+
+    name: str
+    since: str
+    header: str = ""
+    opt_in_until: str = ""
+    define: str = ""
+    source: str = ""
+
+
+_WARP_SYNC = ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync", "__any_sync",
+              "__all_sync", "__match_any_sync", "__match_all_sync", "__reduce_add_sync",
+              "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync")
+_BF16_NAME = re.compile(r"^__(?:\w*bfloat16\w*|\w+2bfloat162?\w*|bfloat162\w+|h\w*_bf16\w*)$")
+
+
+def fact(name: str) -> VersionFact | None:
+    """The version fact for ``name``, if any."""
+    if name in _WARP_SYNC:
+        return VersionFact(name, "6.2", "hip/hip_runtime.h", "7.0", "HIP_ENABLE_WARP_SYNC_BUILTINS", _WARP_SYNC_DOC)
+    if _BF16_NAME.match(name) and name not in ("__nv_bfloat16", "__nv_bfloat162"):
+        return VersionFact(name, "6.0", "hip/hip_bf16.h", source=_BF16_DOC)
+    return None
+
+
+@lru_cache(maxsize=1)
+def newest_known() -> str:
+    """The newest HIP version HIPIFY's tables know (the default target), e.g. '6.3'."""
+    best = (0, 0, 0)
+    for row in load_tables()._rows.values():
+        v = parse_version(row[5])
+        if v and v > best:
+            best = v
+    return f"{best[0]}.{best[1]}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """The ROCm/HIP version a translation is checked against, and where that came from."""
+
+    version: str
+    source: str  # "--hip-version", "doctor", "given" (one of the two) or "default (newest ROCm in HIPIFY's tables)"
+
+    def to_dict(self) -> dict:
+        return {"hip_version": self.version, "source": self.source}
+
+    def describe(self) -> str:
+        return f"ROCm/HIP {self.version} ({self.source})"
+
+
+def target_version(explicit: str | None = None, doctor: str | None = None, *, explicit_source: str = "--hip-version") -> Target:
+    """``explicit`` wins, then the doctor's finding, else the newest version the tables know."""
+    if explicit:
+        return Target(explicit, explicit_source)
+    if doctor:
+        return Target(doctor, "doctor")
+    return Target(newest_known(), "default (newest ROCm in HIPIFY's tables)")
+
+
+def version_message(f: VersionFact, target: str) -> tuple[str, str] | None:
+    """(diagnostic kind, message) for ``f`` on ``target``; None when it simply works there."""
+    t = parse_version(target)
+    if t is None:
+        return None
+    if t < (parse_version(f.since) or (0,)):
+        return "too_new", f"{f.name} needs ROCm >= {f.since} (you target {target})"
+    if f.opt_in_until and t < (parse_version(f.opt_in_until) or (0,)):
+        return "opt_in", (f"{f.name} is opt-in before ROCm {f.opt_in_until}: define {f.define} before including "
+                          f"{f.header} (you target {target})")
+    return None
+
+
+# Names whose HIP spelling the tables give differently from what today's ROCm ports use.
+# cudaHostAlloc -> hipHostMalloc: HeCBench's human ports (e.g. src/logic-rewrite-hip, src/mallocFree-hip).
+RENAMES = {"cudaHostAlloc": "hipHostMalloc"}
+# Library headers moved into per-library folders (the flat ones are deprecated in ROCm 6 and gone in 7):
+# HeCBench src/blas-gemm-hip/main.cu '#include <hipblas/hipblas.h>'; rocm.docs.amd.com/projects/hipBLAS
+# "hipblas.h ... deprecated, use hipblas/hipblas.h".
+HEADER_PATHS = {"hipblas.h": "hipblas/hipblas.h", "hipsparse.h": "hipsparse/hipsparse.h",
+                "hipsolver.h": "hipsolver/hipsolver.h", "rocblas.h": "rocblas/rocblas.h",
+                "rocsparse.h": "rocsparse/rocsparse.h", "hipblaslt.h": "hipblaslt/hipblaslt.h",
+                "nccl.h": "rccl/rccl.h"}

@@ -1,0 +1,109 @@
+"""Risk rules for what real ports change beyond the device builtins: warp-size plumbing on the host, version and
+capability checks, library APIs, tensor-core helpers (issue 15; written from HeCBench's in-sample split).
+
+Two follow simple data flow inside a file: ``WARP32_CONST_USE`` finds the names a file defines from a 32-wide
+warp and flags their uses in launch configurations and size expressions; ``TENSOR_CORE_HELPER`` finds the
+functions whose bodies hold ``mma.sync`` / ``ldmatrix`` / ``cp.async`` PTX or ``wmma::`` and flags their calls.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hipwizard.port.line_search import matching_lines
+from hipwizard.port.risk_base import RiskRule, _rx
+
+_HECB = "zjin-lcf/HeCBench@f27000a5"
+_HIP_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst"
+_ARCH = "ROCm/ROCm@e396b489 docs/reference/gpu-arch-specs.rst (MI300X: wave 64, 304 CUs)"
+
+# a name defined from 32 that reads as a warp width: #define WARP_SIZE 32, const int ws = 32, constexpr int kWarp = 32
+_WARPISH = r"(?:\w*(?:warp|WARP|Warp|lane|LANE|Lane)\w*|ws|WS|wsize|WSIZE|kWarpSize|THREADS_PER_WARP)"
+_DEF_32 = re.compile(rf"#\s*define\s+({_WARPISH})\s+\(?32[uU]?\)?\s*$|"
+                     rf"\b(?:const|constexpr)\b[^=;]*?\b({_WARPISH})\s*=\s*32[uU]?\s*;")
+
+
+def _warp32_const_use(lines: list[str]) -> list[int]:
+    defs = {i: m for i in matching_lines(_DEF_32, lines) if (m := _DEF_32.search(lines[i]))}
+    names = sorted({m.group(1) or m.group(2) for m in defs.values()})
+    if not names:
+        return []
+    name = "|".join(map(re.escape, names))
+    # uses that size something: launch configs, array bounds, template arguments, * / % arithmetic, comparisons
+    use = re.compile(rf"<<<[^>]*\b(?:{name})\b|\[[^\]]*\b(?:{name})\b[^\]]*\]|<\s*(?:[\w:]+\s*,\s*)*(?:{name})\s*[,>]|"
+                     rf"[*/%]\s*\(?\s*(?:{name})\b|\b(?:{name})\s*\)?\s*[*/%]|[<>=!]=?\s*(?:{name})\b|"
+                     rf"\b(?:{name})\s*[<>=!]=?(?!=)|dim3\s*\([^)]*\b(?:{name})\b")
+    return [i for i in matching_lines(use, lines) if i not in defs]
+
+
+_TC_ASM = re.compile(r"\b(?:mma\.sync|ldmatrix|cp\.async|wgmma)\b|\bwmma::(?:mma_sync|load_matrix_sync|store_matrix_sync)")
+_FUNC = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:(?:static|inline|__device__|__host__|__forceinline__|"
+                   r"__global__|constexpr|DEVICE|HOST_DEVICE|INLINE)\s+)+[\w:<>,\s*&]*?\b(\w+)\s*\(")
+
+
+def _tensor_core_helper(lines: list[str]) -> list[int]:
+    # the asm strings are masked, so read the asm lines' opcodes from what the mask keeps: the keyword 'asm' on a
+    # line near the helper's head, and wmma:: calls (code). PTX text itself is gone, so look for its callers by
+    # the functions whose body holds asm or wmma calls.
+    hits = matching_lines(re.compile(r"\basm\b|\bwmma::\w+_sync\b|\bmma_sync\b"), lines)
+    if not hits:
+        return []
+    helpers: set[str] = set()
+    for i in hits:
+        for j in range(i, max(-1, i - 40), -1):
+            m = _FUNC.match(lines[j])
+            if m and m.group(1) not in ("if", "for", "while", "switch", "return"):
+                helpers.add(m.group(1))
+                break
+    if not helpers:
+        return []
+    call = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(helpers))) + r")\s*(?:<[^;()]*>)?\s*\(")
+    return [i for i in matching_lines(call, lines) if not _FUNC.match(lines[i])]
+
+
+_OCCUPANCY = re.compile(r"\b(?:maxThreadsPerMultiProcessor|multiProcessorCount|maxBlocksPerMultiProcessor|"
+                        r"regsPerMultiprocessor|(?:cuda|hip)DevAttrMultiProcessorCount|"
+                        r"hipDeviceAttributeMultiprocessorCount|(?:cuda|hip)OccupancyMaxActiveBlocksPerMultiprocessor)\b")
+
+HOST_RULES: tuple[RiskRule, ...] = (
+    RiskRule("WARP32_CONST_USE", "high", "a constant defined from a 32-wide warp sizes this launch, array or loop; "
+             "a gfx942 wavefront has 64 lanes",
+             "derive it from warpSize (a per-target constexpr for templates and array bounds) and re-check the "
+             "grid/block maths", f"{_HECB} src/gc-hip, src/gemv-hip (WS/warp_size -> warpSize); {_ARCH}",
+             _warp32_const_use),
+    RiskRule("COMPUTE_CAPABILITY", "med", "compute-capability check: MI300X reports 9.4, which no NVIDIA-tuned branch "
+             "expects", "decide on gcnArchName / features (hipDeviceProp_t::gcnArchName), not on major/minor",
+             f"{_HECB} src/atomicSystemWide-hip, src/attentionMultiHeadKVCache-hip; {_ARCH}",
+             _rx(r"\.\s*(?:major|minor)\b", r"\b(?:cuda|hip)DevAttrComputeCapability\w*",
+                 r"\bhipDeviceAttributeComputeCapability\w*", r"\bget(?:Cuda|Hip)?ComputeCapab\w*")),
+    RiskRule("CUDA_VERSION_GUARD", "med", "#if on CUDA_VERSION / CUDART_VERSION: undefined under HIP (reads as 0), "
+             "so the old-CUDA branch is compiled", "guard on __HIP_PLATFORM_AMD__ / HIP_VERSION instead",
+             f"ROCm/HIP@c5e11fca docs/how-to/hip_porting_guide.md L148-198; {_HECB}",
+             _rx(r"^\s*#\s*(?:el)?if.*\b(?:CUDA_VERSION|CUDART_VERSION)\b", r"^\s*#\s*if(?:n)?def\s+CUDA_VERSION\b")),
+    RiskRule("GRID_CONSTANT", "med", "__grid_constant__ is not in the HIP kernel language (the built-in drops it)",
+             "pass the parameter by value (HIP kernel arguments are already constant)", f"{_HIP_DOC} (not listed)",
+             _rx(r"\b__grid_constant__\b")),
+    RiskRule("HIPBLAS_TYPES", "med", "cuBLAS compute/data types and Ex calls: hipBLAS wants hipblasHalf / "
+             "hipDataType (v2 API since ROCm 6) and its own compute types",
+             "pass hipblasHalf* (or reinterpret_cast) and HIP_R_* / HIPBLAS_COMPUTE_* values; check the Ex call's "
+             "signature for your ROCm", f"{_HECB} src/blas-gemmEx-hip, src/blas-gemm-hip",
+             _rx(r"\b(?:cu|hip)blas(?:Gemm\w*Ex|Hgemm\w*|\w*Ex)(?:_v2)?\s*\(", r"\bCUDA_R_\d+\w*\b",
+                 r"\bCUBLAS_COMPUTE_\w+", r"\bCUBLAS_GEMM_DEFAULT\w*", r"\bcublasComputeType_t\b")),
+    RiskRule("NCCL_RCCL", "med", "NCCL -> RCCL: same API, other header and library (rccl/rccl.h, -lrccl)",
+             "include <rccl/rccl.h>, link librccl; check NCCL-version-specific calls against RCCL's",
+             "https://rocm.docs.amd.com/projects/rccl/en/latest/ (RCCL: NCCL API on ROCm)",
+             _rx(r"#\s*include\s*[<\"](?:nccl|rccl)(?:/rccl)?\.h")),
+    RiskRule("OCCUPANCY_SM", "med", "occupancy maths on SM counts: a CU is not an SM (MI300X: 304 CUs, wave64, "
+             "other limits per CU)", "size grids from hipOccupancyMaxActiveBlocksPerMultiprocessor and the CU count "
+             "for the target", f"{_HECB}; {_ARCH}", lambda lines: matching_lines(_OCCUPANCY, lines)),
+    RiskRule("TENSOR_CORE_HELPER", "high", "calls a helper built on mma.sync / ldmatrix / cp.async PTX or wmma: "
+             "AMD needs an MFMA/rocWMMA path (other tile shapes, lane layouts, accumulator order)",
+             "port the helper to rocWMMA or MFMA builtins and re-check every caller's tiling",
+             f"{_HIP_DOC} L2058-2090; {_HECB} src/*wmma*-hip", _tensor_core_helper),
+    RiskRule("SHFL_SHIM", "high", "a macro or wrapper around shuffles/votes: its mask and width are 32-lane",
+             "give the shim a HIP branch: 64-bit mask, width warpSize", f"{_HIP_DOC} L1801-1837; {_HECB}",
+             _rx(r"#\s*define\s+\w+.*\b__(?:shfl\w*|ballot\w*|any\w*|all\w*|activemask)\b")),
+    RiskRule("CLOCK_RATE", "low", "clock-rate / clock() timing: AMD's clock counters tick at other rates "
+             "(wall_clock64 is 100 MHz)", "time with events (hipEventElapsedTime) or wall_clock64()",
+             f"{_HIP_DOC} 'Timer functions'", _rx(r"\b(?:memoryC|c)lockRate\b", r"\bclock64\s*\(\s*\)")),
+)
