@@ -282,6 +282,7 @@ def _run(args, work: Path) -> int:
     rates = {}
     if args.hipcc and not args.no_compile:
         trees = {"builtin": work / "out-builtin"}
+        shutil.copytree(corpus, trees["builtin"])  # files without CUDA content are not scanned: keep them as they are
         write_tree(trees["builtin"], {k: v.translated for k, v in built.items()})
         if perl_out:
             trees["hipify-perl"] = work / "perl"
