@@ -24,7 +24,7 @@ SHORT_LABELS = {
     "num_train_epochs": "epochs", "lr_scheduler_type": "lr schedule",
     "disable_gradient_checkpointing": "no grad ckpt", "offload_optimizer": "offload optim",
     "overwrite_output_dir": "overwrite out", "save_only_model": "only model",
-    "resume_from_checkpoint": "resume from",
+    "resume_from_checkpoint": "resume from", "enable_liger_kernel": "liger kernel",
 }
 
 
