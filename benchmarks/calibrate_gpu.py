@@ -105,6 +105,8 @@ def main() -> int:
     bare_dir = WORK / "bare-pick"
     save_run_dir(bare_dir, pick_cfg)
     env = dict(os.environ, RECORD_VRAM="1", CUDA_VISIBLE_DEVICES="0")
+    if pick_cfg.uses_deepspeed:  # bare llamafactory-cli needs torchrun for DeepSpeed (the launcher sets it)
+        env.update(FORCE_TORCHRUN="1", NPROC_PER_NODE="1")
     with StepClock(bare_dir / "output" / "trainer_log.jsonl") as clock, open(bare_dir / "bare.log", "w") as fh:
         rc = subprocess.run(["llamafactory-cli", "train", "config.yaml"], cwd=bare_dir, env=env, stdout=fh,
                             stderr=subprocess.STDOUT, timeout=600).returncode
