@@ -63,6 +63,9 @@ def add_commands(sub) -> None:
     _workspace_args(cur)
     cur.add_argument("--json", action="store_true")
     cur.set_defaults(func=cmd_curves)
+    from hipwizard.cli.parity_postmortem import add_postmortem
+
+    add_postmortem(actions, _workspace_args)
 
 
 def _subject_args(p) -> None:
@@ -79,6 +82,9 @@ def _run_args(p, dtype_default: str | None = None) -> None:
                    help="dtype of this run" + (" (default: the reference's; fp32 with --reference cpu)" if dtype_default is None else ""))
     p.add_argument("--device", default="auto", help="cpu, cuda (also ROCm/HIP) or auto (default)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    p.add_argument("--inputs", type=Path, metavar="FILE.safetensors",
+                   help="feed these inputs instead of seeded ones: a training run's step batch "
+                        "(`hipwizard parity postmortem`) or any file of input/input_ids (+ input/attention_mask)")
     p.add_argument("--batch", type=int, default=2, help="sequences per batch (default 2)")
     p.add_argument("--seq", type=int, default=32, help="tokens per sequence (default 32)")
     p.add_argument("--attn", help="attention backend: eager, sdpa, fa2, fa3, flex, sdpa-flash, sdpa-efficient, "
@@ -89,12 +95,14 @@ def _run_args(p, dtype_default: str | None = None) -> None:
     p.add_argument("--loss", default="lm", choices=("lm", "projection"),
                    help="the scalar loss of --backward: lm (next-token loss on the batch, default) or projection "
                         "(a seeded random projection of the logits)")
-    p.add_argument("--grad-weights", default="lora", choices=("lora", "all", "none"),
+    p.add_argument("--grad-weights", default="lora", choices=("lora", "lora-full", "all", "none"),
                    help="whose weight gradients --backward keeps: lora (LoRA targets: lora_* or q_proj/v_proj, "
-                        "default), all (every parameter of the module) or none")
+                        "default; each as a rank-16 sketch, what a LoRA's B and A would receive: ~1/64 of the "
+                        "bytes), lora-full (the same, whole), all (every parameter of the module, whole) or none")
     p.add_argument("--perturb-grad", action="append", metavar="MODULE=SCALE",
                    help="give MODULE a slightly wrong backward (a custom autograd Function adding noise of "
-                        "relative size SCALE to its gradient; the forward is unchanged)")
+                        "relative size SCALE to its gradient; the forward is unchanged); a parameter name "
+                        "(…q_proj.weight) gets a wrong weight gradient only")
     p.add_argument("--perturb", action="append", metavar="MODULE=SCALE",
                    help="add noise of relative size SCALE to MODULE's output (see what a broken kernel looks like)")
 
@@ -120,11 +128,14 @@ def _options(args):
     from hipwizard.parity.requests import RunOptions
 
     layers = [p.strip() for p in args.layers.split(",") if p.strip()] if args.layers else None
+    if getattr(args, "inputs", None) is not None and not args.inputs.is_file():
+        raise UserError(f"--inputs {args.inputs}: no such file")
     return RunOptions(dtype=args.dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
                       layers=layers, perturb=_scales(args.perturb, "--perturb"), attn=args.attn,
                       backward=args.backward, loss=args.loss, grad_weights=args.grad_weights,
                       perturb_grad=_scales(args.perturb_grad, "--perturb-grad"),
-                      triangle=bool(getattr(args, "triangle", False)))
+                      triangle=bool(getattr(args, "triangle", False)),
+                      inputs=str(args.inputs) if getattr(args, "inputs", None) else None)
 
 
 def _scales(items: list[str] | None, flag: str) -> dict[str, float]:

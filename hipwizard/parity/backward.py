@@ -8,7 +8,9 @@ for each selected module:
 - ``grad/out/<module>``: the gradient reaching the module's output (what its backward receives);
 - ``grad/w/<parameter>``: the gradient of its trainable weights (``weights``: ``lora`` the LoRA targets —
   parameters named ``lora_*`` when the model has them, else the ``q_proj``/``v_proj`` weights, PEFT's default
-  for Llama — ``all`` every parameter of the module, or ``none``);
+  for Llama — stored as a rank-``sketch_rank`` sketch (``sketch``: what a LoRA's B and A would receive;
+  ~r/in of the size); ``lora-full`` the same weights' full gradients; ``all`` every parameter of the module,
+  full; or ``none``);
 - ``grad/in/<module>``: the gradient its backward hands to its input (what it computed).
 
 Rows go in backward execution order (the last module first; for each: received, weights, handed on), so the
@@ -25,10 +27,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hipwizard.errors import UserError
+from hipwizard.parity import sketch
+from hipwizard.parity.sketch import DEFAULT_RANK
 from hipwizard.progress import Progress, ProgressFn, quiet
 
 LOSSES = ("lm", "projection")
-WEIGHT_CHOICES = ("lora", "all", "none")
+WEIGHT_CHOICES = ("lora", "lora-full", "all", "none")
 LORA_DEFAULT_TARGETS = ("q_proj", "v_proj")
 GRAD_PREFIX = "grad/"
 ROW_PREFIX = {"out": "∂out ", "w": "∂W ", "in": "∂in "}
@@ -41,12 +45,15 @@ class BackwardSpec:
     loss: str = "lm"
     loss_seed: int = 0
     weights: str = "lora"
+    sketch_rank: int | None = None  # None: the default of ``weights`` (a sketch for lora, else 0 = full)
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
             raise UserError(f"unknown --loss {self.loss!r} (choose {', '.join(LOSSES)})")
         if self.weights not in WEIGHT_CHOICES:
             raise UserError(f"unknown --grad-weights {self.weights!r} (choose {', '.join(WEIGHT_CHOICES)})")
+        if self.sketch_rank is None:
+            object.__setattr__(self, "sketch_rank", DEFAULT_RANK if self.weights == "lora" else 0)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,7 +70,7 @@ def weight_params(model, module_name: str, module, weights: str) -> list[tuple[s
         return []
     params = [(f"{module_name}.{n}", p) for n, p in module.named_parameters() if p.requires_grad]
     if weights == "all":
-        return params
+        return params  # lora and lora-full: the same parameters (stored as a sketch or whole)
     lora = [(n, p) for n, p in params if ".lora_" in n]
     if lora or any(".lora_" in n for n, _p in model.named_parameters()):
         return lora
@@ -91,6 +98,19 @@ def wrong_backward_hook(scale: float, seed: int = 4321):
         first = output[0] if isinstance(output, tuple) else output
         wrapped = WrongBackward.apply(first)
         return (wrapped, *output[1:]) if isinstance(output, tuple) else wrapped
+
+    return hook
+
+
+def wrong_gradient(scale: float, seed: int = 4321):
+    """A tensor hook for a parameter: its gradient plus seeded noise of relative size ``scale`` (a wrong
+    weight-gradient kernel whose forward and input gradient are right)."""
+    import torch
+
+    def hook(grad):
+        gen = torch.Generator(device="cpu").manual_seed(seed)
+        noise = torch.randn(grad.shape, generator=gen, dtype=torch.float32).to(grad.device, grad.dtype)
+        return grad + noise * (grad.float().std() * scale).to(grad.dtype)
 
     return hook
 
@@ -132,15 +152,21 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
 
     progress = progress or quiet
     by_name = dict(model.named_modules())
-    for target in list(perturb or {}) + list(perturb_grad or {}):
+    params = dict(model.named_parameters())
+    for target in perturb or {}:
         if target not in by_name:
-            raise UserError(f"--perturb/--perturb-grad names {target!r}, which is not a module of this model")
+            raise UserError(f"--perturb names {target!r}, which is not a module of this model")
+    for target in perturb_grad or {}:
+        if target not in by_name and target not in params:
+            raise UserError(f"--perturb-grad names {target!r}, which is neither a module nor a parameter of this model")
     outputs: dict[str, Any] = {}
     order: list[str] = []
     seen_out: dict[str, Any] = {}
     seen_in: dict[str, Any] = {}
     handles = [by_name[t].register_forward_hook(perturbation_hook(s)) for t, s in (perturb or {}).items()]
-    handles += [by_name[t].register_forward_hook(wrong_backward_hook(s)) for t, s in (perturb_grad or {}).items()]
+    # a module: a wrong backward through it; a parameter: a wrong weight gradient only (nothing else changes)
+    handles += [by_name[t].register_forward_hook(wrong_backward_hook(s)) if t in by_name
+                else params[t].register_hook(wrong_gradient(s)) for t, s in (perturb_grad or {}).items()]
 
     def keep(name: str):
         def hook(_module, args, kwargs, output):
@@ -182,9 +208,13 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
         kept = []
         for row, tensor in zip(rows, targets):
             g = by_id.get(id(tensor))
-            if g is not None:
-                gradients[row["key"]] = g.detach()
-                kept.append(row)
+            if g is None:
+                continue
+            if row["kind"] == "w" and sketch.applies(g.shape, spec.sketch_rank):
+                row = {**row, "form": f"sketch r{spec.sketch_rank}", "full_shape": list(g.shape)}
+                g = sketch.sketch(g, spec.sketch_rank)
+            gradients[row["key"]] = g.detach()
+            kept.append(row)
         if to_host:
             both = host_copy({**{f"output/{n}": t for n, t in outputs.items()}, **gradients})
             outputs = {n: both[f"output/{n}"] for n in outputs}

@@ -79,10 +79,20 @@ def check_same_inputs(ref: TensorFile, cand: TensorFile) -> None:
 def check_same_backward(ref_meta: dict, cand_meta: dict, what: str = "candidate") -> None:
     """Refuse gradients of different losses (kind, seed) or different weight selections."""
     a, b = ref_meta.get("backward") or {}, cand_meta.get("backward") or {}
+    selection = {"lora-full": "lora"}  # the same parameters, stored whole: the form check below tells them apart
     for key, label in (("loss", "loss"), ("loss_seed", "loss seed"), ("weights", "--grad-weights")):
-        if a.get(key) != b.get(key):
+        if selection.get(a.get(key), a.get(key)) != selection.get(b.get(key), b.get(key)):
             raise UserError(f"the captures' gradients differ in {label}: {a.get(key)} (reference) ≠ "
                             f"{b.get(key)} ({what}); capture both with the same --loss/--grad-weights")
+    form_a, form_b = _weight_form(a), _weight_form(b)  # captures before the sketch hold full ∂W
+    if form_a != form_b:
+        raise UserError(f"the captures' weight gradients differ in form: {form_a} (reference) ≠ {form_b} ({what}); "
+                        "capture both with the same --grad-weights (lora: sketch, lora-full/all: full)")
+
+
+def _weight_form(backward: dict) -> str:
+    rank = int(backward.get("sketch_rank") or 0)
+    return f"rank-{rank} sketch" if rank else "full"
 
 
 def wants_backward(ref_meta: dict, cand_meta: dict, backward: bool | None, cand_name: str = "candidate") -> bool:

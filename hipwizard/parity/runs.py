@@ -33,8 +33,9 @@ def backward_spec(opts: RunOptions, ref_meta: dict | None = None):
     if opts.backward is False or (opts.backward is None and not theirs):
         return None
     if theirs:
+        # a capture from before the sketch has no sketch_rank: its ∂W are full, so ours must be too
         return BackwardSpec(loss=theirs.get("loss", "lm"), loss_seed=int(theirs.get("loss_seed", 0)),
-                            weights=theirs.get("weights", "lora"))
+                            weights=theirs.get("weights", "lora"), sketch_rank=int(theirs.get("sketch_rank") or 0))
     return BackwardSpec(loss=opts.loss, loss_seed=opts.seed, weights=opts.grad_weights)
 
 
@@ -45,6 +46,10 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
 
     progress = progress or quiet
     dtype = opts.dtype or "fp32"
+    if inputs_from is None and opts.inputs:
+        from hipwizard.parity.step_batch import read_inputs
+
+        inputs_from = read_inputs(Path(opts.inputs))
 
     if subject.harness is not None:
         from hipwizard.parity.harness import capture_harness
@@ -167,7 +172,7 @@ def compare_same_machine(subject: Subject, opts: RunOptions, *, keep: Path | Non
     ref_opts = RunOptions(dtype="fp64", device="cpu", seed=opts.seed, batch=opts.batch, seq=opts.seq,
                           layers=opts.layers, attn=opts.attn if opts.attn in ("eager", "sdpa") else None,
                           backward=bool(opts.backward), loss=opts.loss,
-                          grad_weights=opts.grad_weights)
+                          grad_weights=opts.grad_weights, inputs=opts.inputs)
     opts = replace(opts, backward=bool(opts.backward))
     if subject.demo:
         subject = Subject(model=subject.resolve_model(progress))

@@ -28,6 +28,7 @@ def captures(demo_assets, tmp_path_factory):
                      "fp32": dict(dtype="fp32", backward=BackwardSpec()),
                      "bf16": dict(dtype="bf16", backward=BackwardSpec()),
                      "fwd": dict(dtype="fp32"),
+                     "full": dict(dtype="fp32", backward=BackwardSpec(weights="lora-full")),
                      "proj": dict(dtype="fp32", backward=BackwardSpec(loss="projection"))}.items():
         tensors, meta = capture_model(demo_assets.model_dir, **OPTS, **kw)
         paths[name] = write_capture(folder / f"{name}.safetensors", tensors, meta).path
@@ -131,3 +132,57 @@ def test_attention_matrix_rows_per_backend(captures, demo_assets, capsys):
     assert rows["eager"]["comparison"].backward is not None and rows["sdpa"]["comparison"].verdict == "pass"
     assert rows["no-such-backend"]["comparison"] is None and rows["no-such-backend"]["error"]
     assert rc == 0 and "no-such-backend not available" in comp.headline()
+
+
+def test_weight_gradients_are_stored_as_lora_sketches(captures):
+    from hipwizard.parity import sketch
+    from hipwizard.parity.tensorfile import read_meta, read_tensor_file
+
+    meta = read_meta(captures["fp32"])
+    assert meta["backward"]["sketch_rank"] == sketch.DEFAULT_RANK
+    rows = {g["name"]: g for g in meta["backward"]["grads"]}
+    q = rows["∂W model.layers.1.self_attn.q_proj.weight"]
+    out, inp = q["full_shape"]
+    assert q["form"] == "sketch r16" and q["shape"] == [sketch.sketch_size((out, inp), 16)] and q["shape"][0] < out * inp
+    full = read_tensor_file(captures["full"])
+    assert list(full.tensors[q["key"]].shape) == [out, inp]  # lora-full keeps the whole gradient
+    # the stored sketch is the sketch of the full gradient (same seeded projections on every run)
+    import torch
+
+    whole = torch.from_numpy(full.tensors[q["key"]].copy())
+    again = sketch.sketch(whole).numpy()
+    stored = read_tensor_file(captures["fp32"]).tensors[q["key"]]
+    assert abs(again - stored).max() <= 1e-6 * abs(stored).max()
+
+
+def test_wrong_weight_gradient_alone_is_caught_by_the_sketch(captures, demo_assets, capsys):
+    target = "model.layers.1.self_attn.q_proj.weight"
+    rc, comp = _rerun(capsys, captures["fp64"], "--model", demo_assets.model_dir, "--dtype", "bf16",
+                      "--reference-run", captures["bf16"], "--perturb-grad", f"{target}=0.05")
+    assert rc == 1 and comp.own_verdict == "pass"  # the forward is untouched
+    failing = [layer.name for layer in comp.backward.layers if not layer.deciding_pass]
+    assert failing == [f"∂W {target}"], failing  # every ∂out/∂in row still passes: only the weight gradient is wrong
+    assert comp.backward.first_divergent == f"∂W {target}"
+    row = {layer.name: layer for layer in comp.backward.layers}[f"∂W {target}"]
+    assert row.triangle.ratio > 2 and row.metrics.rel_l2 > 0.02
+
+
+def test_sketch_and_full_weight_gradients_are_not_compared(captures):
+    with pytest.raises(UserError, match="differ in form: full .reference. ≠ rank-16 sketch"):
+        compare_files(captures["full"], captures["fp32"])
+
+
+def test_capture_from_before_the_sketch_still_compares(captures, demo_assets, tmp_path, capsys):
+    """A capture written before sketches (no sketch_rank, full ∂W) is re-run with full ∂W and compared."""
+    from hipwizard.parity.tensorfile import read_meta, read_tensor_file, write_tensor_file
+
+    tf = read_tensor_file(captures["full"])
+    meta = read_meta(tf)
+    meta["backward"].pop("sketch_rank")
+    meta["backward"]["weights"] = "lora"
+    tags = {"F32": "F32", "I64": "I64"}
+    old = tmp_path / "old.safetensors"
+    write_tensor_file(old, {k: (tags[tf.stored_dtypes[k]], list(v.shape), v) for k, v in tf.tensors.items()},
+                      {"hipwizard": json.dumps(meta)})
+    rc, comp = _rerun(capsys, old, "--model", demo_assets.model_dir)
+    assert rc == 0 and comp.backward is not None and comp.backward.own_verdict == "pass"
