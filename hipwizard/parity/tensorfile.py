@@ -9,6 +9,7 @@ JSON header, then raw little-endian data), so we read it here: bf16 is widened t
 from __future__ import annotations
 
 import json
+import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,7 @@ def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFil
     path = Path(path)
     header, offset, size = read_header(path)
     metadata = header.pop("__metadata__", None) or {}
-    data = memoryview(path.read_bytes())[offset:]  # a view: slicing bytes would copy the whole file again
+    data = _mapped(path)[offset:]  # a view: slicing would copy the whole file again
     tensors: dict[str, np.ndarray] = {}
     dtypes: dict[str, str] = {}
     for name, info in header.items():
@@ -131,6 +132,14 @@ def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFil
             tensors[name] = arr.reshape(shape)
         dtypes[name] = tag
     return TensorFile(path, tensors, dtypes, {str(k): str(v) for k, v in metadata.items()})
+
+
+def _mapped(path: Path) -> memoryview:
+    """The file's bytes, memory-mapped read-only: tensors are views into the page cache, nothing is copied
+    and only what a comparison touches is read (``read_bytes`` copied the whole file first). Captures are
+    replaced by rename, never rewritten in place, so a mapping keeps the bytes it was opened on."""
+    with path.open("rb") as fh:
+        return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
 
 
 def read_meta(source: str | Path | TensorFile) -> dict:
