@@ -58,6 +58,7 @@ class RunOptions:
     perturb_grad: dict[str, float] = field(default_factory=dict)  # a slightly wrong backward (demo fault)
     triangle: bool = False  # same machine: also capture the reference in the run dtype (triangle verdicts)
     environment: dict | None = None  # doctor.fingerprint of this machine, stamped in a capture's metadata
+    inputs: str | None = None  # a file of input/* tensors (a run's step batch, ``step_batch``) instead of seeded ones
 
     @property
     def attn_backends(self) -> list[str]:

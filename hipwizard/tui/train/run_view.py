@@ -321,3 +321,27 @@ class RunView(Jobs, Vertical):
         else:
             self.notify("■ stopped; no process of the run is left")
         self.action_refresh()
+
+    # --- post-mortem of an alarm ----------------------------------------------------------------------
+    def action_postmortem(self) -> None:
+        """P: rebuild the batch of the attached run's first NaN/inf or grad_norm spike and compare the model on
+        it (``hipwizard parity postmortem``, in a subprocess); then open Parity on the result."""
+        if not self.attached or self.snap is None:
+            self.notify("attach a run first (enter or o)", severity="warning")
+            return
+        if not any(line.startswith("✖") or "grad_norm" in line for line in self.snap.alarms):
+            self.notify("no NaN/inf loss or grad_norm spike on this run; for any step: "
+                        "hipwizard parity postmortem RUN_DIR --step N", severity="warning", timeout=8)
+            return
+        from hipwizard.tui.postmortem import run_postmortem
+
+        self.notify("◌ post-mortem: rebuilding the alarm step's batch and comparing the model on it …", timeout=8)
+        self.start_job("postmortem", run_postmortem, self.workspace, self.attached, done=self._postmortem_done,
+                       failed=lambda text: self.notify(f"✖ post-mortem: {text}", severity="error", timeout=10))
+
+    def _postmortem_done(self, result: dict) -> None:
+        meta = result.get("batch_meta", {})
+        self.notify(f"✔ step {meta.get('step')}'s batch compared: {result['comparison'].get('headline', '')}",
+                    timeout=10)
+        self.app.action_open_step("parity")
+

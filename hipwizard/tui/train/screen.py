@@ -12,7 +12,7 @@ from hipwizard.tui.train.dialogs import ConfirmAction
 from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.tui.train.run_view import RunView
 
-RUN_TAB_ONLY = ("stop", "attach", "refresh", "next", "previous")  # the Run tab's list or attached run
+RUN_TAB_ONLY = ("stop", "attach", "refresh", "next", "previous", "postmortem")  # the Run tab's list or attached run
 
 
 class TrainScreen(Screen):
@@ -24,7 +24,9 @@ class TrainScreen(Screen):
         "ctrl+g; ctrl+n marks the next one.\n"
         "Run: the runs of this workspace on the left (enter or o attaches). x launches the highlighted run dir "
         "(asks first), D launches a short demo LoRA run on CPU, X stops the attached run (asks first; the "
-        "Trainer saves, then the whole process group is ended), r refreshes the list.\n"
+        "Trainer saves, then the whole process group is ended), r refreshes the list. P, on a run with a NaN/inf "
+        "loss or a grad_norm spike: rebuilds that step's batch exactly as the trainer fed it and opens Parity "
+        "on it (forward and backward against a float64 CPU reference).\n"
         "Training runs detached: quitting hipwizard or losing SSH never stops it; come back and attach."
     )
 
@@ -35,6 +37,7 @@ class TrainScreen(Screen):
         Binding("D", "run('demo')", "Demo", id="train.demo"),
         Binding("X", "run('stop')", "Stop", id="train.stop"),
         Binding("o", "run('attach')", "Attach", id="train.attach"),
+        Binding("P", "run('postmortem')", "Post-mortem", id="train.postmortem"),
         Binding("r", "run('refresh')", "Refresh", id="train.refresh"),
         Binding("j", "run('next')", "Next run", show=False, id="train.next"),
         Binding("k", "run('previous')", "Previous run", show=False, id="train.previous"),

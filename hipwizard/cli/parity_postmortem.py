@@ -1,0 +1,48 @@
+"""``hipwizard parity postmortem RUN_DIR [--step N]``: the batch of a run's alarm step, rebuilt exactly as its
+trainer fed it, and Parity on it (forward and backward, this device against a float64 CPU reference)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hipwizard.progress import terminal_progress
+
+TOLERANCE_CHOICES = ("fp64", "fp32", "fp16", "bf16")
+
+
+def add_postmortem(actions, workspace_args) -> None:
+    p = actions.add_parser("postmortem", help="rebuild a training step's batch (default: the first NaN or grad "
+                                              "spike) and compare the run's model on it, forward and backward")
+    p.add_argument("run_dir", type=Path, help="the run folder (its config.yaml and logs)")
+    p.add_argument("--step", type=int, help="the optimizer step (default: the run's first NaN/inf or grad spike)")
+    p.add_argument("--dtype", choices=TOLERANCE_CHOICES, help="default: the run's (bf16/fp16 from its config)")
+    p.add_argument("--device", default="auto", help="cpu, cuda (also ROCm/HIP) or auto (default)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    workspace_args(p)
+    p.set_defaults(func=cmd_postmortem)
+
+
+def cmd_postmortem(args) -> int:
+    from hipwizard.parity.postmortem import postmortem
+    from hipwizard.workspace import Workspace
+
+    ws = Workspace.open(args.workspace)
+    with terminal_progress() as progress:
+        batch, outcome = postmortem(ws, args.run_dir, step=args.step, dtype=args.dtype, device=args.device,
+                                    progress=progress)
+    comp = outcome.comparison
+    if args.json:
+        print(json.dumps({"batch": str(batch.path), "batch_meta": batch.meta, "report": str(outcome.report),
+                          "comparison": comp.to_dict()}, indent=2))
+        return outcome.exit_code
+    m = batch.meta
+    print(f"step {m['step']} of {m['run']}: epoch {m['epoch'] + 1}, {len(m['micro_batches'])} micro-batch(es) of "
+          f"{'+'.join(map(str, m['micro_batches']))} sequences, {m['tokens']} tokens (seed {m['seed']})")
+    print(f"batch: {batch.path}")
+    print(comp.headline())
+    if comp.first_divergent:
+        print(f"first divergent: {comp.first_divergent}")
+    print("on the reference machine: hipwizard parity capture --model MODEL --inputs BATCH --backward "
+          "--dtype DTYPE --out ref.safetensors; then here: hipwizard parity compare ref.safetensors --model MODEL")
+    return outcome.exit_code

@@ -1,0 +1,111 @@
+"""Post-mortem of a training step: rebuild the batch a run trained on at the step an alarm names, and run
+Parity on it, forward and backward.
+
+``alarm_step(run_dir)``: the step of the run's first NaN/inf loss or grad_norm spike (``train.alarms``, the
+same rules as the Run view and ``hipwizard attach``). ``rebuild_batch``: that step's micro-batches, exactly as
+the trainer fed them, through ``python -m hipwizard.parity.step_batch`` (LLaMA-Factory and torch load in
+that subprocess). ``postmortem``: the batch, then a same-machine comparison of the run's base model on it —
+this device in the run's dtype against a float64 CPU reference, with gradients — recorded in the workspace
+so the Parity screen shows it. The batch file stays in the workspace: captured with ``--inputs`` on the
+reference (NVIDIA) machine, it gives a cross-machine comparison on the very same tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from hipwizard.errors import UserError
+from hipwizard.progress import Progress, ProgressFn, quiet
+from hipwizard.workspace import Workspace
+
+ALARM_KINDS = ("nonfinite", "grad_spike")  # what a post-mortem looks into (not throughput or plateaus)
+REBUILD_TIMEOUT_S = 1800
+
+
+@dataclass
+class StepBatch:
+    path: Path
+    meta: dict
+
+
+def alarm_step(run_dir: Path) -> tuple[int, str] | None:
+    """(step, the alarm's line) of the run's first NaN/inf or grad_norm spike; None when it has none."""
+    from hipwizard.train.watch import RunWatch
+
+    watch = RunWatch(run_dir)
+    watch.attach()
+    alarm = next((a for a in watch.alarms() if a.kind in ALARM_KINDS), None)
+    return (alarm.step, alarm.line()) if alarm else None
+
+
+def run_config(run_dir: Path) -> dict:
+    """The run's LLaMA-Factory config (``config.yaml`` in the run folder). ``UserError`` when it has none."""
+    from ruamel.yaml import YAML, YAMLError
+
+    path = run_dir / "config.yaml"
+    try:
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{run_dir} is not a run folder (no config.yaml in it)") from None
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        raise UserError(f"{path} cannot be read ({exc})") from None
+    if not isinstance(data, dict) or not data.get("model_name_or_path"):
+        raise UserError(f"{path} names no model_name_or_path")
+    return data
+
+
+def rebuild_batch(run_dir: Path, step: int, out: Path) -> StepBatch:
+    """Run ``step_batch`` in a subprocess; ``UserError`` with its one-line reason when it fails."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "hipwizard.parity.step_batch", str(run_dir), "--step", str(step),
+                               "--out", str(out)], capture_output=True, text=True, timeout=REBUILD_TIMEOUT_S,
+                              cwd=run_dir)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"rebuilding step {step}'s batch took over {REBUILD_TIMEOUT_S} s and was stopped") from None
+    if done.returncode != 0:
+        lines = [x for x in (done.stderr or done.stdout).splitlines() if x.strip()]
+        why = next((x for x in reversed(lines) if "error" in x.lower()), lines[-1] if lines else "no output")
+        raise UserError(f"could not rebuild step {step}'s batch of {run_dir.name}: {why.strip()}")
+    meta = json.loads(done.stdout.strip().splitlines()[-1])
+    return StepBatch(out, meta)
+
+
+def postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, dtype: str | None = None,
+               device: str = "auto", progress: ProgressFn | None = None):
+    """Rebuild the alarm step's batch (``step`` given: that one) and compare the run's model on it; returns
+    (StepBatch, CompareOutcome). ``UserError`` when the run has no alarm and no step is given."""
+    from hipwizard.parity import services
+    from hipwizard.parity.requests import CompareRequest, RunOptions, Subject
+
+    progress = progress or quiet
+    run = Path(run_dir).expanduser()
+    if not run.is_dir():
+        raise UserError(f"{run_dir}: no such run folder")
+    config = run_config(run)
+    if step is None:
+        found = alarm_step(run)
+        if found is None:
+            raise UserError(f"{run.name} has no NaN/inf loss or grad_norm spike; name the step with --step N")
+        step = found[0]
+    if step < 1:
+        raise UserError(f"--step {step}: steps count from 1")
+    model = Path(str(config["model_name_or_path"])).expanduser()
+    if not model.is_absolute():
+        model = (run / model).resolve()
+    if not model.is_dir():
+        raise UserError(f"the run's model {config['model_name_or_path']} is not a local folder here")
+    out = ws.state_dir / "parity" / f"step-batch-{run.name}-{step}.safetensors"
+    progress(Progress(f"rebuilding step {step}'s batch"))
+    batch = rebuild_batch(run, step, out)
+    run_dtype = dtype or ("bf16" if config.get("bf16") else "fp16" if config.get("fp16") else "fp32")
+    request = CompareRequest(subject=Subject(model=model), same_machine=True,
+                             options=RunOptions(dtype=run_dtype, device=device, backward=True, inputs=str(out)))
+    from hipwizard.parity import state
+
+    outcome = services.compare(request, ws=None, progress=progress)
+    outcome.report = state.record_comparison(ws, outcome.comparison, f"post-mortem {run.name} step {step}")
+    return batch, outcome

@@ -1,0 +1,108 @@
+"""Post-mortem of a training step with the real LLaMA-Factory trainer: the rebuilt batch of step N is the batch
+the trainer fed at step N (checked against a forward hook on the real run, across epochs and a short last
+accumulation step), and `parity postmortem` finds a run's injected grad_norm spike, rebuilds that step and
+compares the model on it, forward and backward."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hipwizard.cli import main
+from hipwizard.parity.step_batch import locate, read_inputs
+from hipwizard.train.demo import write_demo_run_dir
+from tests.train.helpers import LF_ENV
+from tests.train.test_alarms import SITE
+
+TRUTH = '''
+import json, sys, tempfile
+from ruamel.yaml import YAML
+from transformers import TrainerCallback
+from llamafactory.train.tuner import run_exp
+cfg = YAML(typ="safe").load(open(sys.argv[1]))
+seen = []
+class Rec(TrainerCallback):
+    def on_train_begin(self, args, state, control, model=None, **kw):
+        def hook(mod, a, k):
+            if mod.training:
+                seen.append([[t for t, m in zip(r, mk) if m] for r, mk in
+                             zip(k["input_ids"].tolist(), k["attention_mask"].tolist())])
+        model.register_forward_pre_hook(hook, with_kwargs=True)
+with tempfile.TemporaryDirectory() as d:
+    run_exp(args={**cfg, "output_dir": d}, callbacks=[Rec()])
+json.dump(seen, open(sys.argv[2], "w"))
+'''
+
+
+def test_locate_follows_the_trainers_chunking():
+    # 5 micro-batches an epoch, 2 per step: steps 1-3 (the 3rd has 1), then the next epoch
+    assert [locate(s, 5, 2) for s in range(1, 8)] == [(0, 0, 2), (0, 2, 2), (0, 4, 1), (1, 0, 2), (1, 2, 2),
+                                                       (1, 4, 1), (2, 0, 2)]
+    with pytest.raises(ValueError):
+        locate(0, 5, 2)
+
+
+@pytest.mark.slow
+def test_rebuilt_batches_are_the_ones_the_trainer_fed(tmp_path, demo_assets):
+    run = write_demo_run_dir(tmp_path / "runs", demo_assets.root, max_steps=7)
+    cfg = (run / "config.yaml").read_text()
+    for key, value in (("max_samples", "10"), ("gradient_accumulation_steps", "2"), ("num_train_epochs", "3.0")):
+        lines = [ln for ln in cfg.splitlines() if not ln.startswith(f"{key}:")]
+        cfg = "\n".join(lines + [f"{key}: {value}"]) + "\n"
+    (run / "config.yaml").write_text(cfg)
+    env = {**os.environ, **LF_ENV}
+    (tmp_path / "truth.py").write_text(TRUTH)
+    subprocess.run([sys.executable, str(tmp_path / "truth.py"), str(run / "config.yaml"), str(tmp_path / "t.json")],
+                   check=True, env=env, capture_output=True, cwd=run)
+    fed = json.loads((tmp_path / "t.json").read_text())  # one entry per micro-batch, in training order
+    assert len(fed) == 12  # epochs of 5 micro-batches: 2+2+1, 2+2+1, 2
+    for step, micro in ((3, [4]), (7, [10, 11])):
+        out = tmp_path / f"b{step}.safetensors"
+        done = subprocess.run([sys.executable, "-m", "hipwizard.parity.step_batch", str(run), "--step", str(step),
+                               "--out", str(out)], env=env, capture_output=True, text=True, cwd=run)
+        assert done.returncode == 0, done.stderr[-2000:]
+        t = read_inputs(out)
+        rows = [[x for x, m in zip(r, mk) if m] for r, mk in zip(t["input_ids"].tolist(), t["attention_mask"].tolist())]
+        assert rows == [row for i in micro for row in fed[i]], step
+    assert not any((run / "output").glob("*"))  # the run folder is not touched
+
+
+@pytest.mark.slow
+def test_postmortem_finds_the_spike_rebuilds_its_batch_and_compares_forward_and_backward(tmp_path, demo_assets,
+                                                                                        capsys, monkeypatch):
+    from hipwizard.cli.train_run import follow
+    from hipwizard.train import services
+    from hipwizard.train.launcher import LaunchOptions
+    from hipwizard.workspace import Workspace
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITE)
+    run_dir = write_demo_run_dir(tmp_path / "runs", demo_assets.root, max_steps=7)
+    env = {**LF_ENV, "HW_SPIKE_AT": "5", "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    ws = Workspace.open(tmp_path / "ws")
+    launched = services.launch(ws, run_dir, LaunchOptions(platform="cpu", extra_env=env))
+    assert follow(launched.run_dir, poll_s=0.5) == 0
+    capsys.readouterr()
+    for key, value in LF_ENV.items():
+        monkeypatch.setenv(key, value)
+    rc = main(["parity", "postmortem", str(launched.run_dir), "--device", "cpu", "--workspace", str(ws.root),
+               "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["batch_meta"]["step"] == 5
+    comp = data["comparison"]
+    assert comp["verdict"] == "pass" and comp["backward"] is not None
+    assert comp["reference"]["batch"] == sum(data["batch_meta"]["micro_batches"])  # the step's sequences
+    saved = json.loads((ws.state_dir / "parity.json").read_text())["comparisons"][-1]
+    assert saved["label"] == f"post-mortem {Path(launched.run_dir).name} step 5"
+    # bad input: one line, exit 2
+    assert main(["parity", "postmortem", str(tmp_path / "nope"), "--workspace", str(ws.root)]) == 2
+    assert main(["parity", "postmortem", str(launched.run_dir), "--step", "99", "--device", "cpu",
+                 "--workspace", str(ws.root)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "no such run folder" in err[0] and "past the run's last step (7)" in err[1]
