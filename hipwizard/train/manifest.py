@@ -41,6 +41,7 @@ class RunManifest:
     platform: str
     versions: dict[str, str] = field(default_factory=dict)
     version: int = 1
+    environment: dict | None = None  # doctor.fingerprint of the machine it was launched on (services.launch)
 
     def save(self) -> None:
         atomic_write_json(Path(self.run_dir) / MANIFEST_NAME, asdict(self))

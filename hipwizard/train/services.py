@@ -213,6 +213,7 @@ def launch(ws: Workspace, target: str | Path, options: LaunchOptions | None = No
     run_dir = resolve_target(target, ws.runs_dir)
     _report(progress, "launching", item=Path(run_dir).name)
     manifest = start(run_dir, options or LaunchOptions())
+    _stamp(ws, manifest)
     launched = Launched(manifest)
     try:
         state.remember_run(ws, manifest.run_dir)
@@ -220,6 +221,18 @@ def launch(ws: Workspace, target: str | Path, options: LaunchOptions | None = No
         launched.warnings.append(f"cannot record the run in the workspace: {exc}")
     _report(progress, "launching", 1, 1, Path(run_dir).name)
     return launched
+
+
+def _stamp(ws: Workspace, manifest: RunManifest) -> None:
+    """Stamp the run's manifest with this machine's environment (``doctor.fingerprint``); a manifest that
+    cannot be rewritten keeps the run going, unstamped."""
+    from hipwizard.doctor import fingerprint
+
+    manifest.environment = fingerprint.current(ws)
+    try:
+        manifest.save()
+    except OSError:
+        manifest.environment = None
 
 
 def launch_demo(ws: Workspace, options: LaunchOptions | None = None, *, max_steps: int | None = None,

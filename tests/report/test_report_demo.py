@@ -20,6 +20,8 @@ def test_report_demo_runs_each_step_once_and_reports_them_all(tmp_path, capsys):
     assert "○ not run" not in text and "○ no " not in text and "○ not started" not in text  # every step ran
     assert "### Modules, backward" in text and "∂W " in text  # parity with gradients
     assert "### ✔ demo-lora-" in text and "memory, predicted" in text
+    for section in ("## 2 Port", "## 3 Parity", "## 4 Train"):  # each artefact stamped where it was made
+        assert text.split(section)[1].split("\n## ")[0].count("> Environment: ") >= 1, section
     assert len(list((out.parent / "report_files").glob("*.svg"))) == 5  # fwd + bwd depth, loss, lr, throughput
     capsys.readouterr()
     start = time.monotonic()
