@@ -50,12 +50,13 @@ VERBS: tuple[Verb, ...] = (
     Verb("b", "switch forward / backward (gradients)", "Parity"),
     Verb("v", "show the next attention backend's table", "Parity (with --attn a,b,...)"),
     Verb("x", "launch the planned run (asks to confirm)", "Train"),
-    Verb("X", "stop the run (asks to confirm)", "Train (Run tab)"),
+    Verb("X", "stop the run or the calibration (asks to confirm)", "Train (Run tab: the run; Plan tab: a calibration)"),
     Verb("o", "open (attach to) a run", "Train (Run tab)"),
     Verb("P", "post-mortem: the alarm step's batch through Parity", "Train (Run tab)"),
     Verb("ctrl+s", "save the run folder", "Train (Plan tab)"),
     Verb("ctrl+g", "apply the suggestion", "Train (Plan tab)"),
     Verb("ctrl+n", "next suggestion", "Train (Plan tab)"),
+    Verb("C", "calibrate: run the top candidates a few steps each and measure them", "Train (Plan tab)"),
     Verb("E", "export the migration report (HTML)", "Home (and 'Export report' in the command palette)"),
 )
 

@@ -274,3 +274,36 @@ async def test_backward_toggle_shows_gradients_triangle_and_where_the_backward_d
         await pilot.press("b")
         await pilot.pause()
         assert screen.direction == "forward" and table.row_count == len(comp.layers)
+
+
+async def test_v_cycles_the_attention_backends_table(tmp_path):
+    passing, failing = _recorded("compare-demo-bf16-pass.json"), _recorded("compare-demo-fp32-perturbed.json")
+    comp = Comparison.from_dict(passing.to_dict())
+    comp.matrix = [{"attn": "eager", "comparison": passing}, {"attn": "fa2", "comparison": None, "error": "not installed"},
+                   {"attn": "sdpa", "comparison": failing}]
+    ws = Workspace(tmp_path)
+    record_comparison(ws, comp)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _open(pilot)
+        screen = app.screen
+        assert isinstance(screen, ParityScreen)
+        assert "table: eager (v next)" in _text(app) and "▶ eager" in _text(app)
+        assert screen.shown.first_divergent == passing.first_divergent
+        await pilot.press("v")
+        await pilot.pause()
+        text = _text(app)
+        assert "▶ sdpa" in text and "table: sdpa" in text  # fa2 did not run: skipped
+        assert screen.shown.first_divergent == failing.first_divergent and failing.first_divergent
+        assert screen.query_one("#parity-table").row_count == len(failing.layers)
+        await pilot.press("v")
+        await pilot.pause()
+        assert "▶ eager" in _text(app)
+
+
+async def test_v_is_inert_without_a_matrix_and_in_help(tmp_path):
+    app = HipwizardApp(_workspace(tmp_path, "compare-demo-bf16-pass.json"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await _open(pilot)
+        assert app.screen.check_action("next_backend", ()) is False
+        assert "v shows the next backend" in ParityScreen.HELP_TEXT

@@ -49,13 +49,14 @@ class ParityScreen(Jobs, Screen):
         "and the error-by-depth chart between forward and backward. The triangle column (with --reference-run) "
         "is the port's error against the high-precision reference divided by the reference machine's own "
         "run-dtype error: ✔ when at most k (default 2). Attention backends (--attn a,b,c) are listed under the "
-        "table, each with its forward and backward verdict."
+        "table, each with its forward and backward verdict; v shows the next backend's table (▶ marks the one shown)."
     )
     BINDINGS = [
         Binding("D", "run_demo", "Demo compare", id="parity.run"),
         Binding("t", "cycle_dtype", "Dtype", id="parity.dtype"),
         Binding("r", "reload", "Reload", id="parity.reload"),
         Binding("b", "toggle_direction", "Fwd/Bwd", id="parity.direction"),
+        Binding("v", "next_backend", "Backend", id="parity.backend"),
         # Outside the demo, D and t say why they do nothing (the app's note would point back to this screen).
         Binding("D", "demo_only", "", show=False),
         Binding("t", "demo_only", "", show=False),
@@ -70,6 +71,7 @@ class ParityScreen(Jobs, Screen):
         self._run: WorkerRun | None = None
         self._curves: CurveGap | None = None
         self.direction = "forward"
+        self.backend = 0  # which attention backend's comparison the table shows (index among those that ran)
 
     @property
     def running(self) -> bool:
@@ -119,13 +121,27 @@ class ParityScreen(Jobs, Screen):
         if action in ("run_demo", "cycle_dtype"):
             return self._demo
         if action == "toggle_direction":
-            return self.comparison is not None and self.comparison.backward is not None
+            return self.base is not None and self.base.backward is not None
+        if action == "next_backend":
+            return len(views.ran_backends(self.comparison)) > 1
         return True
+
+    @property
+    def base(self) -> Comparison | None:
+        """The comparison of the attention backend shown (the comparison itself without a matrix)."""
+        ran = views.ran_backends(self.comparison)
+        return ran[self.backend % len(ran)]["comparison"] if ran else self.comparison
+
+    def action_next_backend(self) -> None:
+        ran = views.ran_backends(self.comparison)
+        if ran:
+            self.backend = (self.backend + 1) % len(ran)
+            self.show(self.comparison)
 
     @property
     def shown(self) -> Comparison | None:
         """The direction the table shows: the comparison, or its gradients' comparison."""
-        comp = self.comparison
+        comp = self.base
         if comp is not None and self.direction == "backward" and comp.backward is not None:
             return comp.backward
         return comp
@@ -150,13 +166,15 @@ class ParityScreen(Jobs, Screen):
                        daemon=True)
 
     def show(self, comp: Comparison | None) -> None:
+        if comp is not self.comparison:
+            self.backend = 0
         self.comparison = comp
         self.refresh_bindings()
         direction = self.query_one("#parity-direction", Static)
         matrix = self.query_one("#parity-matrix", Static)
-        direction.update(views.direction_note(comp, self.shown) if comp is not None else "")
-        direction.display = comp is not None and comp.backward is not None
-        matrix.update(views.matrix_text(comp) if comp is not None else "")
+        direction.update(views.direction_note(self.base, self.shown) if comp is not None else "")
+        direction.display = self.base is not None and self.base.backward is not None
+        matrix.update(views.matrix_text(comp, self.backend) if comp is not None else "")
         matrix.display = bool(comp is not None and comp.matrix)
         headline = self.query_one("#parity-headline", Static)
         sides = self.query_one("#parity-sides", Static)

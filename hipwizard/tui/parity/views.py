@@ -208,10 +208,20 @@ def direction_note(comp: Comparison, shown: Comparison) -> str:
     return "[b]forward[/b]: module outputs — [b]b[/b] shows the backward (gradients)"
 
 
-def matrix_text(comp: Comparison) -> str:
-    """One line per attention backend: forward and backward verdicts (symbol and word), or why it did not run."""
+def ran_backends(comp: Comparison | None) -> list[dict]:
+    """The attention-matrix rows that ran (hold a comparison), in order; empty without a matrix."""
+    return [row for row in (comp.matrix if comp is not None else []) if row.get("comparison") is not None]
+
+
+def matrix_text(comp: Comparison, shown: int = 0) -> str:
+    """One line per attention backend: forward and backward verdicts (symbol and word), or why it did not run;
+    ▶ marks the backend whose table is shown (``shown``: its index among those that ran)."""
     if not comp.matrix:
         return ""
     from hipwizard.parity.report_text import matrix_lines
 
-    return "[b]attention backends[/b]\n" + escape("\n".join(matrix_lines(comp)))
+    ran = ran_backends(comp)
+    current = ran[shown % len(ran)]["attn"] if ran else None
+    lines = [("▶" + line[1:]) if row["attn"] == current else line for row, line in zip(comp.matrix, matrix_lines(comp))]
+    title = "[b]attention backends[/b]" + (f" — table: {escape(current)} ([b]v[/b] next)" if len(ran) > 1 else "")
+    return title + "\n" + escape("\n".join(lines))
