@@ -49,7 +49,7 @@ def check_driver(ctx: CheckContext) -> Check:
     if ctx.kind == "nvidia":
         return Check("driver", "amdgpu driver", "n/a", ctx.skip_nvidia(), why)
     if ctx.kind == "none":
-        return Check("driver", "amdgpu driver", "n/a",
+        return Check("driver", "amdgpu driver", ctx.no_gpu_status(),
                      ctx.skip_no_gpu() + ". On the MI300X host rocminfo must say 'ROCk module ... is loaded'", why, fix)
     version = f"amdgpu {env.amdgpu_driver}" if env.amdgpu_driver else "amdgpu (version not reported)"
     if ctx.replay and env.amd_driver_loaded is None and not env.amdgpu_driver:
@@ -94,7 +94,8 @@ def check_arch(ctx: CheckContext) -> Check:
     why = "Kernels (PyTorch, hipBLASLt, CK) are only built for the gfx targets a ROCm release supports."
     title = "GPU arch supported by ROCm"
     if ctx.kind != "amd":
-        return Check("arch", title, "n/a", ctx.skip_nvidia() if ctx.kind == "nvidia" else ctx.skip_no_gpu(), why)
+        return Check("arch", title, "n/a" if ctx.kind == "nvidia" else ctx.no_gpu_status(),
+                     ctx.skip_nvidia() if ctx.kind == "nvidia" else ctx.skip_no_gpu(), why)
     if not ctx.gfx_targets:
         return Check("arch", title, "warn", "no gfx target was read from the tools", why, "run `rocminfo | grep gfx`")
     if not ctx.env.rocm_version:
@@ -129,7 +130,8 @@ def check_partitions(ctx: CheckContext) -> Check:
            "with NPS1 they share it, so adding them up overstates memory.")
     title = "Partitions and memory"
     if ctx.kind != "amd":
-        return Check("partitions", title, "n/a", ctx.skip_nvidia() if ctx.kind == "nvidia" else ctx.skip_no_gpu(), why)
+        return Check("partitions", title, "n/a" if ctx.kind == "nvidia" else ctx.no_gpu_status(),
+                     ctx.skip_nvidia() if ctx.kind == "nvidia" else ctx.skip_no_gpu(), why)
     gpus = ctx.env.amd_gpus
     parts = [g for g in gpus if g.is_partition]
     per = fmt_bytes(max((g.vram_bytes or 0 for g in gpus), default=0) or None, "unknown")
@@ -151,7 +153,7 @@ def check_bf16(ctx: CheckContext) -> Check:
     why = ("bf16 training needs hardware bf16. On ROCm torch.cuda.is_bf16_supported() always says True, "
            "so it is decided from the gfx target.")
     if ctx.kind == "none":
-        return Check("bf16", "bf16", "n/a", ctx.skip_no_gpu() + "; MI300X (gfx942) has native bf16", why)
+        return Check("bf16", "bf16", ctx.no_gpu_status(), ctx.skip_no_gpu() + "; MI300X (gfx942) has native bf16", why)
     if ctx.kind == "nvidia":
         caps = [g.compute_capability for g in ctx.env.nvidia_gpus]
         if ctx.replay and not any(caps):

@@ -72,7 +72,7 @@ def check_torch_devices(ctx: CheckContext) -> Check:
     why = "The GPUs the tools list must be visible to torch, with the expected arch."
     title = "GPUs visible to torch"
     if ctx.kind == "none":
-        return Check("torch_devices", title, "n/a", ctx.skip_no_gpu(), why)
+        return Check("torch_devices", title, ctx.no_gpu_status(), ctx.skip_no_gpu(), why)
     if t.torch_error or not t.torch:
         return Check("torch_devices", title, "n/a", "skipped: torch is not available (see PyTorch build)", why)
     gpus = ctx.env.amd_gpus if ctx.kind == "amd" else ctx.env.nvidia_gpus
@@ -136,7 +136,7 @@ def check_flash_attn(ctx: CheckContext) -> Check:
     why = "FlashAttention-2 saves memory and time on long sequences; without it LLaMA-Factory uses SDPA."
     title = "FlashAttention"
     if ctx.kind == "none":
-        return Check("flash_attn", title, "n/a", ctx.skip_no_gpu() + f"; on MI300X: {lib.get('ck', 'CK backend')}", why)
+        return Check("flash_attn", title, ctx.no_gpu_status(), ctx.skip_no_gpu() + f"; on MI300X: {lib.get('ck', 'CK backend')}", why)
     if ctx.kind == "nvidia":
         if version:
             return Check("flash_attn", title, "ok", f"flash-attn {version} (CUDA)", why)

@@ -70,7 +70,14 @@ class CheckContext:
         return "; ".join(reasons) or "no tool listed a GPU"
 
     def skip_no_gpu(self) -> str:
+        if self.unrecorded(*GPU_TOOLS):
+            return self.not_recorded("no GPU tool's output was recorded, and this check needs the GPU")
         return f"skipped: no GPU on this machine ({self.no_gpu_reason()})"
+
+    def no_gpu_status(self) -> str:
+        """The status of a GPU check with no GPU listed: n/a, or unknown in a replay without any GPU tool's
+        output (no GPU listed there does not mean no GPU)."""
+        return "unknown" if self.unrecorded(*GPU_TOOLS) else "n/a"
 
     def skip_nvidia(self) -> str:
         names = ", ".join(sorted({g.name for g in self.env.nvidia_gpus})) or "NVIDIA"

@@ -86,3 +86,18 @@ def test_a_folder_with_only_a_pasted_collect_env_replays(tmp_path, capsys):
     assert rc == 0 and "MI300X" in checks["gpu"]["found"] and "gfx942" in checks["gpu"]["found"]
     assert checks["bf16"]["status"] == "ok"
     assert checks["rocm"]["status"] == "unknown" and "HIP 6.2" in checks["rocm"]["found"]
+
+
+def test_without_any_gpu_tool_output_the_gpu_checks_are_unknown_not_no_gpu(tmp_path, capsys):
+    """A paste of `amd-smi version` alone (a real public one) says nothing about the GPUs: every check that
+    needs them is unknown (not recorded), never "no GPU on this machine"."""
+    from pathlib import Path
+
+    paste = Path(__file__).resolve().parent.parent / "fixtures" / "doctor" / "corpus" / \
+        "mi300x-partitioned-amd-smi-version-mixed-k8s-157.txt"
+    assert main(["doctor", "--paste", str(paste), "--workspace", str(tmp_path), "--json"]) in (0, 1)
+    checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    for cid in ("gpu", "driver", "arch", "partitions", "bf16", "torch_devices", "flash_attn"):
+        assert checks[cid]["status"] == "unknown", (cid, checks[cid])
+        assert "no GPU on this machine" not in checks[cid]["found"], cid
+    assert checks["rocm"]["status"] == "ok"
