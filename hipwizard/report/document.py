@@ -10,8 +10,8 @@ from __future__ import annotations
 from hipwizard.doctor import fingerprint
 from hipwizard.report import plots
 
-STATUS = {"pass": "✔ pass", "ok": "✔ pass", "warn": "⚠ warn", "fail": "✖ fail", "skip": "– skip",
-          "unknown": "? unknown", "info": "ℹ info"}
+STATUS = {"pass": "✔ pass", "ok": "✔ ok", "warn": "⚠ warn", "fail": "✖ fail", "skip": "– skip", "n/a": "– n/a",
+          "unknown": "? unknown", "info": "ℹ info", "invalid": "✖ invalid"}
 
 
 def _num(v, fmt: str = "{:.4g}") -> str:
