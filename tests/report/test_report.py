@@ -96,6 +96,12 @@ def test_markdown_report_links_its_charts_as_files_beside_it(tmp_path, capsys):
     table = [line for line in text.splitlines() if line.startswith("| status | check")]
     assert table and text.splitlines()[text.splitlines().index(table[0]) + 1] == "|---|---|---|---|"
     assert "## 4 Train: the fine-tune" in text
+    # rendered by a CommonMark parser with GitHub's table extension: real tables and images, no stray pipes
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    assert html.count("<table>") == text.count("\n|---") and "| status |" not in html
+    assert sorted(re.findall(r'<img src="([^"]+)"', html)) == sorted(links)
 
 
 @pytest.mark.parametrize("out, why", [("r.txt", "FILE.html or FILE.md"), ("adir", "is a folder"),
