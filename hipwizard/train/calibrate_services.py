@@ -3,7 +3,8 @@
 - ``bench``: time a bf16 GEMM on this machine's GPU (``gemm_bench`` in a subprocess) and keep it in the
   workspace as the ceiling MFU is judged against;
 - ``calibrate``: plan a config, run its top K candidates for a few steps each (``calibrate.run_calibration``),
-  fit, and keep the calibration in the workspace; ``train plan`` and the Plan tab use it when it matches.
+  fit, and keep the calibration in the workspace; ``train plan`` and the Plan tab use it when it matches;
+- ``calibrate_plan``: the same for the Plan tab's unsaved form (written to ``.hipwizard/calibrate-plan/``).
 
 Bad input raises ``UserError`` (one line). Long actions take ``progress``; ``calibrate`` also ``should_stop``.
 """
@@ -108,3 +109,22 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
     except OSError as exc:
         raise UserError(f"calibrated, but cannot save it in the workspace: {exc}") from None
     return cal
+
+
+PLAN_FOLDER = "calibrate-plan"  # under the workspace's state folder: the Plan tab's config, as calibrated
+
+
+def calibrate_plan(ws: Workspace, config, document=None, *, base_dir: Path, gpus: int = 1, seq_len: int | None = None,
+                   candidates: int = 4, steps: int = 8, warmup: int = 2, options: LaunchOptions | None = None,
+                   progress: ProgressFn | None = None,
+                   should_stop: Callable[[], bool] = lambda: False) -> Calibration:
+    """``calibrate`` for a config being edited (the Plan tab's form, a ``TrainConfig`` and its YAML
+    ``document``): written to ``.hipwizard/calibrate-plan/config.yaml`` (paths anchored at ``base_dir``), then
+    calibrated from there. One GPU only: the key of a calibration holds the world size it ran at."""
+    from hipwizard.train.rundir import save_run_dir
+
+    if gpus != 1:
+        raise UserError(f"calibration runs on one GPU: set GPUs to 1 (not {gpus}) to calibrate")
+    run = save_run_dir(ws.state_dir / PLAN_FOLDER, config, document, base_dir=base_dir)
+    return calibrate(ws, run.config_path, candidates=candidates, steps=steps, warmup=warmup, seq_len=seq_len,
+                     options=options, progress=progress, should_stop=should_stop)

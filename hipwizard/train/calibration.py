@@ -29,6 +29,9 @@ from hipwizard.train.memory import MemoryEstimate, MemoryPart
 from hipwizard.train.throughput import Throughput
 
 Source = Literal["measured", "calibrated", "predicted"]
+# How each face names a number's source (never colour alone): measured on this machine, predicted and then
+# corrected by this machine's calibration, or the H200-fitted model only.
+SOURCE_WORDS: dict[str, str] = {"measured": "measured here", "calibrated": "calibrated here", "predicted": "predicted"}
 # Settings that change what a step does; the batch split is handled by the fit's per-token terms.
 KIND_FIELDS = ("zero_stage", "offload_optimizer", "offload_param", "disable_gradient_checkpointing",
                "enable_liger_kernel", "torch_compile", "flash_attn", "packing", "neat_packing")

@@ -234,3 +234,110 @@ async def test_narrow_form_fits_80_columns(tmp_path):
         assert not pane.has_class("-narrow") and not batch.compact
         assert str(app.query_one("#label-per_device_train_batch_size").render()) == "per_device_train_batch_size"
         assert "█" in panel(app, "memory")
+
+
+# --- calibration from the Plan tab: a real short run of the tiny demo model on CPU -------------------------
+
+class CalibrateApp(App):
+    """The Plan tab on the demo's config (its own folder), calibrating on CPU with ``candidates`` x ``steps``."""
+
+    def __init__(self, workspace: Workspace, config: Path, candidates: int, steps: int, warmup: int) -> None:
+        super().__init__()
+        self.workspace, self.config_path = workspace, config
+        self.settings = (candidates, steps, warmup)
+
+    def compose(self) -> ComposeResult:
+        yield TrainPlanPane()
+
+    def on_mount(self) -> None:
+        from hipwizard.train.launcher import LaunchOptions
+        from tests.train.helpers import LF_ENV
+
+        pane = self.query_one(TrainPlanPane)
+        pane.calibrate_candidates, pane.calibrate_steps, pane.calibrate_warmup = self.settings
+        pane.calibrate_options = LaunchOptions(platform="cpu", extra_env=dict(LF_ENV))
+        loaded = load_yaml(self.config_path)
+        pane.load(loaded.config, loaded.document, base_dir=self.config_path.parent)
+
+
+def _calibrate_app(tmp_path, demo_assets, candidates, steps, warmup) -> CalibrateApp:
+    from hipwizard.train.demo import write_demo_run_dir
+
+    run_dir = write_demo_run_dir(tmp_path / "src", demo_assets.root, name="demo")
+    return CalibrateApp(Workspace.open(tmp_path / "ws"), run_dir / "config.yaml", candidates, steps, warmup)
+
+
+def _status(app) -> str:
+    return str(app.query_one("#plan-calibrate-status", Static).render())
+
+
+async def test_calibrate_key_runs_the_demo_on_cpu_with_a_progress_bar_then_labels_numbers(tmp_path, demo_assets):
+    """C (focus on the Calibrate button): one candidate, 3 real steps through the launcher; the bar counts the
+    steps, the calibration is saved, and after the re-plan the advisor says measured here / calibrated here."""
+    import sys
+
+    from textual.widgets import Button, ProgressBar
+
+    from hipwizard.train import state
+
+    torch_before = "torch" in sys.modules
+    app = _calibrate_app(tmp_path, demo_assets, 1, 3, 1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "▶" in panel(app, "advice"))
+        assert "ℹ predicted (H200-fitted model); C calibrates here" in panel(app, "advice")
+        assert "↳ predicted" in panel(app, "memory")
+        app.query_one("#plan-calibrate", Button).focus()
+        await pilot.press("C")
+        await until(pilot, lambda: "▶ calibrating" in _status(app))
+        assert str(app.query_one("#plan-calibrate", Button).label) == "Stop"
+        bar = app.query_one("#plan-calibrate-bar", ProgressBar)
+        await until(pilot, lambda: "✔ calibrated" in _status(app) or "✖" in _status(app), timeout=300)
+        assert "1 of 1 config(s) measured" in _status(app), _status(app)
+        assert bar.total == 3 and bar.progress == 3
+        assert str(app.query_one("#plan-calibrate", Button).label) == "Calibrate"
+        await until(pilot, lambda: "measured here" in panel(app, "advice"))
+        advice = panel(app, "advice")
+        assert "ℹ calibrated on" in advice and "· calibrated here" in advice, advice
+        assert "↳ calibrated here" in panel(app, "memory")
+    (cal,) = state.calibrations(app.workspace)
+    assert len(cal.good) == 1 and cal.good[0].steps == 3 and not cal.stopped
+    assert ("torch" in sys.modules) == torch_before  # the run was a subprocess; nothing heavy came in here
+
+
+async def test_stop_calibration_asks_then_ends_the_candidates_process_group(tmp_path, demo_assets):
+    """X during the first candidate, confirmed with y: the run in flight is stopped (no process of its group
+    left), the second candidate never starts, and the stopped calibration is kept."""
+    from textual.widgets import Button
+
+    from hipwizard.train import state
+    from hipwizard.train.manifest import load_manifest
+    from hipwizard.train.stop import run_processes
+    from tests.train.helpers import pids_alive
+
+    app = _calibrate_app(tmp_path, demo_assets, 2, 40, 2)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "▶" in panel(app, "advice"))
+        assert not app.query_one(TrainPlanPane).check_action("stop_calibration", ())  # X hidden: nothing to stop
+        await pilot.click("#plan-calibrate")
+        runs = app.workspace.runs_dir
+
+        def first():
+            return next(iter(runs.glob("calibrate-*/1")), None)
+
+        await until(pilot, lambda: first() is not None and load_manifest(first()) is not None, timeout=120)
+        manifest = load_manifest(first())
+        await until(pilot, lambda: "calibrating 1/" in _status(app) or "calibrating 2/" in _status(app), timeout=240)
+        pids = list(run_processes(manifest))
+        assert pids
+        app.query_one("#plan-calibrate", Button).focus()
+        await pilot.press("X")
+        await until(pilot, lambda: "Stop the calibration?" in str(app.screen.query_one("#confirm-text").render()))
+        await pilot.press("y")
+        await until(pilot, lambda: "■ stopped" in _status(app), timeout=120)
+        assert not run_processes(manifest) and not pids_alive(pids)
+        assert not (runs / first().parent.name / "2").exists()
+        assert str(app.query_one("#plan-calibrate", Button).label) == "Calibrate"
+    (cal,) = state.calibrations(app.workspace)
+    assert cal.stopped and [m.error for m in cal.measurements] == ["stopped"]

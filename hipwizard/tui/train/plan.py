@@ -6,6 +6,12 @@ estimate and advice come from ``hipwizard.train.services.plan`` in a job, deboun
 for them. Below ``NARROW`` columns the form goes compact: one line per field, short labels, the help of
 the focused field only, the side panels without bars. Layout and event wiring only; the panels' text is
 in ``plan_panels``.
+
+C (or the Calibrate button) calibrates the form's config here: ``calibrate_services.calibrate_plan`` in a
+thread worker runs the advisor's top candidates for a few real steps each (every candidate is its own
+``llamafactory-cli`` process group; nothing heavy is imported in this process), with a progress bar
+(``plan_calibrate``); X stops it (asks first; the run in flight is stopped, process group and all). Then the
+form is re-planned, and the advisor marks each number measured here, calibrated here or predicted.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from hipwizard.train.presets import (
 from hipwizard.train.rundir import run_name, save_run_dir
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.train import plan_panels as panels
+from hipwizard.tui.train.plan_calibrate import CalibrationBar, PlanCalibration
 from hipwizard.tui.workers import Jobs
 
 NARROW = 120  # columns below which the form goes compact
@@ -58,7 +65,7 @@ def _text(value: Any) -> str:
     return "" if value is None else (f"{value:g}" if isinstance(value, float) else str(value))
 
 
-class TrainPlanPane(Jobs, Vertical):
+class TrainPlanPane(PlanCalibration, Jobs, Vertical):
     """Edit a training plan and save it as a run directory."""
 
     # The styles live in plan.tcss; a widget has no CSS_PATH, so it carries them as DEFAULT_CSS.
@@ -67,7 +74,12 @@ class TrainPlanPane(Jobs, Vertical):
         Binding("ctrl+s", "save", "Save", id="plan.save"),
         Binding("ctrl+g", "apply_suggestion", "Apply", id="plan.apply"),
         Binding("ctrl+n", "next_suggestion", "Next", id="plan.next_suggestion"),
+        Binding("C", "calibrate", "Calibrate", id="plan.calibrate"),
+        Binding("X", "stop_calibration", "Stop", id="plan.stop_calibration"),
     ]
+    # What C runs; tests and other machines may change them (the CLI takes --candidates/--steps/--warmup).
+    calibrate_candidates, calibrate_steps, calibrate_warmup = 4, 8, 2
+    calibrate_options = None  # a LaunchOptions; None: one process, platform detected
 
     class Saved(Message):
         """A run directory was written; the screen may offer to launch it."""
@@ -87,6 +99,7 @@ class TrainPlanPane(Jobs, Vertical):
         self.narrow = False
         self._generation = 0
         self._timer = None
+        self._stop_calibration = None  # a threading.Event while a calibration runs (PlanCalibration)
 
     # --- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -104,6 +117,8 @@ class TrainPlanPane(Jobs, Vertical):
                 yield Label("name", classes="plan-top-label")
                 yield Input("", id="plan-name")
                 yield Button("Save", id="plan-save", variant="primary")
+                yield Button("Calibrate", id="plan-calibrate")
+        yield CalibrationBar(id="plan-calibration")
         with Horizontal(id="plan-body"):
             with VerticalScroll(id="plan-form"):
                 for group, names in FIELD_GROUPS.items():
@@ -169,7 +184,10 @@ class TrainPlanPane(Jobs, Vertical):
                            progress=True)
 
     def on_work_progress(self, message: WorkProgress) -> None:
-        if message.job == "demo-build":
+        if message.job == "calibrate":
+            message.stop()
+            self.query_one(CalibrationBar).advanced(message.progress)
+        elif message.job == "demo-build":
             message.stop()
             if not message.progress.finished:
                 self.notify(f"{message.progress.text()} …")
@@ -294,6 +312,11 @@ class TrainPlanPane(Jobs, Vertical):
     @on(Button.Pressed, "#plan-save")
     def _save_pressed(self) -> None:
         self.action_save()
+
+    # --- calibration (the actions are PlanCalibration's) ------------------------------------------
+    @on(Button.Pressed, "#plan-calibrate")
+    def _calibrate_pressed(self) -> None:
+        self.action_stop_calibration() if self.calibrating else self.action_calibrate()
 
     def run_dir_name(self) -> str:
         return self.query_one("#plan-name", Input).value.strip()

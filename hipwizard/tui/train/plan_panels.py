@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from hipwizard.train.calibration import SOURCE_WORDS
 from hipwizard.train.config import field_help
 from hipwizard.train.plan import Plan
 
@@ -67,6 +68,7 @@ def memory_text(plan: Plan | None, narrow: bool = False) -> Text:
             text.append(" " + "█" * max(0, round(24 * part.gib / scale)))
         text.append("\n")
     text.append(f"{'total':<{name_w}}{est.total_gib:{num_w}.1f} GiB\n", style="bold")
+    text.append(f"↳ {SOURCE_WORDS.get(plan.source, plan.source)}\n", style="dim")
     if est.fits is not None:
         word = "✔ fits" if est.fits else "✖ does not fit"
         text.append(f"{word}: margin {est.margin_gib:.1f} GiB\n", style="green" if est.fits else "red")
@@ -84,14 +86,25 @@ def advice_text(plan: Plan | None, selected: int) -> Text:
     if advice is None or advice.reason:
         text.append(f"⚠ {advice.reason if advice else 'no advice'}\n", style="yellow")
         return text
+    text.append(calibration_line(advice.calibration) + "\n", style="italic")
     ranked = suggestions(plan)
+    calibrated = any(c.source != "predicted" for c in advice.ranked)
     if not ranked:
         text.append("✔ your config is already the fastest that fits\n", style="green")
     for n, cand in enumerate(ranked):
         mark = "▶" if n == selected else " "
-        text.append(f"{mark} {cand.speedup:4.2f}x  {cand.label}\n", style="bold" if n == selected else "")
+        text.append(f"{mark} {cand.speedup:4.2f}x  {cand.label}", style="bold" if n == selected else "")
+        # Without a calibration every number is predicted and the line above says so once.
+        text.append(f"  · {SOURCE_WORDS[cand.source]}\n" if calibrated else "\n", style="dim")
     if ranked:
         for reason in ranked[selected].reasons:
             text.append(f"  · {reason}\n", style="dim")
         text.append("ctrl+g applies ▶, ctrl+n picks the next\n", style="italic")
     return text
+
+
+def calibration_line(why: str) -> str:
+    """Which calibration the advisor's numbers use (``Advice.calibration``), with the key that makes one."""
+    if not why or why.startswith("no calibration"):
+        return "ℹ predicted (H200-fitted model); C calibrates here"
+    return f"ℹ {why}"
