@@ -1,0 +1,83 @@
+"""`hipwizard train calibrate` through the real CLI (a subprocess, as a user runs it) on the tiny demo model on
+CPU: 2 candidates x 3 real steps through the launcher; the calibration is kept and `train plan` then labels
+its numbers measured here / calibrated here; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from hipwizard.train import state
+from hipwizard.train.manifest import load_manifest
+from hipwizard.train.stop import run_processes
+from hipwizard.workspace import Workspace
+
+from .helpers import LF_ENV
+
+
+def hipwizard(*argv, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, **LF_ENV}
+    return subprocess.run([sys.executable, "-m", "hipwizard", *map(str, argv)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+@pytest.fixture
+def demo_config(tmp_path, demo_assets):
+    from hipwizard.train.demo import write_demo_run_dir
+
+    return write_demo_run_dir(tmp_path / "src", demo_assets.root, name="demo") / "config.yaml"
+
+
+def test_calibrate_two_candidates_three_steps_then_plan_labels_measured_and_calibrated(tmp_path, demo_config):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done = hipwizard("train", "calibrate", demo_config, "--candidates", 2, "--steps", 3, "--warmup", 1,
+                     "--platform", "cpu", "--workspace", ws, "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = json.loads(done.stdout)
+    assert [m["ok"] for m in printed["measurements"]] == [True, True]
+    assert [m["steps"] for m in printed["measurements"]] == [3, 3]
+    assert all(m["step_s"] > 0 and m["tokens_per_s"] > 0 for m in printed["measurements"])
+    (cal,) = state.calibrations(Workspace(ws))
+    assert len(cal.good) == 2 and not cal.stopped and cal.key["world_size"] == 1
+    for m in cal.measurements:  # each candidate's run ended with its process group
+        manifest = load_manifest(m.run_dir)
+        assert manifest is not None and not run_processes(manifest)
+
+    plan = hipwizard("train", "plan", demo_config, "--workspace", ws, timeout=300)
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    assert "ℹ calibrated on" in plan.stdout, plan.stdout
+    assert "(measured here)" in plan.stdout and "(calibrated here)" in plan.stdout, plan.stdout
+    labels = {m.label for m in cal.good}
+    measured_lines = [line for line in plan.stdout.splitlines() if "(measured here)" in line]
+    assert any(label in line for line in measured_lines for label in labels)
+
+    fresh = tmp_path / "ws-none"
+    fresh.mkdir()
+    before = hipwizard("train", "plan", demo_config, "--workspace", fresh, timeout=300)
+    assert "(measured here)" not in before.stdout and "predicted, H200-fitted model" in before.stdout
+
+
+@pytest.mark.parametrize("args, says", [
+    (("--candidates", 0), "--candidates must be between 1 and 16, not 0"),
+    (("--steps", 0), "--steps must be between 4 and 1000"),
+    (("--steps", 3), "--steps must be between 4 and 1000"),  # the default 2 warm-up steps leave 1 timed
+], ids=["K=0", "steps=0", "steps-not-past-warmup"])
+def test_bad_numbers_are_one_line_and_exit_2(tmp_path, demo_config, args, says):
+    done = hipwizard("train", "calibrate", demo_config, *args, "--platform", "cpu", "--workspace", tmp_path,
+                     timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], done.stderr
+    assert not (tmp_path / ".hipwizard" / "runs").exists()  # nothing was launched
+
+
+def test_missing_config_is_one_line_and_exit_2(tmp_path):
+    done = hipwizard("train", "calibrate", tmp_path / "nope.yaml", "--workspace", tmp_path, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nope.yaml does not exist" in lines[0], done.stderr
