@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import platform as _platform
+from dataclasses import replace
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -79,6 +80,9 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
     if not warmup + 2 <= steps <= 1000:
         raise UserError(f"--steps must be between {warmup + 2} and 1000 (the first {warmup} are warm-up), not {steps}")
     options = options or LaunchOptions()
+    if options.gpus is None and options.nproc_per_node is None and options.platform != "cpu":
+        # The key says world size 1: without this a many-GPU box would train each candidate on all its GPUs.
+        options = replace(options, gpus=[0])
     target = services.target_device(ws, vram_gib=vram_gib, device=device)
     gpu = GpuPeak((options.gpus or [0])[0])
     if gpu.used_gib() is not None and gpu.name:

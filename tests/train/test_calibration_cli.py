@@ -81,3 +81,23 @@ def test_missing_config_is_one_line_and_exit_2(tmp_path):
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "nope.yaml does not exist" in lines[0], done.stderr
+
+
+def test_calibration_runs_on_one_gpu_unless_told_otherwise(tmp_path, demo_config, monkeypatch):
+    """The key says world size 1, so a many-GPU box must not train a candidate on all its GPUs."""
+    import hipwizard.train.calibrate as calibrate_module
+    from hipwizard.train.calibrate_services import calibrate
+    from hipwizard.train.launcher import LaunchOptions
+
+    seen = []
+
+    def fake_run(advice, **kw):
+        seen.append(kw["options"])
+        raise KeyboardInterrupt  # stop before anything is launched
+
+    monkeypatch.setattr(calibrate_module, "run_calibration", fake_run)
+    ws = Workspace.open(tmp_path / "ws")
+    for options in (None, LaunchOptions(platform="cuda"), LaunchOptions(gpus=[3]), LaunchOptions(platform="cpu")):
+        with pytest.raises(KeyboardInterrupt):
+            calibrate(ws, demo_config, candidates=1, steps=4, options=options)
+    assert [o.gpus for o in seen] == [[0], [0], [3], None]
