@@ -169,7 +169,7 @@ class BuiltinTranslator:
         removed = parse_version(mapping.hip_removed)
         if added and added > self.hip_version:
             report("too_new", name, offset,
-                   f"{target} needs HIP {mapping.hip_added}: ROCm >= {mapping.hip_added} (you target {self.target})")
+                   f"{target} needs ROCm >= {mapping.hip_added} (you target {self.target})")
         elif removed and removed <= self.hip_version:
             report("removed", name, offset, f"{target} was removed in HIP {mapping.hip_removed}")
         elif mapping.hip_deprecated and (parse_version(mapping.hip_deprecated) or (99,)) <= self.hip_version:
@@ -195,7 +195,7 @@ class BuiltinTranslator:
         stats["headers"] += 1
         need = HEADER_MIN_HIP.get(target)
         if need and parse_version(need) > self.hip_version:
-            report("too_new", header, m.start(), f"<{target}> needs HIP {need}: ROCm >= {need} (you target {self.target})")
+            report("too_new", header, m.start(), f"<{target}> needs ROCm >= {need} (you target {self.target})")
         if target in HEADER_PATHS and self.hip_version >= (6, 0, 0):
             target = HEADER_PATHS[target]
         if not target or (group and group in seen_groups):

@@ -52,7 +52,9 @@ VERBS: tuple[Verb, ...] = (
     Verb("x", "launch the planned run (asks to confirm)", "Train"),
     Verb("X", "stop the run or the calibration (asks to confirm)", "Train (Run tab: the run; Plan tab: a calibration)"),
     Verb("o", "open (attach to) a run", "Train (Run tab)"),
-    Verb("P", "post-mortem: the alarm step's batch through Parity", "Train (Run tab)"),
+    Verb("P", "post-mortem: the alarm step's batch through Parity",
+         "Train (Run tab, on a run with a NaN/inf loss or a grad_norm spike; any step: "
+         "hipwizard parity postmortem RUN_DIR --step N)"),
     Verb("ctrl+s", "save the run folder", "Train (Plan tab)"),
     Verb("ctrl+g", "apply the suggestion", "Train (Plan tab)"),
     Verb("ctrl+n", "next suggestion", "Train (Plan tab)"),

@@ -45,6 +45,7 @@ async def test_p_runs_the_postmortem_of_the_spike_and_opens_parity(tmp_path, dem
         await app.push_screen(screen)
         await until(pilot, lambda: _view(app).snap is not None and _view(app).snap.state == "finished")
         assert any("step 5" in line and "grad_norm" in line for line in _view(app).snap.alarms)
+        assert app.screen.check_action("run", ("postmortem",)) is True  # P shows in the footer
         await pilot.press("P")
         await until(pilot, lambda: isinstance(app.screen, ParityScreen), timeout=300)
         await until(pilot, lambda: app.screen.comparison is not None)  # mounted, showing the post-mortem
@@ -69,3 +70,4 @@ async def test_p_without_an_alarm_says_how_to_name_a_step(tmp_path):
         await pilot.press("P")
         await until(pilot, lambda: any("--step N" in str(n.message) for n in app._notifications), timeout=10)
         assert not isinstance(app.screen, ParityScreen)
+        assert app.screen.check_action("run", ("postmortem",)) is False  # not in the footer without an alarm

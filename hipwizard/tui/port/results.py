@@ -113,7 +113,7 @@ def api_options(review) -> list[Option]:
                     continue
                 hunk_id = _hunk_at(review, rel, d.line)
                 where = "  → Enter: its hunk" if hunk_id else ""
-                what = d.message.split("; this runtime is", 1)[0]  # the heading names the runtime
+                what = d.message.split("; this runtime is", 1)[0].split(" (you target", 1)[0]  # the heading names it
                 rows.append(Option(Text(f"    {rel}:{d.line}  {what}{where}"),
                                    id=f"api.{kind}.{rel}.{k}|{hunk_id}" if hunk_id else None))
     return rows

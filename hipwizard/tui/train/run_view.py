@@ -195,7 +195,10 @@ class RunView(Jobs, Vertical):
     def _show(self, message: RunUpdated) -> None:
         if message.generation != self._generation:
             return  # a snapshot of the run we attached before
+        had_alarm = self.has_alarm
         snap = self.snap = message.snap
+        if self.has_alarm != had_alarm:
+            self.screen.refresh_bindings()  # P (post-mortem) shows in the footer only with an alarm
         narrow = self.has_class("-narrow")
         state = "stopping" if self.stopping and snap.state == "running" else snap.state
         self.query_one("#run-status", Static).update(run_panels.status_text(snap, state))
@@ -323,13 +326,18 @@ class RunView(Jobs, Vertical):
         self.action_refresh()
 
     # --- post-mortem of an alarm ----------------------------------------------------------------------
+    @property
+    def has_alarm(self) -> bool:
+        """The attached run has a NaN/inf loss or a grad_norm spike: what P looks into."""
+        return self.snap is not None and any(line.startswith("✖") or "grad_norm" in line for line in self.snap.alarms)
+
     def action_postmortem(self) -> None:
         """P: rebuild the batch of the attached run's first NaN/inf or grad_norm spike and compare the model on
         it (``hipwizard parity postmortem``, in a subprocess); then open Parity on the result."""
         if not self.attached or self.snap is None:
             self.notify("attach a run first (enter or o)", severity="warning")
             return
-        if not any(line.startswith("✖") or "grad_norm" in line for line in self.snap.alarms):
+        if not self.has_alarm:
             self.notify("no NaN/inf loss or grad_norm spike on this run; for any step: "
                         "hipwizard parity postmortem RUN_DIR --step N", severity="warning", timeout=8)
             return

@@ -78,6 +78,9 @@ class TrainScreen(Screen):
             return False
 
     def check_action(self, action: str, parameters) -> bool | None:
+        if action == "run" and parameters and parameters[0] == "postmortem":
+            # only where it can act: the footer has no room for a key that would only say "no alarm"
+            return self._run_tab_active() and self.query_one(RunView).has_alarm
         if action == "run" and parameters and parameters[0] in RUN_TAB_ONLY:
             return self._run_tab_active()
         return True
