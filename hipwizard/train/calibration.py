@@ -121,6 +121,7 @@ class Calibration:
     config_path: str = ""
     wall_s: float = 0.0
     stopped: bool = False
+    environment: dict | None = None  # doctor.fingerprint of the machine it was measured on
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -44,6 +44,7 @@ def test_calibrate_two_candidates_three_steps_then_plan_labels_measured_and_cali
     assert all(m["step_s"] > 0 and m["tokens_per_s"] > 0 for m in printed["measurements"])
     (cal,) = state.calibrations(Workspace(ws))
     assert len(cal.good) == 2 and not cal.stopped and cal.key["world_size"] == 1
+    assert cal.environment["id"] and cal.environment["origin"] == "no doctor report"  # stamped (issue 19)
     for m in cal.measurements:  # each candidate's run ended with its process group
         manifest = load_manifest(m.run_dir)
         assert manifest is not None and not run_processes(manifest)
