@@ -102,12 +102,19 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
     steady = sorted(s for s in arrivals if s > warmup)
     if len(steady) >= 2:
         first, last = steady[0], steady[-1]
-        m.step_s = (arrivals[last] - arrivals[first]) / (last - first)
-        tok = [records[s].get("total_tokens") for s in (first, last)]
-        per_step = ((tok[1] - tok[0]) / (last - first) if all(isinstance(t, (int, float)) for t in tok)
-                    else cand.config.effective_batch(options.nproc_per_node or 1) * seq_len)
-        m.tokens_per_s = per_step / m.step_s
-        m.ok = True
+        span = arrivals[last] - arrivals[first]
+        if span <= 0:  # the steps reached the log together (a fast run, one poll): the trainer's own clock,
+            span = _trainer_span(run_dir, records, first, last)  # warm-up included when only that is left
+        if span > 0:
+            m.step_s = span / (last - first)
+            tok = [records[s].get("total_tokens") for s in (first, last)]
+            per_step = ((tok[1] - tok[0]) / (last - first) if all(isinstance(t, (int, float)) for t in tok)
+                        else cand.config.effective_batch(options.nproc_per_node or 1) * seq_len)
+            m.tokens_per_s = per_step / m.step_s
+            m.ok = True
+        else:
+            m.error = (f"the {len(steady)} steady steps reached the log at once: too fast to time "
+                       "(give --steps more)")
     if not m.ok and not m.error:
         from hipwizard.train.failure import diagnose_run
 
@@ -115,6 +122,24 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
         m.error = ("stopped" if stopped else failure.line if failure else
                    f"only {len(steady)} steady step(s) logged (give --steps more than {warmup + 2})")
     return m, stopped
+
+
+def _trainer_span(run_dir: Path, records: dict, first: int, last: int) -> float:
+    """Seconds the trainer itself took from step ``first`` to ``last``: from the log's elapsed times (1 s
+    resolution), else pro rata from its final ``train_runtime`` (output/train_results.json); 0 when unknown."""
+    import json
+
+    from hipwizard.train.history import parse_duration
+
+    elapsed = [parse_duration(records[s].get("elapsed_time")) for s in (first, last)]
+    if None not in elapsed and elapsed[1] > elapsed[0]:
+        return elapsed[1] - elapsed[0]
+    try:
+        results = json.loads((run_dir / "output" / "train_results.json").read_text(encoding="utf-8"))
+        runtime, steps = float(results["train_runtime"]), max(records)
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+    return runtime * (last - first) / steps if runtime > 0 and steps else 0.0
 
 
 def _follow(manifest, tail, arrivals: dict, records: dict, gpu: GpuPeak | None, should_stop, on_step,

@@ -328,7 +328,13 @@ async def test_stop_calibration_asks_then_ends_the_candidates_process_group(tmp_
 
         await until(pilot, lambda: first() is not None and load_manifest(first()) is not None, timeout=120)
         manifest = load_manifest(first())
-        await until(pilot, lambda: "calibrating 1/" in _status(app) or "calibrating 2/" in _status(app), timeout=240)
+        def stepping_first() -> bool:  # a step of the first candidate logged (arrivals can come several at once)
+            import re
+
+            found = re.search(r"calibrating (\d+)/(\d+)", _status(app))
+            return found is not None and 1 <= int(found.group(1)) < 40
+
+        await until(pilot, stepping_first, timeout=240)
         pids = list(run_processes(manifest))
         assert pids
         app.query_one("#plan-calibrate", Button).focus()
@@ -340,4 +346,6 @@ async def test_stop_calibration_asks_then_ends_the_candidates_process_group(tmp_
         assert not (runs / first().parent.name / "2").exists()
         assert str(app.query_one("#plan-calibrate", Button).label) == "Calibrate"
     (cal,) = state.calibrations(app.workspace)
-    assert cal.stopped and [m.error for m in cal.measurements] == ["stopped"]
+    # the candidate in flight: measured from the steps it logged before the stop, or marked stopped
+    assert cal.stopped and len(cal.measurements) == 1
+    assert cal.measurements[0].ok or cal.measurements[0].error == "stopped"
