@@ -17,7 +17,7 @@ from hipwizard.cli import main
 from hipwizard.parity.step_batch import locate, read_inputs
 from hipwizard.train.demo import write_demo_run_dir
 from tests.train.helpers import LF_ENV
-from tests.train.test_alarms import SITE
+from tests.train.test_alarms import launch_spiked_demo
 
 TRUTH = '''
 import json, sys, tempfile
@@ -76,17 +76,8 @@ def test_rebuilt_batches_are_the_ones_the_trainer_fed(tmp_path, demo_assets):
 def test_postmortem_finds_the_spike_rebuilds_its_batch_and_compares_forward_and_backward(tmp_path, demo_assets,
                                                                                         capsys, monkeypatch):
     from hipwizard.cli.train_run import follow
-    from hipwizard.train import services
-    from hipwizard.train.launcher import LaunchOptions
-    from hipwizard.workspace import Workspace
 
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(SITE)
-    run_dir = write_demo_run_dir(tmp_path / "runs", demo_assets.root, max_steps=7)
-    env = {**LF_ENV, "HW_SPIKE_AT": "5", "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    ws = Workspace.open(tmp_path / "ws")
-    launched = services.launch(ws, run_dir, LaunchOptions(platform="cpu", extra_env=env))
+    launched, ws = launch_spiked_demo(tmp_path, demo_assets, max_steps=7)
     assert follow(launched.run_dir, poll_s=0.5) == 0
     capsys.readouterr()
     for key, value in LF_ENV.items():

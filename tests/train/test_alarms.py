@@ -74,10 +74,9 @@ _tr.Trainer.compute_loss = compute_loss
 '''
 
 
-def test_injected_gradient_spike_alarms_in_attach_within_one_log_interval(tmp_path, demo_assets, capsys):
-    """A real demo run (LoRA, CPU, launched by hipwizard's launcher) whose gradients are scaled 1000x at
-    step 5 (patched in through sitecustomize): `attach` prints the grad_norm alarm at step 5 itself."""
-    from hipwizard.cli.train_run import follow
+def launch_spiked_demo(tmp_path, demo_assets, *, max_steps: int, at: int = 5):
+    """Launch, through hipwizard's launcher (CPU), a real demo LoRA run whose gradients are scaled 1000x at step
+    ``at`` (``SITE`` through sitecustomize). Returns the ``Launched`` run and its workspace."""
     from hipwizard.train import services
     from hipwizard.train.demo import write_demo_run_dir
     from hipwizard.train.launcher import LaunchOptions
@@ -88,10 +87,19 @@ def test_injected_gradient_spike_alarms_in_attach_within_one_log_interval(tmp_pa
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITE)
-    run_dir = write_demo_run_dir(tmp_path / "runs", demo_assets.root, max_steps=9)
-    env = {**LF_ENV, "HW_SPIKE_AT": "5", "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    run_dir = write_demo_run_dir(tmp_path / "runs", demo_assets.root, max_steps=max_steps)
+    env = {**LF_ENV, "HW_SPIKE_AT": str(at),
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     ws = Workspace.open(tmp_path / "ws")
-    launched = services.launch(ws, run_dir, LaunchOptions(platform="cpu", extra_env=env))
+    return services.launch(ws, run_dir, LaunchOptions(platform="cpu", extra_env=env)), ws
+
+
+def test_injected_gradient_spike_alarms_in_attach_within_one_log_interval(tmp_path, demo_assets, capsys):
+    """A real demo run (LoRA, CPU, launched by hipwizard's launcher) whose gradients are scaled 1000x at
+    step 5 (patched in through sitecustomize): `attach` prints the grad_norm alarm at step 5 itself."""
+    from hipwizard.cli.train_run import follow
+
+    launched, _ = launch_spiked_demo(tmp_path, demo_assets, max_steps=9)
     rc = follow(launched.run_dir, poll_s=0.5)
     out = capsys.readouterr().out
     assert rc == 0, out[-2000:]

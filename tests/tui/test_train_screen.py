@@ -180,6 +180,12 @@ async def test_quit_mid_run_then_reattach_shows_the_whole_history(ws, demo_asset
         assert [x for x, _ in _view(app2).snap.loss] == list(range(1, 11))
 
 
+def _log_at_end(app) -> bool:
+    """The run's log shows its newest line (it follows the run; a layout change must not leave it behind)."""
+    log = app.screen.query_one("#run-log")
+    return log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y
+
+
 def _snapshot_ready(app, state):
     v = _view(app)
     return v.snap is not None and v.snap.state == state and v.snap.gpu is not None
@@ -198,6 +204,7 @@ def test_snapshot_finished_run(ws, snap_compare, size):
         app.sub_title = "snapshot"
         await app.push_screen(screen)
         await until(pilot, lambda: _snapshot_ready(app, "finished") and len(_view(app).runs) == 1)
+        await until(pilot, lambda: _log_at_end(app))
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
@@ -212,6 +219,9 @@ def test_snapshot_failed_run(ws, snap_compare, size):
         app.sub_title = "snapshot"
         await app.push_screen(screen)
         await until(pilot, lambda: _snapshot_ready(app, "failed") and len(_view(app).runs) == 1)
+        # the state can be known before the log's last lines are drawn: wait for the traceback's last line
+        await until(pilot, lambda: any("Some keys are not used" in line.text
+                                       for line in app.screen.query_one("#run-log").lines) and _log_at_end(app))
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)

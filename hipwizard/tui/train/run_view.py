@@ -206,6 +206,7 @@ class RunView(Jobs, Vertical):
         self.query_one("#run-rates", Static).update(run_panels.rates_text(snap))
         failure = run_panels.failure_text(snap)
         box = self.query_one("#run-failure", Static)
+        relaid = box.display != (failure is not None)  # the log below gets another height
         box.display = failure is not None
         if failure is not None:
             box.update(failure)
@@ -216,12 +217,15 @@ class RunView(Jobs, Vertical):
         self.query_one("#plot-lr", SeriesPlot).set_series({"lr": snap.lr})
         self.query_one("#run-plots").set_class(not snap.loss and not snap.lr, "-empty")  # narrow: 2 lines
         self.query_one("#run-gpu", Static).update(run_panels.gpu_text(snap))
+        log = self.query_one("#run-log", RichLog)
         if snap.lines != self._lines_shown:
-            log = self.query_one("#run-log", RichLog)
             log.clear()
             for line in snap.lines:
                 log.write(run_panels.log_line_text(line.text, line.level))
             self._lines_shown = snap.lines
+            relaid = True
+        if relaid:  # keep the newest line in view once the new layout is known
+            self.call_after_refresh(log.scroll_end, animate=False)
         info = self._info(self.attached)
         if info is not None and info.state != snap.state:
             self.action_refresh()
