@@ -72,7 +72,10 @@ def cmd_train_run(args) -> int:
         raise UserError("give a run directory or config.yaml, or --demo (one of them)")
     options = _options(args)
     if args.demo:
-        print("building the tiny demo model (offline, once) ...", flush=True)
+        from hipwizard.demo_model import demo_assets
+
+        if not demo_assets().ready:  # built once, then reused: say so only when it happens
+            print("building the tiny demo model (offline, once) ...", flush=True)
         launched = services.launch_demo(ws, options)
     else:
         launched = services.launch(ws, args.target, options)
