@@ -5,6 +5,7 @@ The conflict is made through the real CLI/services and the real ``git merge-file
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from hipwizard.cli import main
 from hipwizard.port.review_state import ReviewState, state_path_for
@@ -26,9 +27,9 @@ def _hipify(tmp_path) -> None:
                  "--backend", "builtin", "--hip-version", "6.1", "--no-check", "--json"]) == 0
 
 
-def _conflict(tmp_path, capsys) -> tuple[str, bytes]:
-    """Write, hand-edit the output, change the source under the edit, write again: k.cu in conflict.
-    Returns the user's text and the new result hipwizard kept aside."""
+def written_then_edited(tmp_path) -> tuple[Path, str]:
+    """Translate KERNEL, accept every hunk, write, then hand-edit the output's hipFree line.
+    Returns the written file and the user's text in it."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "k.cu").write_text(KERNEL)
     _hipify(tmp_path)
@@ -39,6 +40,13 @@ def _conflict(tmp_path, capsys) -> tuple[str, bytes]:
     target = tmp_path / "out" / "k.cu"
     mine = target.read_text().replace("hipFree(d);", "hipFree(d);  // mine")
     target.write_text(mine)
+    return target, mine
+
+
+def _conflict(tmp_path, capsys) -> tuple[str, bytes]:
+    """Write, hand-edit the output, change the source under the edit, write again: k.cu in conflict.
+    Returns the user's text and the new result hipwizard kept aside."""
+    target, mine = written_then_edited(tmp_path)
     (tmp_path / "src" / "k.cu").write_text(KERNEL.replace("cudaFree(d);", "cudaFree(d);  // release"))
     _hipify(tmp_path)
     assert main(["review", str(tmp_path / "out"), "--write", "--no-check"]) == 1  # the conflict

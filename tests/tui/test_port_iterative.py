@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 
 from hipwizard.cli import main
-from hipwizard.port.review_state import ReviewState, state_path_for
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.dialogs import ConfirmWrite
 from hipwizard.tui.port.screen import PortScreen
 from hipwizard.workspace import Workspace
 from tests.port.test_iterative_port import KERNEL
+from tests.tui.test_port_conflicts import written_then_edited
 from tests.tui.test_port_screen import SIZE, _body
 
 
@@ -26,16 +26,7 @@ def _hipify(tmp_path) -> None:
 
 
 async def test_port_screen_shows_changed_vanished_and_conflicts(tmp_path, capsys):
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "k.cu").write_text(KERNEL)
-    _hipify(tmp_path)
-    review = ReviewState.load(state_path_for(tmp_path / "out"))
-    review.decide([h.hunk_id for h in review.hunks], "accepted")
-    review.compact()
-    assert main(["review", str(tmp_path / "out"), "--write", "--no-check"]) == 0
-    target = tmp_path / "out" / "k.cu"
-    mine = target.read_text().replace("hipFree(d);", "hipFree(d);  // mine")
-    target.write_text(mine)
+    target, mine = written_then_edited(tmp_path)
     edited = KERNEL.replace("cudaFree(d);", "cudaFree(d);  // release").replace("  // wait\n  cudaDeviceSynchronize();\n", "")
     (tmp_path / "src" / "k.cu").write_text(edited)
     _hipify(tmp_path)  # the re-run: the free() hunk changed, the sync hunk vanished
