@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import realworld_metrics
 from realworld_metrics import (
     SOURCE_SUFFIXES,
     Pair,
@@ -44,6 +45,7 @@ from realworld_metrics import (
 )
 
 from hipwizard.port.engine import port_tree
+from hipwizard.port.lexer import mask_non_code
 from hipwizard.port.model import FileTranslation
 from hipwizard.port.tables import load_tables
 
@@ -189,6 +191,26 @@ def compile_one(hipcc: str, arch: str, tu: Path, includes: list[Path]) -> tuple[
     return ok, err
 
 
+def differing_benchmarks(a: Path, b: Path | None) -> set[str]:
+    """Benchmarks whose -cuda folder differs in code between trees ``a`` and ``b`` (comments and blanks aside)."""
+    if b is None:
+        return set()
+
+    def code(p: Path) -> str:  # the runtime include is left out: hipcc -x hip brings it in anyway
+        text = p.read_text(encoding="utf-8", errors="surrogateescape")
+        keep = [m if "#" not in m or "include" not in m else o
+                for m, o in zip(mask_non_code(text).split("\n"), text.split("\n"))]
+        return " ".join(" ".join(x for x in keep if "hip/hip_runtime" not in x).split())
+
+    out = set()
+    for pa in a.rglob("*"):
+        if pa.is_file() and pa.suffix in SOURCE_SUFFIXES:
+            pb = b / pa.relative_to(a)
+            if not pb.is_file() or code(pa) != code(pb):
+                out.add(pa.relative_to(a).parts[0][:-len("-cuda")])
+    return out
+
+
 def compile_rates(hipcc: str, arch: str, jobs: int, trees: dict[str, Path], src: Path,
                   pairs: list[Pair]) -> dict[str, dict[str, bool]]:
     """{backend: {"bench/rel": compiled}} for every translation unit among the pairs; "human" compiles the
@@ -205,8 +227,10 @@ def compile_rates(hipcc: str, arch: str, jobs: int, trees: dict[str, Path], src:
         tasks.append(("human", key, hdir / p.rel, [hdir, src / f"{p.bench}-cuda"]))
     out: dict[str, dict[str, bool]] = {}
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        for (backend, key, _, _), (ok, _err) in zip(tasks, pool.map(lambda t: compile_one(hipcc, arch, t[2], t[3]), tasks)):
+        for (backend, key, _, _), (ok, err) in zip(tasks, pool.map(lambda t: compile_one(hipcc, arch, t[2], t[3]), tasks)):
             out.setdefault(backend, {})[key] = ok
+            if not ok:
+                out.setdefault(f"{backend}:error", {})[key] = err
     return out
 
 
@@ -224,12 +248,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--arch", default="gfx90a")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--compile-split", choices=("held-out", "all"), default="held-out",
-                    help="which pairs hipcc judges (all: ~3x700 compiles, an hour on 2 cores)")
+    ap.add_argument("--compile-split", choices=("held-out", "all", "in-sample-differing"), default="held-out",
+                    help="which pairs hipcc judges (all: ~3x700 compiles, an hour on 2 cores; in-sample-differing: "
+                         "the in-sample translation units whose benchmark folder the two backends translate "
+                         "differently in code, comments and blanks aside)")
     ap.add_argument("--show-misses", type=int, default=0, help="print N missed in-sample edits (never held-out ones)")
+    ap.add_argument("--show-far", default="", help="RULE[,RULE]: print the rule's in-sample places near no edit")
     ap.add_argument("--in-sample-only", action="store_true", help="leave the held-out split out (rule writing)")
+    ap.add_argument("--reuse-perl", action="store_true",
+                    help="reuse hipify-perl's output of an earlier run (same script, same commit) and its timing")
+    ap.add_argument("--edit-finder", choices=("v1", "v2"), default="v2",
+                    help="v1: the first session's renaming folds; v2: also library-prefixed project names and "
+                         "HIP's deprecated aliases (realworld_metrics.FINDER)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    realworld_metrics.FINDER = args.edit_finder
     work = Path(tempfile.mkdtemp(prefix="hipwizard-realworld-"))
     try:
         return _run(args, work)
@@ -254,7 +287,17 @@ def _run(args, work: Path) -> int:
     built = {ft.path: ft for ft in report.files}
     perl_out, t_perl, n_perl = ({}, 0.0, 0)
     if args.hipify_perl:
-        perl_out, t_perl, n_perl = run_perl(args.hipify_perl, corpus, work / "perl")
+        saved = CACHE / f"perl-{hashlib.sha1(Path(args.hipify_perl).read_bytes()).hexdigest()[:12]}-{commit[:12]}"
+        if args.reuse_perl and (saved / "done.json").exists():  # rule writing: the same output, its timing as measured
+            shutil.copytree(saved / "tree", work / "perl")
+            t_perl, n_perl = json.loads((saved / "done.json").read_text())
+            perl_out = {p.relative_to(work / "perl").as_posix(): p.read_text(encoding="utf-8", errors="surrogateescape")
+                        for p in (work / "perl").rglob("*") if p.is_file()}
+        else:
+            perl_out, t_perl, n_perl = run_perl(args.hipify_perl, corpus, work / "perl")
+            shutil.rmtree(saved, ignore_errors=True)
+            shutil.copytree(work / "perl", saved / "tree")
+            (saved / "done.json").write_text(json.dumps([t_perl, n_perl]))
     print(f"  (engine {t_builtin:.1f} s, hipify-perl {t_perl:.1f} s; scoring ...)", file=sys.stderr)
     results: dict[str, dict] = {}
     for split in ("in-sample",) if args.in_sample_only else ("in-sample", "held-out"):
@@ -286,7 +329,13 @@ def _run(args, work: Path) -> int:
         write_tree(trees["builtin"], {k: v.translated for k, v in built.items()})
         if perl_out:
             trees["hipify-perl"] = work / "perl"
-        judged = [p for p in pairs if p.held_out or args.compile_split == "all"]
+        if args.compile_split == "in-sample-differing":
+            differ = differing_benchmarks(trees["builtin"], trees.get("hipify-perl"))
+            judged = [p for p in pairs if not p.held_out and p.bench in differ]
+            print(f"  hipcc judges {len(judged)} in-sample pairs of {len(differ)} benchmarks the backends translate "
+                  "differently", file=sys.stderr)
+        else:
+            judged = [p for p in pairs if p.held_out or args.compile_split == "all"]
         rates = compile_rates(args.hipcc, args.arch, args.jobs, trees, src, judged)
     _print(results, rates, pairs, n_files, t_builtin, n_perl, t_perl, args)
     if args.json:
@@ -320,12 +369,21 @@ def _print(results, rates, pairs, n_files, t_builtin, n_perl, t_perl, args) -> N
             print(f"    edits {kind:20s} {c:4d}/{e:<4d} caught {_pct(c / e)}")
         for rule, (pl, near) in sorted(s.by_rule.items(), key=lambda kv: -kv[1][0]):
             print(f"    flags {rule:24s} {pl:4d} places, {_pct(near / pl)} near an edit")
-        for backend in ("builtin", "hipify-perl", "human"):
+        for backend in ("builtin", "hipify-perl", "human"):  # (":error" entries are messages, not rates)
             ok, total = _rate(rates, backend, pairs, split == "held-out")
             if total:
                 ok2, total2 = _rate(rates, backend, pairs, split == "held-out", only_human_ok=True)
                 print(f"  hipcc {args.arch} -fsyntax-only {backend:12s} {ok}/{total} compile ({_pct(ok / total)}); "
                       f"where the human port compiles: {ok2}/{total2}")
+        if split == "in-sample":  # where the built-in fails and hipify-perl compiles: the translator's to fix
+            got, perl = rates.get("builtin", {}), rates.get("hipify-perl", {})
+            for key in sorted(k for k, ok in got.items() if not ok and perl.get(k) and k.split("/")[0] in
+                              {p.bench for p in pairs if not p.held_out}):
+                print(f"  hipcc: built-in fails, hipify-perl compiles: {key}: {rates['builtin:error'].get(key, '')}")
+        if split == "in-sample" and args.show_far:
+            for name, line, rule in s.far:
+                if rule in args.show_far.split(","):
+                    print(f"  far [{rule}] {name}:{line}")
         if split == "in-sample" and args.show_misses:
             for name, e in s.missed[:args.show_misses]:
                 print(f"  miss [{e.kind}] {name}:{e.lo}-{e.hi}\n      - " + "\n      - ".join(e.old[:4])
@@ -342,7 +400,7 @@ def _as_json(commit, results, rates, pairs, n_files, t_builtin, t_perl) -> dict:
         out[split] = {"pairs": r["pairs"], "lines": s.lines, "edits": s.edits, "recall": s.recall,
                       "precision": s.precision, "translated": s.translated, "handled": s.handled, "places_per_kloc": s.per_kloc, "similarity": r["similarity"],
                       "closer": r["closer"], "by_kind": s.by_kind, "by_rule": s.by_rule,
-                      "compile": {b: _rate(rates, b, pairs, split == "held-out") for b in rates}}
+                      "compile": {b: _rate(rates, b, pairs, split == "held-out") for b in rates if ":" not in b}}
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hipwizard.port.compat import HEADER_PATHS, RENAMES, fact, newest_known, version_message
+from hipwizard.port.compat import HEADER_PATHS, RENAMES, VERSIONED_RENAMES, fact, newest_known, version_message
 from hipwizard.port.edits import Edit, EditLog, Span, apply_edits, carry_mask
 from hipwizard.port.lexer import TOKEN, line_of, line_starts, mask_non_code
 from hipwizard.port.model import Diagnostic
@@ -93,7 +93,7 @@ class BuiltinTranslator:
             if kind == "ident":
                 name = m.group()
                 # fast path: most identifiers are neither in the tables nor CUDA-looking
-                if not known(name) and not name.startswith(("cu", "CU")) and name not in DROPPED \
+                if not known(name) and not name.startswith(("cu", "CU", "nv")) and name not in DROPPED \
                         and not name.startswith("__"):
                     continue
                 new = self._identifier(m, text, report, stats, own_names)
@@ -137,6 +137,10 @@ class BuiltinTranslator:
             if said:
                 report(said[0], name, m.start(), said[1])
             return name
+        renamed = VERSIONED_RENAMES.get(name)
+        if renamed is not None and self.hip_version >= (parse_version(renamed[0]) or (0,)):
+            stats["converted"] += 1
+            return renamed[1]
         if name == "cub" and text.startswith("::", m.end()):
             stats["converted"] += 1
             return "hipcub"

@@ -98,6 +98,12 @@ def version_message(f: VersionFact, target: str) -> tuple[str, str] | None:
 # Names whose HIP spelling the tables give differently from what today's ROCm ports use.
 # cudaHostAlloc -> hipHostMalloc: HeCBench's human ports (e.g. src/logic-rewrite-hip, src/mallocFree-hip).
 RENAMES = {"cudaHostAlloc": "hipHostMalloc"}
+# Renames that hold from a ROCm version on: {CUDA name: (since, HIP name)}. HIPIFY maps cuda_bf16.h to
+# hip/hip_bf16.h but __nv_bfloat16 to the legacy hip_bfloat16 (hip/hip_bfloat16.h), a type hip_bf16.h does not
+# declare; hip_bf16.h (ROCm >= 6.0) has __hip_bfloat16 / __hip_bfloat162, which HeCBench's human ports use
+# (in-sample: src/fma-hip, src/layernorm-hip ...; rocm.docs.amd.com HIP "hip_bf16.h" reference).
+VERSIONED_RENAMES = {"__nv_bfloat16": ("6.0", "__hip_bfloat16"), "__nv_bfloat162": ("6.0", "__hip_bfloat162"),
+                     "nv_bfloat16": ("6.0", "__hip_bfloat16"), "nv_bfloat162": ("6.0", "__hip_bfloat162")}
 # Library headers moved into per-library folders (the flat ones are deprecated in ROCm 6 and gone in 7):
 # HeCBench src/blas-gemm-hip/main.cu '#include <hipblas/hipblas.h>'; rocm.docs.amd.com/projects/hipBLAS
 # "hipblas.h ... deprecated, use hipblas/hipblas.h".

@@ -23,6 +23,7 @@ from hipwizard.port.compat import Target, target_version
 from hipwizard.port.edits import carry_mask
 from hipwizard.port.hunks import hunks_from_edits, split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
+from hipwizard.port.risk_tree import flag_tree
 from hipwizard.port.risks import flag_translation, summarize_flags
 from hipwizard.port.scan import MAX_BYTES, ScanResult, SkippedFile, SourceFile, scan_tree
 from hipwizard.progress import Progress, ProgressFn
@@ -117,6 +118,7 @@ def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version
         report.files.append(ft)
         if progress is not None and (big or sizes.due(n)):
             progress(Progress(CHECKING, n + 1, len(results), sizes.item(n + 1, sf.path)))
+    flag_tree(report.files)  # warp-size facts of one file flagged where the folder's other files use them
     return report
 
 

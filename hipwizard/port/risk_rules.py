@@ -233,7 +233,8 @@ DEVICE_RULES: tuple[RiskRule, ...] = (
 )
 
 # the host-side and data-flow rules build on RiskRule and _rx above
-from hipwizard.port.risk_rules_host import HOST_RULES
+from hipwizard.port.risk_rules_host import HOST_RULES  # noqa: E402
+from hipwizard.port.risk_flow import FLOW_RULES  # noqa: E402
 
-RULES: tuple[RiskRule, ...] = DEVICE_RULES + HOST_RULES
+RULES: tuple[RiskRule, ...] = DEVICE_RULES + HOST_RULES + FLOW_RULES
 RULES_BY_ID = {rule.rule_id: rule for rule in RULES}

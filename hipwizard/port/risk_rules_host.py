@@ -23,17 +23,26 @@ _DEF_32 = re.compile(rf"#\s*define\s+({_WARPISH})\s+\(?32[uU]?\)?\s*$|"
                      rf"\b(?:const|constexpr)\b[^=;]*?\b({_WARPISH})\s*=\s*32[uU]?\s*;")
 
 
-def _warp32_const_use(lines: list[str]) -> list[int]:
-    defs = {i: m for i in matching_lines(_DEF_32, lines) if (m := _DEF_32.search(lines[i]))}
-    names = sorted({m.group(1) or m.group(2) for m in defs.values()})
+def warp32_consts(lines: list[str]) -> dict[int, str]:
+    """{line: name} for each name a file defines from a 32-wide warp."""
+    return {i: m.group(1) or m.group(2) for i in matching_lines(_DEF_32, lines) if (m := _DEF_32.search(lines[i]))}
+
+
+def warp32_const_uses(lines: list[str], names: set[str] | list[str]) -> list[int]:
+    """Lines where one of ``names`` sizes something: launch configs, array bounds, template arguments,
+    ``* / %`` arithmetic, comparisons."""
     if not names:
         return []
-    name = "|".join(map(re.escape, names))
-    # uses that size something: launch configs, array bounds, template arguments, * / % arithmetic, comparisons
+    name = "|".join(map(re.escape, sorted(names)))
     use = re.compile(rf"<<<[^>]*\b(?:{name})\b|\[[^\]]*\b(?:{name})\b[^\]]*\]|<\s*(?:[\w:]+\s*,\s*)*(?:{name})\s*[,>]|"
                      rf"[*/%]\s*\(?\s*(?:{name})\b|\b(?:{name})\s*\)?\s*[*/%]|[<>=!]=?\s*(?:{name})\b|"
                      rf"\b(?:{name})\s*[<>=!]=?(?!=)|dim3\s*\([^)]*\b(?:{name})\b")
-    return [i for i in matching_lines(use, lines) if i not in defs]
+    return matching_lines(use, lines)
+
+
+def _warp32_const_use(lines: list[str]) -> list[int]:
+    defs = warp32_consts(lines)
+    return [i for i in warp32_const_uses(lines, set(defs.values())) if i not in defs]
 
 
 _TC_ASM = re.compile(r"\b(?:mma\.sync|ldmatrix|cp\.async|wgmma)\b|\bwmma::(?:mma_sync|load_matrix_sync|store_matrix_sync)")
@@ -103,6 +112,13 @@ HOST_RULES: tuple[RiskRule, ...] = (
     RiskRule("SHFL_SHIM", "high", "a macro or wrapper around shuffles/votes: its mask and width are 32-lane",
              "give the shim a HIP branch: 64-bit mask, width warpSize", f"{_HIP_DOC} L1801-1837; {_HECB}",
              _rx(r"#\s*define\s+\w+.*\b__(?:shfl\w*|ballot\w*|any\w*|all\w*|activemask)\b")),
+    RiskRule("VECTOR_TYPE_OPERATOR", "med", "an operator defined on a CUDA vector type (float4, uchar4, double3, "
+             "...): HIP's vector types already define the arithmetic, bitwise and compound operators, so this one "
+             "is ambiguous or a redefinition", "drop it and use HIP's (or wrap it in #ifndef __HIP_PLATFORM_AMD__)",
+             f"HIP amd_detail/amd_hip_vector_types.h (operator+, operator^ ... on HIP_vector_type); {_HECB} "
+             "src/aes-hip, src/aop-hip, src/sobel-hip (the CUDA file's operators removed)",
+             _rx(r"\boperator\s*(?:[-+*/%^|&]=?|==|!=)\s*\(\s*(?:const\s+)?(?:u?char|u?short|u?int|u?long|"
+                 r"u?longlong|float|double)[1-4]\b")),
     RiskRule("CLOCK_RATE", "low", "clock-rate / clock() timing: AMD's clock counters tick at other rates "
              "(wall_clock64 is 100 MHz)", "time with events (hipEventElapsedTime) or wall_clock64()",
              f"{_HIP_DOC} 'Timer functions'", _rx(r"\b(?:memoryC|c)lockRate\b", r"\bclock64\s*\(\s*\)")),

@@ -103,6 +103,26 @@ def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES,
     ft.untouched_flags = untouched
 
 
+def attach_findings(ft: FileTranslation, findings: list[Finding]) -> int:
+    """Add ``findings`` (lines of the translation) to ``ft``'s flags: on the hunk that produced the line, else
+    as untouched flags; a rule already on that hunk or line is not added twice. Returns how many were added."""
+    owner = {h.new_start + k: h for h in ft.hunks for k in range(len(h.new_lines))}
+    untouched = {(f.rule_id, f.line) for f in ft.untouched_flags}
+    added = 0
+    for f in findings:
+        hunk = owner.get(f.line)
+        if hunk is None:
+            if (f.rule.rule_id, f.line) not in untouched:
+                untouched.add((f.rule.rule_id, f.line))
+                ft.untouched_flags.append(f.flag())
+                added += 1
+        elif all(x.rule_id != f.rule.rule_id for x in hunk.flags):
+            hunk.flags.append(f.flag())
+            added += 1
+    ft.untouched_flags.sort(key=lambda fl: (fl.line or 0, fl.rule_id))
+    return added
+
+
 def summarize_flags(files: list[FileTranslation]) -> dict[str, dict[str, int]]:
     """Counts for reports: {"hunks": {severity: n}, "untouched": {severity: n}, "rules": {rule_id: n}}."""
     out: dict[str, dict[str, int]] = {"hunks": {}, "untouched": {}, "rules": {}}
@@ -117,4 +137,4 @@ def summarize_flags(files: list[FileTranslation]) -> dict[str, dict[str, int]]:
     return out
 
 
-__all__ = ["Finding", "code_lines", "find_risks", "flag_translation", "summarize_flags", "split_lines"]
+__all__ = ["Finding", "attach_findings", "code_lines", "find_risks", "flag_translation", "summarize_flags", "split_lines"]

@@ -155,3 +155,13 @@ def test_translations_for_what_real_ports_change():
     assert "#include <hipblas.h>" in old  # the folder layout is ROCm 6's
     kept = translate_text('const char* s = "register me"; // register\n').text
     assert "register me" in kept and "// register" in kept
+
+
+def test_bf16_types_follow_the_header_hip_bf16_h_declares_them_in():
+    # HIPIFY maps cuda_bf16.h to hip/hip_bf16.h but __nv_bfloat16 to the legacy hip_bfloat16, which that header does
+    # not declare; from ROCm 6.0 the types are __hip_bfloat16/__hip_bfloat162 (HeCBench f27000a5 src/fma-hip)
+    src = "#include <cuda_bf16.h>\n__global__ void k(__nv_bfloat16* x, __nv_bfloat162* y, nv_bfloat16 z) {}\n"
+    new = translate_text(src, TranslateOptions(hip_version="6.0")).text
+    assert "__hip_bfloat16* x, __hip_bfloat162* y, __hip_bfloat16 z" in new and "<hip/hip_bf16.h>" in new
+    old = translate_text(src, TranslateOptions(hip_version="5.7")).text
+    assert "hip_bfloat16* x" in old and "__hip_bfloat16" not in old

@@ -1,0 +1,83 @@
+"""Warp-size facts that cross files (hipwizard/port/risk_flow.py, risk_tree.py): a kernel sized by a 32-wide warp
+flags its head and launches, in its own file and in the folder's other files; a constant defined from 32 in a
+header flags its uses in a .cu beside it (after HeCBench f27000a5 src/gemv-hip, src/softmax-online-hip)."""
+
+from __future__ import annotations
+
+from hipwizard.port.engine import port_tree
+from hipwizard.port.risk_flow import enclosing_function, warp_functions
+from hipwizard.port.risks import code_lines
+
+KERNELS = """#pragma once
+#define WARP_SIZE 32
+
+template <typename T>
+__device__ T warp_sum(T v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down(v, o);
+  return v;
+}
+
+__global__ void scale(float* x, float a) {
+  x[threadIdx.x] *= a;
+}
+"""
+MAIN = """#include <cuda_runtime.h>
+#include "kernels.h"
+
+__global__ void reduce(const float* x, float* y) {
+  float v = warp_sum<float>(x[threadIdx.x]);
+  if (threadIdx.x == 0) y[blockIdx.x] = v;
+}
+
+int main() {
+  float *x, *y;
+  cudaMalloc(&x, 1024);
+  cudaMalloc(&y, 1024);
+  dim3 block(WARP_SIZE * 4);
+  reduce<<<8, block>>>(x, y);
+  scale<<<8, 256>>>(x, 2.f);
+  return 0;
+}
+"""
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, x in enumerate(text.split("\n"), 1) if needle in x)
+
+
+def test_the_enclosing_function_and_the_warp_sized_ones():
+    lines = code_lines(KERNELS)
+    assert enclosing_function(lines, _line(KERNELS, "__shfl_down") - 1) == ("warp_sum", _line(KERNELS, "template") - 1)
+    assert enclosing_function(lines, 1) is None  # file scope
+    assert set(warp_functions(lines)) == {"warp_sum"}  # scale sizes nothing by a warp
+
+
+def _flags(ft) -> dict[int, set[str]]:
+    out: dict[int, set[str]] = {}
+    for h in ft.hunks:
+        for f in h.flags:
+            out.setdefault(f.line, set()).add(f.rule_id)
+    for f in ft.untouched_flags:
+        out.setdefault(f.line, set()).add(f.rule_id)
+    return out
+
+
+def test_facts_of_a_header_are_flagged_in_the_cu_beside_it(tmp_path):
+    (tmp_path / "kernels.h").write_text(KERNELS)
+    (tmp_path / "main.cu").write_text(MAIN)
+    (tmp_path / "other").mkdir()  # another folder sees nothing of this one
+    (tmp_path / "other" / "main.cu").write_text(MAIN.replace('#include "kernels.h"\n', ""))
+    files = {ft.path: ft for ft in port_tree(tmp_path, backend="builtin").files}
+    main = files["main.cu"]
+    flags = _flags(main)
+    text = main.translated
+    # the call of the header's warp-sized helper, and the kernel that calls it (warp-sized through it? no: only
+    # its own findings count), the constant sizing the block
+    assert "WARP_KERNEL_USE" in flags[_line(text, "warp_sum<float>")]
+    assert "WARP32_CONST_USE" in flags[_line(text, "dim3 block(WARP_SIZE")]
+    assert "WARP_KERNEL_USE" not in flags.get(_line(text, "scale<<<"), set())
+    other = _flags(files["other/main.cu"])
+    assert all("WARP32_CONST_USE" not in r and "WARP_KERNEL_USE" not in r for r in other.values())
+    # the header's own helper: its head flagged by the per-file rule
+    kflags = _flags(files["kernels.h"])
+    assert "WARP_KERNEL_USE" in kflags[_line(files["kernels.h"].translated, "template <typename T>")]
