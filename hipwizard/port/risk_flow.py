@@ -19,7 +19,8 @@ from hipwizard.port.risk_base import RiskRule
 from hipwizard.port.risk_rules_host import _FUNC, warp32_const_uses, warp32_consts
 
 # findings that size something by 32 lanes (not the mask/_sync spelling, which a port fixes in place)
-SIZE_RULES = ("WARP32_LITERAL", "LANE_MASK_31", "SHFL_LOOP_16")
+# (LANE_MASK_31 left out: '& 31' is as often a bank or bit index; in-sample it added places, no caught edit)
+SIZE_RULES = ("WARP32_LITERAL", "SHFL_LOOP_16")
 _NOT_FUNC = {"if", "for", "while", "switch", "return", "sizeof", "catch"}
 _DEVICE = re.compile(r"__(?:global|device)__")
 _TEMPLATE = re.compile(r"^\s*template\s*<")
@@ -80,12 +81,13 @@ def warp_functions(lines: list[str], consts: set[str] | None = None) -> dict[str
 
 
 def warp_function_uses(lines: list[str], functions: dict[str, int] | set[str]) -> list[int]:
-    """Launches (``k<<<``, ``k<T><<<``, ``hipLaunchKernelGGL(k``) and calls of ``functions`` in ``lines``,
-    definitions aside."""
+    """Launches (``k<<<``, ``k<T><<<``, ``hipLaunchKernelGGL(k``) and calls with template arguments (``f<T>(``)
+    of ``functions`` in ``lines``, definitions aside (a plain call ``f(x)`` is left: in-sample, ports that give a
+    helper a warp-size parameter spell it out where template arguments already are)."""
     if not functions:
         return []
     name = "|".join(map(re.escape, sorted(functions)))
-    use = re.compile(rf"(?<![\w.>:])(?:{name})\s*(?:<[^;]*?>\s*)?(?:<<<|\()|"
+    use = re.compile(rf"(?<![\w.>:])(?:{name})\s*(?:<[^;]*?>\s*)?<<<|(?<![\w.>:])(?:{name})\s*<[^;<>]*>\s*\(|"
                      rf"hipLaunchKernelGGL\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?(?:{name})\b")
     return [i for i in matching_lines(use, lines) if not _FUNC.match(lines[i])]
 

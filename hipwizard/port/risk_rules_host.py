@@ -70,6 +70,27 @@ def _tensor_core_helper(lines: list[str]) -> list[int]:
     return [i for i in matching_lines(call, lines) if not _FUNC.match(lines[i])]
 
 
+_LIB_NAME = re.compile(r"\b(?:cublas(?:Lt)?|cusparse|cusolver(?:Dn|Sp|Rf)?|curand|cufft|cudnn|cutensor)[A-Z]\w*|"
+                       r"\bhipblas\w+_v2(?:_64)?\b")
+
+
+def _library_leftover(lines: list[str]) -> list[int]:
+    # a library-prefixed name is a leftover only when HIPIFY knows it and has no HIP name for it (a project's
+    # own cublasHandle / cusparseCheck is not); hipBLAS's *_v2 names are HIPIFY's own output
+    from hipwizard.port.tables import load_tables
+
+    tables = load_tables()
+    out = []
+    for i in matching_lines(_LIB_NAME, lines):
+        for m in _LIB_NAME.finditer(lines[i]):
+            name = m.group()
+            mapping = tables.get(name) if name.startswith("cu") else None
+            if name.startswith("hipblas") or (mapping is not None and not mapping.hip):
+                out.append(i)
+                break
+    return out
+
+
 _OCCUPANCY = re.compile(r"\b(?:maxThreadsPerMultiProcessor|multiProcessorCount|maxBlocksPerMultiProcessor|"
                         r"regsPerMultiprocessor|(?:cuda|hip)DevAttrMultiProcessorCount|"
                         r"hipDeviceAttributeMultiprocessorCount|(?:cuda|hip)OccupancyMaxActiveBlocksPerMultiprocessor)\b")
@@ -112,13 +133,11 @@ HOST_RULES: tuple[RiskRule, ...] = (
     RiskRule("SHFL_SHIM", "high", "a macro or wrapper around shuffles/votes: its mask and width are 32-lane",
              "give the shim a HIP branch: 64-bit mask, width warpSize", f"{_HIP_DOC} L1801-1837; {_HECB}",
              _rx(r"#\s*define\s+\w+.*\b__(?:shfl\w*|ballot\w*|any\w*|all\w*|activemask)\b")),
-    RiskRule("VECTOR_TYPE_OPERATOR", "med", "an operator defined on a CUDA vector type (float4, uchar4, double3, "
-             "...): HIP's vector types already define the arithmetic, bitwise and compound operators, so this one "
-             "is ambiguous or a redefinition", "drop it and use HIP's (or wrap it in #ifndef __HIP_PLATFORM_AMD__)",
-             f"HIP amd_detail/amd_hip_vector_types.h (operator+, operator^ ... on HIP_vector_type); {_HECB} "
-             "src/aes-hip, src/aop-hip, src/sobel-hip (the CUDA file's operators removed)",
-             _rx(r"\boperator\s*(?:[-+*/%^|&]=?|==|!=)\s*\(\s*(?:const\s+)?(?:u?char|u?short|u?int|u?long|"
-                 r"u?longlong|float|double)[1-4]\b")),
+    RiskRule("LIBRARY_LEFTOVER", "med", "a CUDA library name HIPIFY cannot translate (left as is), or hipBLAS's "
+             "transitional *_v2 entry point", "find the HIP library's call (e.g. hipblasStatusToString for "
+             "cublasGetStatusString); for *_v2 call the unsuffixed name with HIPBLAS_V2 defined (ROCm >= 6)",
+             f"{_HECB} src/dp-hip ('#define HIPBLAS_V2', hipblasDotEx), src/gels-hip, src/tgvnn-hip, src/ludb-hip",
+             _library_leftover),
     RiskRule("CLOCK_RATE", "low", "clock-rate / clock() timing: AMD's clock counters tick at other rates "
              "(wall_clock64 is 100 MHz)", "time with events (hipEventElapsedTime) or wall_clock64()",
              f"{_HIP_DOC} 'Timer functions'", _rx(r"\b(?:memoryC|c)lockRate\b", r"\bclock64\s*\(\s*\)")),

@@ -4,8 +4,8 @@ A project defines ``#define WARP_SIZE 32`` in a header and sizes launches with i
 reduces over 32 lanes lives in ``kernels.h`` and is launched from ``main.cu`` (HeCBench f27000a5 src/*-cuda vs
 src/*-hip: gemv, softmax-online, addBiasResidualLayerNorm). Per file, the rules see only half of each. Here each
 file learns the facts of the files it can see — the other files of its folder, and the files it includes by a
-relative path — and their uses are flagged: ``WARP32_CONST_USE`` for the constants, ``WARP_KERNEL_USE`` for the
-warp-sized kernels and helpers (and for the functions a foreign constant makes warp-sized).
+relative path — and the launches and calls of the warp-sized kernels and helpers are flagged (``WARP_KERNEL_USE``),
+as are the heads of functions a foreign constant makes warp-sized.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from hipwizard.port.model import FileTranslation
 from hipwizard.port.risk_flow import warp_function_uses, warp_functions
 from hipwizard.port.risk_rules import RULES_BY_ID
-from hipwizard.port.risk_rules_host import warp32_const_uses, warp32_consts
+from hipwizard.port.risk_rules_host import warp32_consts
 from hipwizard.port.risks import Finding, attach_findings, code_lines
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
@@ -34,33 +34,45 @@ def flag_tree(files: list[FileTranslation]) -> int:
             consts[ft.path] = set(warp32_consts(lines[ft.path]).values())
     if not lines:
         return 0
-    seen = {path: _visible(path, by_path) for path in by_path}
+    folders: dict[str, list[str]] = {}
+    for path in by_path:
+        folders.setdefault(posixpath.dirname(path), []).append(path)
+    seen = {path: _visible(path, by_path, folders) for path in by_path}
     # a function is warp-sized by its own file's facts or by a constant it sees in another file
     funcs: dict[str, dict[str, int]] = {}
-    for path, ls in lines.items():
-        foreign = set().union(*(consts.get(p, set()) for p in seen[path]))
-        funcs[path] = warp_functions(ls, foreign - consts[path])
+    own: dict[str, dict[str, int]] = {}
+    for ft in files:
+        foreign = set().union(*(consts.get(p, set()) for p in seen[ft.path])) - consts.get(ft.path, set())
+        if ft.path in lines:
+            own[ft.path] = warp_functions(lines[ft.path])
+        if foreign:
+            if ft.path not in lines:
+                lines[ft.path] = code_lines(ft.translated)
+            funcs[ft.path] = warp_functions(lines[ft.path], foreign)
+        elif ft.path in own:
+            funcs[ft.path] = own[ft.path]
     added = 0
     for ft in files:
         path = ft.path
-        other_consts = set().union(*(consts.get(p, set()) for p in seen[path])) - consts.get(path, set())
-        own_funcs = warp_functions(lines[path]) if path in lines else {}
+        own_funcs = own.get(path, {})
         new_funcs = {n: i for n, i in funcs.get(path, {}).items() if n not in own_funcs}
         other_funcs = {n for p in seen[path] for n in funcs.get(p, {})} - set(funcs.get(path, {}))
-        if not (other_consts or new_funcs or other_funcs):
+        if not (new_funcs or other_funcs):
             continue
         ls = lines.get(path) or code_lines(ft.translated)
-        found = [Finding(RULES_BY_ID["WARP32_CONST_USE"], i + 1) for i in warp32_const_uses(ls, other_consts)]
+        # (a foreign constant's own uses are not flagged: ports fix such a constant where it is defined —
+        # in-sample, 7 of 42 such places were near an edit — but the kernels it sizes need the warp size)
+        found = []
         kernel_lines = set(new_funcs.values()) | set(warp_function_uses(ls, set(new_funcs) | other_funcs))
         found += [Finding(RULES_BY_ID["WARP_KERNEL_USE"], i + 1) for i in sorted(kernel_lines)]
         added += attach_findings(ft, found)
     return added
 
 
-def _visible(path: str, by_path: dict[str, FileTranslation]) -> set[str]:
+def _visible(path: str, by_path: dict[str, FileTranslation], folders: dict[str, list[str]]) -> set[str]:
     """The other files of ``path``'s folder, and the files it includes by a relative path."""
     folder = posixpath.dirname(path)
-    out = {p for p in by_path if p != path and posixpath.dirname(p) == folder}
+    out = {p for p in folders[folder] if p != path}
     for inc in _INCLUDE.findall(by_path[path].translated):
         target = posixpath.normpath(posixpath.join(folder, inc))
         if target in by_path and target != path:

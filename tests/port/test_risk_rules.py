@@ -59,12 +59,14 @@ CASES: dict[str, tuple[str, str]] = {
                            "d[0] = add(d[0], 1.f); }"),
     "SHFL_SHIM": ("#define SHFL_DOWN(v, o) __shfl_down_sync(0xffffffff, v, o)", "#define MAX(a, b) ((a) > (b) ? (a) : (b))"),
     "CLOCK_RATE": ("float ghz = prop.clockRate * 1e-6f;", "float gb = prop.totalGlobalMem * 1e-9f;"),
-    "VECTOR_TYPE_OPERATOR": ("inline __device__ uchar4 operator^(uchar4 a, uchar4 b) { return a; }",
-                             "inline __device__ Point operator^(Point a, Point b) { return a; }"),
+    "LIBRARY_LEFTOVER": ("printf(\"%s\", cublasGetStatusString(st));\nhipblasDotEx_v2(h, n, x, t, 1, y, t, 1, r, t, t);",
+                         "printf(\"%s\", hipblasStatusToString(st));\nhipblasDotEx(h, n, x, t, 1, y, t, 1, r, t, t);"),
     # after HeCBench f27000a5 src/gemv-hip: the kernel gains a warp-size template parameter, its launch a choice
-    "WARP_KERNEL_USE": ("__global__ void k(float* x) {\n  int lane = threadIdx.x & 31;\n  x[lane] = 0;\n}\n"
+    "WARP_KERNEL_USE": ("__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n"
+                        "  for (int o = 16; o > 0; o /= 2) v += __shfl_down(v, o);\n  x[0] = v;\n}\n"
                         "void run(float* x) {\n  k<<<1, 256>>>(x);\n}",
-                        "__global__ void k(float* x) {\n  int lane = threadIdx.x % warpSize;\n  x[lane] = 0;\n}\n"
+                        "__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n"
+                        "  for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down(v, o);\n  x[0] = v;\n}\n"
                         "void run(float* x) {\n  k<<<1, 256>>>(x);\n}"),
 }
 

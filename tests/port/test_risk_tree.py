@@ -29,6 +29,11 @@ __global__ void reduce(const float* x, float* y) {
   if (threadIdx.x == 0) y[blockIdx.x] = v;
 }
 
+__global__ void tile(float* x) {
+  __shared__ float s[WARP_SIZE * 4];
+  s[threadIdx.x] = x[threadIdx.x];
+}
+
 int main() {
   float *x, *y;
   cudaMalloc(&x, 1024);
@@ -36,6 +41,7 @@ int main() {
   dim3 block(WARP_SIZE * 4);
   reduce<<<8, block>>>(x, y);
   scale<<<8, 256>>>(x, 2.f);
+  tile<<<8, 128>>>(x);
   return 0;
 }
 """
@@ -71,10 +77,12 @@ def test_facts_of_a_header_are_flagged_in_the_cu_beside_it(tmp_path):
     main = files["main.cu"]
     flags = _flags(main)
     text = main.translated
-    # the call of the header's warp-sized helper, and the kernel that calls it (warp-sized through it? no: only
-    # its own findings count), the constant sizing the block
+    # the call of the header's warp-sized helper; a kernel the header's constant sizes: its head and its launch
     assert "WARP_KERNEL_USE" in flags[_line(text, "warp_sum<float>")]
-    assert "WARP32_CONST_USE" in flags[_line(text, "dim3 block(WARP_SIZE")]
+    assert "WARP_KERNEL_USE" in flags[_line(text, "__global__ void tile")]
+    assert "WARP_KERNEL_USE" in flags[_line(text, "tile<<<")]
+    # the foreign constant's own uses are left alone: ports fix such a constant where it is defined
+    assert "WARP32_CONST_USE" not in flags.get(_line(text, "dim3 block(WARP_SIZE"), set())
     assert "WARP_KERNEL_USE" not in flags.get(_line(text, "scale<<<"), set())
     other = _flags(files["other/main.cu"])
     assert all("WARP32_CONST_USE" not in r and "WARP_KERNEL_USE" not in r for r in other.values())
