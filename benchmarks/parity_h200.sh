@@ -3,7 +3,11 @@
 # (pydantic, ruamel.yaml, platformdirs: the image lacks them) and build/parity/model (built here by
 # `python benchmarks/gpu_tour/make_assets.py parity --out build/parity`: the same files on both machines):
 #   bash benchmarks/parity_h200.sh      -> $OUT/h200-{fp64,fp32,bf16}.safetensors, results.json, bench.txt
+#   PHASES=cost,cross bash benchmarks/parity_h200.sh   -> only the cost benchmark (bench.txt) and the captures for
+#       the cross-machine fp32 triangle (fp64 and fp32, batch 2 x seq 64, split in 15 MB parts: $OUT/x-*.part*;
+#       `cat` them back together here)
 set -u
+PHASES="${PHASES:-proof,cost}"
 OUT="${OUT:-/tmp/parity-out}"; mkdir -p "$OUT" /tmp/pr
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/pydantic-*.whl \
     .whl/pydantic_core-*.whl .whl/annotated_types-*.whl .whl/typing_inspection-*.whl .whl/ruamel_yaml-*.whl \
@@ -17,6 +21,20 @@ run() { local name=$1; shift; local t0=$(date +%s%N); timeout 240 "$@" >/tmp/pr/
         echo "== $name: $(cat /tmp/pr/$name.rc)"; tail -2 /tmp/pr/$name.err; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import torch, transformers; print(torch.__version__, transformers.__version__)"
+if [[ ,$PHASES, == *,cross,* ]]; then
+    for d in fp64 fp32; do
+        run cross-$d $P capture --model $M --dtype $d --device cuda --batch 2 --seq 64 --backward --out /tmp/pr/x-$d.safetensors --json
+        split -b 15M -d /tmp/pr/x-$d.safetensors "$OUT/x-$d.part"
+    done
+    sha256sum /tmp/pr/x-*.safetensors
+fi
+if [[ ,$PHASES, == *,cost,* ]]; then
+    { for size in medium small; do
+        timeout 200 python3 benchmarks/parity.py --device cuda --size $size --dtype bf16 --repeat 5 --backward 2>&1 | grep -v -i warn
+      done; } > "$OUT/bench.txt"
+    cat "$OUT/bench.txt"
+fi
+[[ ,$PHASES, == *,proof,* ]] || exit 0
 for d in fp64 fp32 bf16; do
     run capture-$d $P capture --model $M --dtype $d --device cuda "${R[@]}" --backward --out "$OUT/h200-$d.safetensors" --json
 done
@@ -45,7 +63,3 @@ for rc in sorted(pathlib.Path("/tmp/pr").glob("*.rc")):
                     "stderr": rc.with_suffix(".err").read_text()[-1500:]}
 pathlib.Path(sys.argv[1]).write_text(json.dumps(out))
 PY
-{ for size in medium small; do
-    timeout 200 python3 benchmarks/parity.py --device cuda --size $size --dtype bf16 --repeat 5 --backward 2>&1 | grep -v -i warn
-  done; } > "$OUT/bench.txt"
-cat "$OUT/bench.txt"

@@ -8,11 +8,18 @@ transformers / liger versions) and where they came from (machine, time, the meas
 ``Calibration.apply(config, throughput, estimate)`` gives the numbers the plan shows:
 
 - a config that was measured: the measurement itself (source "measured");
-- any other config: the prediction corrected by a locally weighted least-squares fit over the measurements,
-  weighted by how similar each measured config is (0.1 per differing setting among DeepSpeed, offload,
-  checkpointing, Liger, compile, attention, packing): step time = a x compute part + b x fixed per-micro-batch
-  part (+ the other terms x a); memory = prediction + c + d x the per-token part (activations, logits,
-  slack) (source "calibrated"). One measurement: a ratio (time) and an offset (memory).
+- any other config: the prediction corrected by the measurements of its own family first — the configs that
+  differ from it only in the batch split (same DeepSpeed, offload, checkpointing, Liger, compile, attention,
+  packing): step time = a x compute part + b x fixed per-micro-batch part (+ the other terms x a), memory =
+  prediction + c + d x the per-token part (activations, logits, slack), least squares when the family's
+  measurements span different batch splits; otherwise one ratio (time) and one slope on the per-token part
+  (memory: what the model misses grows with the tokens a micro-batch holds). A config with no measured family
+  takes the same ratio and slope from all measurements, weighted by similarity (0.1 per differing setting)
+  (source "calibrated").
+
+Why families: on the H200 (issue 18) the no-DeepSpeed configs missed 5.7 GiB at 16 sequences a micro-batch and
+the ZeRO-2 ones 1.0 GiB; a fit across both moved a ZeRO-2 prediction the wrong way (+5.0% where the raw model
+was -1.4%). Within a family the miss was proportional to the per-token part (5.7 and 2.6 GiB at 46 and 23 GiB).
 
 Stored in ``.hipwizard/train.json`` by ``state.save_calibration``; nothing here imports torch.
 """
@@ -154,11 +161,17 @@ class Calibration:
     def _weights(self, config: TrainConfig, ms: list[Measurement]) -> list[float]:
         return [0.1 ** sum(1 for f in KIND_FIELDS if m.knobs.get(f) != getattr(config, f)) for m in ms]
 
+    def _rows(self, config: TrainConfig, ms: list[Measurement]) -> tuple[list[float], list[Measurement], bool]:
+        """(weights, measurements, own family?): the config's family alone when it was measured, else all."""
+        family = [m for m in ms if all(m.knobs.get(f) == getattr(config, f) for f in KIND_FIELDS)]
+        if family:
+            return [1.0] * len(family), family, True
+        return self._weights(config, ms), ms, False
+
     def correct_step(self, config: TrainConfig, predicted_s: float, compute_s: float) -> float | None:
-        ms = self.good
-        if not ms:
+        if not self.good:
             return None
-        w = self._weights(config, ms)
+        w, ms, _own = self._rows(config, self.good)
         rows = [(wi, m.predicted_compute_s, m.predicted_step_s - m.predicted_compute_s, m.step_s)
                 for wi, m in zip(w, ms)]
         fit = _fit2(rows) if len({round(r[2] / max(r[1], 1e-9), 4) for r in rows}) > 1 else None
@@ -168,17 +181,21 @@ class Calibration:
         return fit[0] * compute_s + fit[1] * (predicted_s - compute_s)
 
     def correct_peak(self, config: TrainConfig, predicted_gib: float, per_token_gib: float) -> float | None:
-        ms = [m for m in self.good if m.peak_gib]
-        if not ms:
+        measured = [m for m in self.good if m.peak_gib]
+        if not measured:
             return None
-        w = self._weights(config, ms)
+        w, ms, own = self._rows(config, measured)
         rows = [(wi, 1.0, m.predicted_per_token_gib, m.peak_gib - m.predicted_peak_gib) for wi, m in zip(w, ms)]
-        spread = max(r[2] for r in rows) - min(r[2] for r in rows)
-        fit = _fit2(rows) if len(rows) >= 3 and spread > 0.05 * max(r[2] for r in rows) else None
-        if fit is None:
-            offset = sum(wi * r[3] for wi, r in zip(w, rows)) / sum(w)
-            return predicted_gib + offset
-        return predicted_gib + fit[0] + fit[1] * per_token_gib
+        tokens = [r[2] for r in rows]
+        if own and len(rows) >= 2 and max(tokens) - min(tokens) > 0.05 * max(tokens):
+            fit = _fit2(rows)
+            if fit is not None:
+                return predicted_gib + fit[0] + fit[1] * per_token_gib
+        squares = sum(wi * t * t for wi, _, t, _ in rows)
+        if squares <= 0:  # nothing measured grows with tokens: the mean miss as an offset
+            return predicted_gib + sum(wi * r for wi, _, _, r in rows) / sum(w)
+        slope = sum(wi * t * r for wi, _, t, r in rows) / squares
+        return predicted_gib + slope * per_token_gib
 
     def apply(self, config: TrainConfig, throughput: Throughput, estimate: MemoryEstimate, *,
               tokens_per_step: float) -> tuple[Throughput, MemoryEstimate, Source, Measurement | None]:
