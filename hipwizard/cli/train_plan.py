@@ -94,11 +94,11 @@ def render_plan(plan: Plan, top: int = 5) -> str:
     if advice is not None and advice.baseline is not None:
         base = advice.baseline
         out.append(f"  your config: {base.label}, ~{base.throughput.tokens_per_s:,.0f} tokens/s "
-                   f"({SOURCE_WORDS[base.source]}){utilisation_note(plan, base)}")
+                   f"({_words(base)}){utilisation_note(plan, base)}")
     for n, cand in enumerate(advice.ranked[:top] if advice else [], 1):
         changes = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in cand.changes.items()) or "no change"
         out.append(f"  {n}. {cand.speedup:.2f}x  {cand.label}  [{changes}]  ~{cand.throughput.tokens_per_s:,.0f} "
-                   f"tokens/s, {cand.estimate.total_gib:.1f} GiB ({SOURCE_WORDS[cand.source]}){utilisation_note(plan, cand)}")
+                   f"tokens/s, {cand.estimate.total_gib:.1f} GiB ({_words(cand)}){utilisation_note(plan, cand)}")
         if n == 1:
             for reason in cand.reasons:
                 out.append(f"       - {reason}")
@@ -112,6 +112,11 @@ def render_plan(plan: Plan, top: int = 5) -> str:
 
 
 SOURCE_WORDS = {"measured": "measured here", "calibrated": "calibrated here", "predicted": "predicted, H200-fitted model"}
+
+
+def _words(cand) -> str:
+    """Where a candidate's numbers come from, e.g. "measured here; memory predicted" (a run with no device peak)."""
+    return SOURCE_WORDS["predicted"] if cand.source == "predicted" else cand.source_words
 
 
 def utilisation_note(plan: Plan, cand) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hipwizard.train.calibration import Calibration, Measurement, Source
+from hipwizard.train.calibration import Calibration, Measurement, Source, source_words
 from hipwizard.train.config import TrainConfig
 from hipwizard.train.knobs import KnobAvailability, exclusion
 from hipwizard.train.memory import MemoryEstimate, estimate_memory
@@ -46,8 +46,15 @@ class Candidate:
     changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # field -> (old, new)
     speedup: float = 1.0
     reasons: list[str] = field(default_factory=list)
-    source: Source = "predicted"  # where tokens/s and peak come from
+    source: Source = "predicted"  # where tokens/s (and, unless memory_source says otherwise, the peak) come from
     measured: Measurement | None = None
+    memory_source: Source = "predicted"  # where the peak comes from
+    borrowed: bool = False  # calibrated from configs with other settings
+
+    @property
+    def source_words(self) -> str:
+        """How the faces name where this candidate's numbers come from (never colour alone)."""
+        return source_words(self.source, self.memory_source, self.borrowed)
 
     @property
     def label(self) -> str:
@@ -68,7 +75,7 @@ class Candidate:
             "label": self.label, "changes": {k: {"from": a, "to": b} for k, (a, b) in self.changes.items()},
             "tokens_per_s": round(self.throughput.tokens_per_s), "speedup": round(self.speedup, 2),
             "peak_gib": round(self.estimate.total_gib, 1), "fits": self.estimate.fits, "reasons": self.reasons,
-            "source": self.source,
+            "source": self.source, "memory_source": self.memory_source, "borrowed": self.borrowed,
         }
 
 
@@ -151,8 +158,10 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
                               lengths="fixed" if cfg.packs else lengths)
         cand = Candidate(cfg, est, estimate_throughput(cfg, shape, world_size=world_size, seq_len=seq))
         if calibration is not None:
-            cand.throughput, cand.estimate, cand.source, cand.measured = calibration.apply(
-                cfg, cand.throughput, est, tokens_per_step=tokens_per_step)
+            got = calibration.apply(cfg, cand.throughput, est, tokens_per_step=tokens_per_step)
+            cand.throughput, cand.estimate, cand.source, cand.measured = got.throughput, got.estimate, got.source, \
+                got.measured
+            cand.memory_source, cand.borrowed = got.memory_source, got.borrowed
         return cand
 
     baseline = evaluate(config)
@@ -251,11 +260,12 @@ def explain(base: Candidate, cand: Candidate, world_size: int) -> list[str]:
     if cand.measured is not None and cand.source == "measured":
         m = cand.measured
         reasons.append(f"measured here: {m.tokens_per_s or cand.throughput.tokens_per_s:,.0f} tokens/s steady "
-                       f"({m.step_s:.2f} s a step), peak {m.peak_gib if m.peak_gib is not None else est.total_gib:.1f} "
-                       f"GiB of {est.device_vram_gib:g} GiB; {cand.speedup:.2f}x your config's "
+                       f"({m.step_s:.2f} s a step), " + (f"peak {m.peak_gib:.1f} GiB" if m.peak_gib is not None else
+                                                         f"peak not measured (predicted {est.total_gib:.1f} GiB)")
+                       + f" of {est.device_vram_gib:g} GiB; {cand.speedup:.2f}x your config's "
                        f"{'measured' if base.source == 'measured' else base.source} rate")
     else:
-        reasons.append(f"{'predicted' if cand.source == 'predicted' else 'calibrated'} peak {est.total_gib:.1f} GiB "
+        reasons.append(f"{'predicted' if cand.memory_source == 'predicted' else 'calibrated'} peak {est.total_gib:.1f} GiB "
                        f"of {est.device_vram_gib:g} GiB (margin {est.margin_gib:.1f} GiB); expected "
                        f"{cand.speedup:.2f}x your config's steady-state throughput ({how}"
                        + ("; the recipe -> no DeepSpeed, no checkpointing, 16 x 1 measured 2.88x)"

@@ -198,22 +198,48 @@ class Calibration:
         return predicted_gib + slope * per_token_gib
 
     def apply(self, config: TrainConfig, throughput: Throughput, estimate: MemoryEstimate, *,
-              tokens_per_step: float) -> tuple[Throughput, MemoryEstimate, Source, Measurement | None]:
+              tokens_per_step: float) -> "Applied":
         """The numbers to show for ``config``: measured, calibrated, or the prediction unchanged."""
         m = self.find(config)
+        borrowed = False
         if m is not None and m.ok and m.step_s:
             step, peak, source = m.step_s, m.peak_gib, "measured"
         else:
             step = self.correct_step(config, throughput.step_seconds, compute_seconds(throughput))
             peak = self.correct_peak(config, estimate.total_gib, per_token_gib(estimate)) if estimate.available else None
             source = "calibrated" if step is not None else "predicted"
+            borrowed = source == "calibrated" and not self._rows(config, self.good)[2]
         if step is not None and step > 0:
             terms = throughput.terms + ((f"{source} on this machine", step - throughput.step_seconds),)
             throughput = Throughput(self.tokens_per_step(tokens_per_step) / step, step, terms)
+        memory_source: Source = "predicted"
         if peak is not None and estimate.available:
+            memory_source = source
             estimate = replace(estimate, parts=[*estimate.parts, MemoryPart(
                 "calibration", peak - estimate.total_gib, f"{source} on {self.machine or 'this machine'}")])
-        return throughput, estimate, source, m
+        return Applied(throughput, estimate, source, m, memory_source, borrowed)
+
+
+@dataclass
+class Applied:
+    """What ``Calibration.apply`` gives a config: its numbers and where each comes from. ``memory_source`` differs
+    from ``source`` when a run was timed but its device peak could not be read (a CPU run, no telemetry);
+    ``borrowed``: calibrated from configs with other settings (its own family was not measured)."""
+
+    throughput: Throughput
+    estimate: MemoryEstimate
+    source: Source
+    measured: Measurement | None
+    memory_source: Source
+    borrowed: bool = False
+
+
+def source_words(source: Source, memory_source: Source | None = None, borrowed: bool = False) -> str:
+    """"measured here", "calibrated here (from other settings)", "measured here; memory predicted", ..."""
+    words = SOURCE_WORDS.get(source, source) + (" (from other settings)" if borrowed else "")
+    if memory_source is not None and memory_source != source:
+        words += f"; memory {SOURCE_WORDS.get(memory_source, memory_source)}"
+    return words
 
 
 def compute_seconds(throughput: Throughput) -> float:

@@ -89,7 +89,7 @@ def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, worl
                          calibration=calibration)
     plan.advice.calibration = why
     if calibration is not None and plan.advice.baseline is not None and plan.estimate.available:
-        plan.estimate, plan.source = plan.advice.baseline.estimate, plan.advice.baseline.source
+        plan.estimate, plan.source = plan.advice.baseline.estimate, plan.advice.baseline.memory_source
     return plan
 
 

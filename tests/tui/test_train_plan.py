@@ -280,8 +280,12 @@ async def test_calibrate_key_runs_the_demo_on_cpu_with_a_progress_bar_then_label
 
     from hipwizard.train import state
 
+    from textual.widgets import Input
+
+    from hipwizard.tui.train.dialogs import CalibrateDialog
+
     torch_before = "torch" in sys.modules
-    app = _calibrate_app(tmp_path, demo_assets, 1, 3, 1)
+    app = _calibrate_app(tmp_path, demo_assets, 4, 8, 1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await until(pilot, lambda: "▶" in panel(app, "advice"))
@@ -289,6 +293,19 @@ async def test_calibrate_key_runs_the_demo_on_cpu_with_a_progress_bar_then_label
         assert "↳ predicted" in panel(app, "memory")
         app.query_one("#plan-calibrate", Button).focus()
         await pilot.press("C")
+        # K and N are asked first, with the last values; a bad one is said in the dialog and nothing starts
+        await until(pilot, lambda: isinstance(app.screen, CalibrateDialog))
+        dialog = app.screen
+        k, n = dialog.query_one("#calibrate-candidates", Input), dialog.query_one("#calibrate-steps", Input)
+        assert (k.value, n.value) == ("4", "8")
+        k.value = "0"
+        await pilot.click("#calibrate-go")
+        await until(pilot, lambda: "candidates must be between 1 and 16, not 0" in str(
+            dialog.query_one("#calibrate-error", Static).render()))
+        assert app.screen is dialog and not app.workspace.runs_dir.exists()
+        k.value, n.value = "1", "3"
+        k.focus()
+        await pilot.press("enter")
         await until(pilot, lambda: "▶ calibrating" in _status(app))
         assert str(app.query_one("#plan-calibrate", Button).label) == "Stop"
         bar = app.query_one("#plan-calibrate-bar", ProgressBar)
@@ -299,7 +316,9 @@ async def test_calibrate_key_runs_the_demo_on_cpu_with_a_progress_bar_then_label
         await until(pilot, lambda: "measured here" in panel(app, "advice"))
         advice = panel(app, "advice")
         assert "ℹ calibrated on" in advice and "· calibrated here" in advice, advice
-        assert "↳ calibrated here" in panel(app, "memory")
+        # a CPU has no device memory to read: the step time is measured, the peak stays predicted and says so
+        assert "measured here; memory predicted" in advice, advice
+        assert "↳ predicted" in panel(app, "memory")
     (cal,) = state.calibrations(app.workspace)
     assert len(cal.good) == 1 and cal.good[0].steps == 3 and not cal.stopped
     assert ("torch" in sys.modules) == torch_before  # the run was a subprocess; nothing heavy came in here
@@ -321,6 +340,8 @@ async def test_stop_calibration_asks_then_ends_the_candidates_process_group(tmp_
         await until(pilot, lambda: "▶" in panel(app, "advice"))
         assert not app.query_one(TrainPlanPane).check_action("stop_calibration", ())  # X hidden: nothing to stop
         await pilot.click("#plan-calibrate")
+        await until(pilot, lambda: app.screen.query("#calibrate-go"))
+        await pilot.click("#calibrate-go")  # K and N as they were (2 and 40)
         runs = app.workspace.runs_dir
 
         def first():

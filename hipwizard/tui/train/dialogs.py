@@ -41,3 +41,80 @@ class ConfirmAction(ModalScreen[bool]):
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
+
+
+class CalibrateDialog(ModalScreen["tuple[int, int] | None"]):
+    """How many of the advisor's candidates to run and how many steps each (K and N of ``train calibrate``);
+    dismisses with (K, N), or None when cancelled. A bad number is said under the fields and nothing starts."""
+
+    DEFAULT_CSS = """
+    CalibrateDialog { align: center middle; }
+    CalibrateDialog #calibrate-box {
+        width: 64; max-width: 100%; height: auto; border: round $primary; background: $surface; padding: 1 2;
+    }
+    CalibrateDialog .calibrate-row { height: 1; margin-top: 1; }
+    CalibrateDialog .calibrate-row Label { width: 26; }
+    CalibrateDialog .calibrate-row Input { width: 10; border: none; height: 1; }
+    CalibrateDialog #calibrate-error { margin-top: 1; }
+    CalibrateDialog #calibrate-buttons { height: 1; margin-top: 1; }
+    CalibrateDialog #calibrate-buttons Button { margin-right: 2; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="train.calibrate_cancel")]
+
+    def __init__(self, candidates: int, steps: int, warmup: int) -> None:
+        super().__init__()
+        self.candidates, self.steps, self.warmup = candidates, steps, warmup
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input, Label
+
+        with Vertical(id="calibrate-box"):
+            yield Static("Calibrate: run the advisor's top candidates for a few real steps each on this machine "
+                         f"(the first {self.warmup} steps of each are warm-up, not timed).", id="calibrate-text")
+            with Horizontal(classes="calibrate-row"):
+                yield Label("candidates (1-16)")
+                yield Input(str(self.candidates), id="calibrate-candidates", restrict=r"[0-9]*", max_length=2)
+            with Horizontal(classes="calibrate-row"):
+                yield Label(f"steps each ({self.warmup + 2}-1000)")
+                yield Input(str(self.steps), id="calibrate-steps", restrict=r"[0-9]*", max_length=4)
+            yield Static("", id="calibrate-error")
+            with Horizontal(id="calibrate-buttons"):
+                yield Button("Calibrate (enter)", id="calibrate-go", variant="primary", compact=True)
+                yield Button("Cancel (esc)", id="calibrate-cancel", compact=True)
+
+    def problem(self) -> str | tuple[int, int]:
+        """(K, N), or what is wrong with them (the CLI's bounds)."""
+        from textual.widgets import Input
+
+        raw_k = self.query_one("#calibrate-candidates", Input).value.strip()
+        raw_n = self.query_one("#calibrate-steps", Input).value.strip()
+        if not raw_k.isdigit() or not 1 <= int(raw_k) <= 16:
+            return f"✖ candidates must be between 1 and 16, not {raw_k or 'empty'}"
+        if not raw_n.isdigit() or not self.warmup + 2 <= int(raw_n) <= 1000:
+            return (f"✖ steps must be between {self.warmup + 2} and 1000 (the first {self.warmup} are warm-up), "
+                    f"not {raw_n or 'empty'}")
+        return int(raw_k), int(raw_n)
+
+    def _go(self) -> None:
+        got = self.problem()
+        if isinstance(got, str):
+            self.query_one("#calibrate-error", Static).update(got)
+            return
+        self.dismiss(got)
+
+    def on_input_submitted(self, event) -> None:
+        event.stop()
+        self._go()
+
+    def on_input_changed(self, event) -> None:
+        self.query_one("#calibrate-error", Static).update("")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "calibrate-go":
+            self._go()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

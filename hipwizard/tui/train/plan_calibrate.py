@@ -1,6 +1,7 @@
 """The Plan tab's calibration: ``CalibrationBar`` (a progress bar and one line of state while ``calibrate``
 runs, and what it found afterwards) and ``PlanCalibration``, the actions ``TrainPlanPane`` mixes in (C
-starts ``calibrate_services.calibrate_plan`` in a thread worker; X stops it after asking; the candidates
+asks for K and N — candidates and steps each — then starts ``calibrate_services.calibrate_plan`` in a thread
+worker; X stops it after asking; the candidates
 themselves are separate process groups started by the launcher, so this process never imports torch).
 
 Every state is said in words and a symbol (▶ running, ■ stopping/stopped, ✔ done, ✖ failed), never by
@@ -17,7 +18,7 @@ from textual.containers import Horizontal
 from textual.widgets import Button, ProgressBar, Static
 
 from hipwizard.progress import Progress
-from hipwizard.tui.train.dialogs import ConfirmAction
+from hipwizard.tui.train.dialogs import CalibrateDialog, ConfirmAction
 
 
 def summary(cal) -> Text:
@@ -109,9 +110,24 @@ class PlanCalibration:
         return None
 
     def action_calibrate(self) -> None:
+        """C: ask how many candidates and steps (K and N, the last answer kept), then calibrate."""
+        problem = self.calibrate_problem()
+        if problem:
+            self.notify(f"✖ not calibrated: {problem}", severity="error")
+            return
+
+        def answered(got: tuple[int, int] | None) -> None:
+            if got is not None:
+                self.calibrate_candidates, self.calibrate_steps = got
+                self._start_calibration()
+
+        self.app.push_screen(CalibrateDialog(self.calibrate_candidates, self.calibrate_steps, self.calibrate_warmup),
+                             answered)
+
+    def _start_calibration(self) -> None:
         from hipwizard.train.calibrate_services import calibrate_plan
 
-        problem = self.calibrate_problem()
+        problem = self.calibrate_problem()  # the form may have changed while the dialog was open
         if problem:
             self.notify(f"✖ not calibrated: {problem}", severity="error")
             return

@@ -95,7 +95,7 @@ def advice_text(plan: Plan | None, selected: int) -> Text:
         mark = "▶" if n == selected else " "
         text.append(f"{mark} {cand.speedup:4.2f}x  {cand.label}", style="bold" if n == selected else "")
         # Without a calibration every number is predicted and the line above says so once.
-        text.append(f"  · {SOURCE_WORDS[cand.source]}\n" if calibrated else "\n", style="dim")
+        text.append(f"  · {cand.source_words}\n" if calibrated else "\n", style="dim")
     if ranked:
         for reason in ranked[selected].reasons:
             text.append(f"  · {reason}\n", style="dim")
