@@ -136,3 +136,30 @@ def test_the_second_h200_calibration_predicts_its_unmeasured_family_members_with
         assert abs(cand.estimate.total_gib - row["measured_peak_gib"]) / row["measured_peak_gib"] < 0.03, row["label"]
         assert abs(cand.throughput.step_seconds - row["measured_step_s"]) / row["measured_step_s"] < 0.05, row["label"]
     assert in_family >= 3
+
+
+def test_where_numbers_come_from_is_said_per_config():
+    """Measured, calibrated from its family, calibrated from other settings, and a timed run with no peak."""
+    from hipwizard.train.memory import estimate_memory
+    from hipwizard.train.throughput import estimate_throughput
+
+    plain = TrainConfig(**recipe_values(zero_stage=None, per_device_train_batch_size=16, gradient_accumulation_steps=1))
+    timed_only = _measured(plain, 1.0, 1.0, 70.0, 60.0, 40.0)
+    timed_only.peak_gib = None  # e.g. a CPU: no device memory to read
+    cal = Calibration(key={}, measurements=[timed_only])
+
+    def applied(cfg):
+        est = estimate_memory(cfg, SHAPE, seq_len=830, device_vram_gib=139.8, lengths="fixed")
+        return cal.apply(cfg, estimate_throughput(cfg, SHAPE, seq_len=830), est, tokens_per_step=16 * 830)
+
+    got = applied(plain)
+    assert (got.source, got.memory_source, got.borrowed) == ("measured", "predicted", False)
+    half = plain.model_copy(update={"per_device_train_batch_size": 8, "gradient_accumulation_steps": 2})
+    assert (applied(half).source, applied(half).borrowed) == ("calibrated", False)
+    other = applied(plain.model_copy(update={"zero_stage": 2}))
+    assert (other.source, other.borrowed) == ("calibrated", True)
+    from hipwizard.train.calibration import source_words
+
+    assert source_words(got.source, got.memory_source) == "measured here; memory predicted"
+    assert source_words(other.source, other.memory_source, other.borrowed).startswith(
+        "calibrated here (from other settings)")
