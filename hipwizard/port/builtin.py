@@ -59,6 +59,7 @@ FUNC_PTR_ARG = {
 RUNTIME_HEADER = "hip/hip_runtime.h"
 # Headers whose HIP counterpart appeared later than HIP itself (measured: HIP 5.2 has no hip_bf16.h).
 HEADER_MIN_HIP = {"hip/hip_bf16.h": "6.0", "hipblaslt.h": "5.5", "hip/hip_fp8.h": "6.0"}
+KERNEL_MARKERS = re.compile(r"__global__|<<<")
 DEVICE_MARKERS = re.compile(r"__global__|__device__|<<<|\bthreadIdx\b|\bblockIdx\b|__shared__|__syncthreads")
 
 
@@ -117,7 +118,10 @@ class BuiltinTranslator:
         log.then(edits)
         stats["arg_rules"] = len(edits)
         out = log.text
-        if stats["converted"] + stats["launches"] and DEVICE_MARKERS.search(out) \
+        # nvcc includes cuda_runtime.h in every .cu by itself; hipcc does not (threadIdx, __syncthreads and <<<>>>
+        # are undeclared without it): a file that defines or launches kernels needs it even when nothing was renamed
+        needed = stats["converted"] + stats["launches"] or KERNEL_MARKERS.search(out) and KERNEL_MARKERS.search(masked.text)
+        if needed and DEVICE_MARKERS.search(out) \
                 and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out) and DEVICE_MARKERS.search(masked.text):
             eol = "\r\n" if "\r\n" in out[:4096] else "\n"
             log.then([Edit(0, 0, f'#include "{RUNTIME_HEADER}"{eol}')])
@@ -210,7 +214,6 @@ class BuiltinTranslator:
         prefix = whole[: m.start("header") - m.start()]
         return f"{prefix}{target}{close}{m.group('rest')}" + ("\n" if whole.endswith("\n") else "")
 
-
     def _header_path(self, m: re.Match, header: str, whole: str, stats) -> str:  # where today's ROCm installs it
         if self.hip_version < (6, 0, 0) and header != "nccl.h":
             return whole
@@ -220,7 +223,6 @@ class BuiltinTranslator:
 
 
 DROPPED = {"register", "__grid_constant__"}
-
 
 
 # -- launches --------------------------------------------------------------------------------------

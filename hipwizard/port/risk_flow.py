@@ -65,7 +65,8 @@ def _head(lines: list[str], j: int) -> tuple[str, int] | None:
 def warp_functions(lines: list[str], consts: set[str] | None = None) -> dict[str, int]:
     """{function: head line} for each device function or kernel whose body sizes something by a 32-wide warp
     (the size rules' findings, and uses of ``consts``: names defined from 32, here or in another file)."""
-    from hipwizard.port.risk_rules import RULES_BY_ID  # the device rules are defined there
+    # the device rules are defined there (imported here: risk_rules imports this module)
+    from hipwizard.port.risk_rules import RULES_BY_ID
 
     hits: set[int] = set()
     for rule_id in SIZE_RULES:

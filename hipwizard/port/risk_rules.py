@@ -13,7 +13,7 @@ import re
 from hipwizard.port.line_search import matching_lines
 from hipwizard.port.risk_base import Detector, RiskRule, _rx  # noqa: F401  (re-exported: the catalogue's types)
 
-_WARP_NAME = r"\w*(?:warp|WARP|Warp|lane|LANE)\w*"
+_WARP_NAME = r"\w*(?:warp|WARP|Warp|lane|LANE|wave|WAVE|Wave)\w*"
 _SHFL_16 = re.compile(r"\bfor\s*\([^;]*=\s*(?:16|32\s*/\s*2|\(\s*32\s*/\s*2\s*\))[uU]?\s*;[^;]*;[^)]*(?:>>=|/=|>>|/)")
 _SHFL_UP_32 = re.compile(r"\bfor\s*\([^;]*=\s*1[uU]?\s*;[^;]*<=?\s*(?:32|16)[uU]?\s*;[^)]*(?:<<=|\*=)")
 _SHFL_CALL_16 = re.compile(r"__shfl_(?:xor|down)\w*\s*\((?:[^()]|\([^()]*\))*,\s*16[uU]?\s*[,)]")
@@ -167,7 +167,8 @@ DEVICE_RULES: tuple[RiskRule, ...] = (
                  r"\bcuTensorMapEncode\w*", r"#\s*include\s*[<\"]cuda/(?:pipeline|barrier)")),
     RiskRule("WMMA_MMA", "high", "WMMA / mma.h warp matrix types are not in the HIP kernel language",
              "port to rocWMMA (wave64 fragment layouts) or MFMA builtins", f"{_HIP_DOC} L2058-2090",
-             _rx(r"#\s*include\s*[<\"]mma\.h", r"\bnvcuda::wmma\b", r"\bwmma::", r"\bmma_sync\s*\(")),
+             _rx(r"#\s*include\s*[<\"]mma\.h", r"\bnvcuda::wmma\b", r"\bwmma::", r"\bmma_sync\s*\(",
+                 r"\busing\s+namespace\s+nvcuda\b")),
     RiskRule("CUTLASS_CUTE", "high", "CUTLASS / CuTe / libcu++ PTX wrappers are NVIDIA-only",
              "use composable_kernel or hipBLASLt", "Dao-AILab/flash-attention@0251105a setup.py (ROCm uses CK, not CUTLASS)",
              _rx(r"\bcutlass::", r"\bcute::", r"#\s*include\s*[<\"](?:cutlass|cute)/")),

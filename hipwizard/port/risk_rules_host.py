@@ -18,7 +18,7 @@ _HIP_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst"
 _ARCH = "ROCm/ROCm@e396b489 docs/reference/gpu-arch-specs.rst (MI300X: wave 64, 304 CUs)"
 
 # a name defined from 32 that reads as a warp width: #define WARP_SIZE 32, const int ws = 32, constexpr int kWarp = 32
-_WARPISH = r"(?:\w*(?:warp|WARP|Warp|lane|LANE|Lane)\w*|ws|WS|wsize|WSIZE|kWarpSize|THREADS_PER_WARP)"
+_WARPISH = r"(?:\w*(?:warp|WARP|Warp|lane|LANE|Lane|wave|WAVE|Wave)\w*|ws|WS|wsize|WSIZE|kWarpSize|THREADS_PER_WARP)"
 _DEF_32 = re.compile(rf"#\s*define\s+({_WARPISH})\s+\(?32[uU]?\)?\s*$|"
                      rf"\b(?:const|constexpr)\b[^=;]*?\b({_WARPISH})\s*=\s*32[uU]?\s*;")
 
@@ -91,6 +91,21 @@ def _library_leftover(lines: list[str]) -> list[int]:
     return out
 
 
+_HALF_T = r"(?:__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__hip_bfloat162?|hip_bfloat16)"
+_HALF_PTR = re.compile(rf"\b{_HALF_T}\s*\*\s*(?:__restrict__\s+|const\s+)*(\w+)")
+_ATOMIC_HALF_CAST = re.compile(rf"\batomicAdd\s*\(\s*\(\s*{_HALF_T}\s*\*\s*\)")
+
+
+def _half_atomic(lines: list[str]) -> list[int]:
+    # atomicAdd on a half/bf16 address: a cast in the call, or a pointer the file declares with such a type
+    hits = set(matching_lines(_ATOMIC_HALF_CAST, lines))
+    names = {m.group(1) for i in matching_lines(_HALF_PTR, lines) for m in _HALF_PTR.finditer(lines[i])}
+    if names:
+        name = "|".join(map(re.escape, sorted(names)))
+        hits.update(matching_lines(re.compile(rf"\batomicAdd\s*\(\s*&?\s*\(?\s*(?:{name})\b"), lines))
+    return sorted(hits)
+
+
 _OCCUPANCY = re.compile(r"\b(?:maxThreadsPerMultiProcessor|multiProcessorCount|maxBlocksPerMultiProcessor|"
                         r"regsPerMultiprocessor|(?:cuda|hip)DevAttrMultiProcessorCount|"
                         r"hipDeviceAttributeMultiprocessorCount|(?:cuda|hip)OccupancyMaxActiveBlocksPerMultiprocessor)\b")
@@ -138,6 +153,24 @@ HOST_RULES: tuple[RiskRule, ...] = (
              "cublasGetStatusString); for *_v2 call the unsuffixed name with HIPBLAS_V2 defined (ROCm >= 6)",
              f"{_HECB} src/dp-hip ('#define HIPBLAS_V2', hipblasDotEx), src/gels-hip, src/tgvnn-hip, src/ludb-hip",
              _library_leftover),
+    RiskRule("CUB_FUNCTOR", "low", "a project-defined Max/Min/Sum (or identity) functor for a CUB/Thrust reduction: "
+             "CCCL 2 dropped cub::Max and friends, so CUDA code defines its own; hipCUB still has hipcub::Max/Min/Sum "
+             "and the two meet under the same names", "use hipcub::Max() / hipcub::Min() / hipcub::Sum() (and "
+             "thrust::identity<T>()) and drop the local functor", f"{_HECB} src/adamw-hip, src/scan3-hip, "
+             "src/topk-hip, src/moe-hip, src/quantVLLM-hip, src/logic-rewrite-hip",
+             _rx(r"^\s*struct\s+(?:Max|Min|Sum|identity)\s*\{?\s*$",
+                 r"\.\s*(?:Reduce|Sum|InclusiveScan|ExclusiveScan|Scan)\s*\(.*[(,]\s*(?:Max|Min|Sum)\s*(?:\(\s*\)|\{\s*\})",
+                 r"[(,]\s*identity\s*\{\s*\}")),
+    RiskRule("HELPER_MATH", "med", "the CUDA samples' helper_math.h defines operators on float2/3/4 and friends, "
+             "which HIP's vector types already define: redefinitions or ambiguous calls",
+             "drop the include; keep (renamed) only the helpers HIP lacks (dot, lerp, clamp on vectors)",
+             f"{_HECB} src/boxfilter-hip, src/dxtc2-hip, src/recursiveGaussian-hip, src/hexciton-hip (include "
+             "dropped); HIP amd_detail/amd_hip_vector_types.h", _rx(r"#\s*include\s*[<\"](?:\w+/)*helper_math\.h")),
+    RiskRule("HALF_ATOMIC", "med", "atomicAdd on a half/half2/bf16 address: HIP before ROCm 6 has no such overload, "
+             "and the safe path is a compare-and-swap loop; CDNA's packed FP16 atomics come through unsafeAtomicAdd",
+             "call unsafeAtomicAdd (coarse-grained memory, 4-byte aligned; see amd_hip_unsafe_atomics.h) or "
+             "accumulate in float", f"{_HECB} src/lut-gemm-hip, src/f16atomic-hip (unsafeAtomicAdd); HIP "
+             "amd_detail/amd_hip_unsafe_atomics.h", _half_atomic),
     RiskRule("CLOCK_RATE", "low", "clock-rate / clock() timing: AMD's clock counters tick at other rates "
              "(wall_clock64 is 100 MHz)", "time with events (hipEventElapsedTime) or wall_clock64()",
              f"{_HIP_DOC} 'Timer functions'", _rx(r"\b(?:memoryC|c)lockRate\b", r"\bclock64\s*\(\s*\)")),

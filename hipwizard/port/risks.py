@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from hipwizard.port.hunks import split_lines
 from hipwizard.port.lexer import mask_non_code
-from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
 from hipwizard.port.line_search import CodeLines
+from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
 from hipwizard.port.risk_rules import RULES, RiskRule
 
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b")
@@ -137,4 +137,4 @@ def summarize_flags(files: list[FileTranslation]) -> dict[str, dict[str, int]]:
     return out
 
 
-__all__ = ["Finding", "attach_findings", "code_lines", "find_risks", "flag_translation", "summarize_flags", "split_lines"]
+__all__ = ["Finding", "attach_findings", "code_lines", "find_risks", "flag_translation", "split_lines", "summarize_flags"]

@@ -165,3 +165,13 @@ def test_bf16_types_follow_the_header_hip_bf16_h_declares_them_in():
     assert "__hip_bfloat16* x, __hip_bfloat162* y, __hip_bfloat16 z" in new and "<hip/hip_bf16.h>" in new
     old = translate_text(src, TranslateOptions(hip_version="5.7")).text
     assert "hip_bfloat16* x" in old and "__hip_bfloat16" not in old
+
+
+def test_a_file_that_defines_or_launches_kernels_gets_the_runtime_header_even_with_nothing_renamed():
+    # nvcc includes cuda_runtime.h in every .cu by itself; hipcc does not (measured with Debian's hipcc 5.2:
+    # 'use of undeclared identifier threadIdx / __hipPushCallConfiguration' without it)
+    kernel = "__global__ void k(float* x) { x[threadIdx.x] = 0; __syncthreads(); }\nvoid f(float* x) { k<<<1, 64>>>(x); }\n"
+    assert translate_text(kernel).text.startswith('#include "hip/hip_runtime.h"\n')
+    helper = "__device__ float twice(float x) { return 2 * x; }\n"  # a header of device helpers: left as it is
+    assert translate_text(helper).text == helper
+    assert translate_text("// __global__ only in a comment\nint x;\n").text == "// __global__ only in a comment\nint x;\n"

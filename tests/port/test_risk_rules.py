@@ -61,6 +61,13 @@ CASES: dict[str, tuple[str, str]] = {
     "CLOCK_RATE": ("float ghz = prop.clockRate * 1e-6f;", "float gb = prop.totalGlobalMem * 1e-9f;"),
     "LIBRARY_LEFTOVER": ("printf(\"%s\", cublasGetStatusString(st));\nhipblasDotEx_v2(h, n, x, t, 1, y, t, 1, r, t, t);",
                          "printf(\"%s\", hipblasStatusToString(st));\nhipblasDotEx(h, n, x, t, 1, y, t, 1, r, t, t);"),
+    "CUB_FUNCTOR": ("struct Max\n{\n  template <typename T> __device__ T operator()(T a, T b) const { return a < b ? b : a; }\n};\n"
+                    "float m = BlockReduce(tmp).Reduce(v, Max());",
+                    "float m = BlockReduce(tmp).Reduce(v, hipcub::Max());"),
+    "HELPER_MATH": ('#include "helper_math.h"', '#include "helper_cuda.h"'),
+    "HALF_ATOMIC": ("__global__ void k(__half2* out, __half2 v) {\n  atomicAdd(&out[0], v);\n  "
+                    "atomicAdd((half2*)&out[1], v);\n}",
+                    "__global__ void k(float* out, float v) {\n  atomicAdd(&out[0], v);\n}"),
     # after HeCBench f27000a5 src/gemv-hip: the kernel gains a warp-size template parameter, its launch a choice
     "WARP_KERNEL_USE": ("__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n"
                         "  for (int o = 16; o > 0; o /= 2) v += __shfl_down(v, o);\n  x[0] = v;\n}\n"
@@ -76,7 +83,7 @@ def _ids(text: str) -> set[str]:
 
 
 def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
-    assert len(RULES) == 43 and set(CASES) == set(RULES_BY_ID)
+    assert len(RULES) == 46 and set(CASES) == set(RULES_BY_ID)
     for rule in RULES:
         assert rule.severity in ("high", "med", "low")
         assert rule.reason and rule.hint and rule.source
