@@ -73,6 +73,8 @@ def _subject_args(p) -> None:
     g.add_argument("--model", type=Path, help="a Hugging Face causal LM folder (local)")
     g.add_argument("--demo", action="store_true", help="the embedded demo's tiny Llama (built offline)")
     g.add_argument("--harness", type=Path, metavar="FILE.py", help="a harness file defining named kernel cases")
+    p.add_argument("--adapter", type=Path, metavar="DIR",
+                   help="a PEFT (LoRA) adapter folder loaded on top of --model, unmerged, as the trainer runs it")
 
 
 def _run_args(p, dtype_default: str | None = None) -> None:
@@ -117,8 +119,13 @@ def _subject(args):
 
     if args.harness is not None:
         return Subject(harness=args.harness)
+    adapter = getattr(args, "adapter", None)
+    if adapter is not None and args.model is None:
+        raise UserError("--adapter goes with --model DIR (the model it was trained on)")
+    if adapter is not None and not adapter.is_dir():
+        raise UserError(f"--adapter {adapter}: no such folder")
     if args.model is not None:
-        return Subject(model=args.model)
+        return Subject(model=args.model, adapter=adapter)
     if args.demo:
         return Subject(demo=True)
     return None

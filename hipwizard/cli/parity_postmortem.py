@@ -40,9 +40,12 @@ def cmd_postmortem(args) -> int:
     print(f"step {m['step']} of {m['run']}: epoch {m['epoch'] + 1}, {len(m['micro_batches'])} micro-batch(es) of "
           f"{'+'.join(map(str, m['micro_batches']))} sequences, {m['tokens']} tokens (seed {m['seed']})")
     print(f"batch: {batch.path}")
+    print(m["weights"])
     print(comp.headline())
     if comp.first_divergent:
         print(f"first divergent: {comp.first_divergent}")
-    print("on the reference machine: hipwizard parity capture --model MODEL --inputs BATCH --backward "
-          "--dtype DTYPE --out ref.safetensors; then here: hipwizard parity compare ref.safetensors --model MODEL")
+    adapter = f" --adapter {m['adapter']}" if m.get("adapter") else ""
+    print(f"on the reference machine: hipwizard parity capture --model MODEL{adapter} --inputs BATCH --backward "
+          f"--dtype DTYPE --out ref.safetensors; then here: hipwizard parity compare ref.safetensors --model MODEL"
+          f"{adapter}")
     return outcome.exit_code

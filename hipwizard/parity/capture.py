@@ -26,7 +26,8 @@ from hipwizard.progress import Progress, ProgressFn, quiet
 FORMAT = "hipwizard-parity/1"
 
 _LAYER_PART = re.compile(r"\.\d+\.(self_attn|attn|self_attention|attention|mlp|feed_forward)$")
-_FINAL_NORM = re.compile(r"^(model|transformer|gpt_neox|model\.decoder)\.(norm|ln_f|final_layer_norm|final_layernorm)$")
+# anchored at a name's start or after a dot: PEFT wraps the model as base_model.model.model.norm
+_FINAL_NORM = re.compile(r"(?:^|\.)(model|transformer|gpt_neox|model\.decoder)\.(norm|ln_f|final_layer_norm|final_layernorm)$")
 
 
 @dataclass
@@ -84,7 +85,7 @@ def _cpu_name() -> str:
 
 def default_modules(model) -> list[str]:
     """Every decoder layer's attention and MLP, the final norm and the logits (output embeddings)."""
-    names = [n for n, _m in model.named_modules() if _LAYER_PART.search(n) or _FINAL_NORM.match(n)]
+    names = [n for n, _m in model.named_modules() if _LAYER_PART.search(n) or _FINAL_NORM.search(n)]
     head = model.get_output_embeddings()
     if head is not None:
         names += [n for n, m in model.named_modules() if m is head]
@@ -120,8 +121,9 @@ def make_inputs(vocab_size: int, seed: int, batch: int, seq: int) -> dict:
     return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
 
 
-def load_model(model_dir: Path, dtype: str, device: str, attn: str | None = None):
-    """A causal LM from a local folder (never the network), in ``dtype`` on ``device``, in eval mode."""
+def load_model(model_dir: Path, dtype: str, device: str, attn: str | None = None, adapter: Path | None = None):
+    """A causal LM from a local folder (never the network), in ``dtype`` on ``device``, in eval mode; with
+    ``adapter``, a PEFT adapter folder on top, unmerged and trainable (its ``lora_*`` gradients are captured)."""
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
@@ -135,7 +137,31 @@ def load_model(model_dir: Path, dtype: str, device: str, attn: str | None = None
         model = AutoModelForCausalLM.from_pretrained(str(model_dir), **kwargs)
     except (OSError, ValueError) as exc:
         raise UserError(f"cannot load a causal LM from {model_dir}: {str(exc).splitlines()[0]}") from None
+    if adapter is not None:
+        model = _with_adapter(model, Path(adapter))
     return model.to(device).eval()
+
+
+def _with_adapter(model, adapter: Path):
+    if not (adapter / "adapter_config.json").is_file():
+        raise UserError(f"{adapter} is not a PEFT adapter folder (no adapter_config.json)")
+    try:
+        from peft import PeftModel
+    except ImportError:
+        raise UserError("--adapter needs the peft package (pip install peft)") from None
+    try:
+        return PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        raise UserError(f"cannot load the adapter {adapter}: {str(exc).splitlines()[0]}") from None
+
+
+def model_fingerprint(model_dir: Path, adapter: Path | None = None) -> dict[str, Any]:
+    """Name and hashes of the model folder (and of the adapter, when one is loaded on top)."""
+    out: dict[str, Any] = {"name": model_dir.name, "config_hash": config_hash(model_dir),
+                           "weights_hash": weights_hash(model_dir)}
+    if adapter is not None:
+        out["adapter"] = {"name": Path(adapter).name, "weights_hash": weights_hash(adapter)}
+    return out
 
 
 def perturbation_hook(scale: float, seed: int = 1234):
@@ -159,7 +185,7 @@ def capture_model(
     model_dir: str | Path, *, dtype: str = "fp32", device: str = "auto", seed: int = 0, batch: int = 2,
     seq: int = 32, layers: list[str] | None = None, inputs_from: dict | None = None,
     perturb: dict[str, float] | None = None, attn: str | None = None, progress: ProgressFn | None = None,
-    on_device: bool = False, backward=None, perturb_grad: dict[str, float] | None = None,
+    on_device: bool = False, backward=None, perturb_grad: dict[str, float] | None = None, adapter: Path | None = None,
 ) -> tuple[dict, dict]:
     """Run the model once with hooks. Returns (tensors for the file, metadata dict).
 
@@ -173,12 +199,12 @@ def capture_model(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     progress(Progress("fingerprint model"))
-    fingerprint = {"name": model_dir.name, "config_hash": config_hash(model_dir), "weights_hash": weights_hash(model_dir)}
+    fingerprint = model_fingerprint(model_dir, adapter)
     timings["hash_s"] = time.perf_counter() - t0
     device = pick_device(device)
     progress(Progress("load model"))
     t0 = time.perf_counter()
-    model = load_model(model_dir, dtype, device, attn)
+    model = load_model(model_dir, dtype, device, attn, adapter)
     timings["load_s"] = time.perf_counter() - t0
     names = select_modules(model, layers)
     if inputs_from is not None:

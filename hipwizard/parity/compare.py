@@ -47,6 +47,10 @@ def check_same_subject(ref_meta: dict, cand_meta: dict) -> None:
     if ref_meta.get("kind") != "model":
         return
     ref_model, cand_model = ref_meta.get("model", {}), cand_meta.get("model", {})
+    a, b = (m.get("adapter") or {} for m in (ref_model, cand_model))
+    if bool(a) != bool(b) or a.get("weights_hash") != b.get("weights_hash"):
+        raise UserError(f"the captures come from different adapters: {a.get('name') or 'none'} (reference) ≠ "
+                        f"{b.get('name') or 'none'} (candidate); both sides need the very same adapter (--adapter DIR)")
     for key, what in (("config_hash", "config"), ("weights_hash", "weights")):
         a, b = ref_model.get(key), cand_model.get(key)
         if a and b and a != b:

@@ -4,9 +4,11 @@ Parity on it, forward and backward.
 ``alarm_step(run_dir)``: the step of the run's first NaN/inf loss or grad_norm spike (``train.alarms``, the
 same rules as the Run view and ``hipwizard attach``). ``rebuild_batch``: that step's micro-batches, exactly as
 the trainer fed them, through ``python -m hipwizard.parity.step_batch`` (LLaMA-Factory and torch load in
-that subprocess). ``postmortem``: the batch, then a same-machine comparison of the run's base model on it —
+that subprocess). ``postmortem``: the batch, then a same-machine comparison of the run's model on it —
 this device in the run's dtype against a float64 CPU reference, with gradients — recorded in the workspace
-so the Parity screen shows it. The batch file stays in the workspace: captured with ``--inputs`` on the
+so the Parity screen shows it. The weights are the ones step N trained with, as far as the run kept them
+(``step_weights``): the newest checkpoint at or before step N-1 (a LoRA checkpoint's adapter on top of the base
+model, unmerged; a full checkpoint as the model), else the base model — and the result says which. The batch file stays in the workspace: captured with ``--inputs`` on the
 reference (NVIDIA) machine, it gives a cross-machine comparison on the very same tokens.
 """
 
@@ -30,6 +32,39 @@ REBUILD_TIMEOUT_S = 1800
 class StepBatch:
     path: Path
     meta: dict
+
+
+@dataclass
+class StepWeights:
+    """The weights a post-mortem runs: ``model`` (and ``adapter`` on top), and a line saying how close they are
+    to what step N trained with (the weights after step N-1)."""
+
+    model: Path
+    adapter: Path | None
+    checkpoint_step: int | None
+    line: str
+
+
+def step_weights(run: Path, config: dict, model: Path, step: int) -> StepWeights:
+    """The newest ``checkpoint-K`` of the run's output folder with K <= step - 1, else the base model."""
+    out = Path(str(config.get("output_dir") or "output")).expanduser()
+    out = out if out.is_absolute() else run / out
+    found = []
+    for folder in out.glob("checkpoint-*") if out.is_dir() else ():
+        tail = folder.name.removeprefix("checkpoint-")
+        if tail.isdigit() and int(tail) <= step - 1 and folder.is_dir():
+            found.append((int(tail), folder))
+    for k, folder in sorted(found, reverse=True):
+        exact = "exactly the weights it trained with" if k == step - 1 else \
+            f"{step - 1 - k} step(s) before the weights it trained with (the run kept no later checkpoint)"
+        if (folder / "adapter_config.json").is_file():
+            return StepWeights(model, folder, k, f"weights: {model.name} + the adapter of {folder.name} (after step "
+                                                 f"{k}): {exact}")
+        if (folder / "config.json").is_file() and any(folder.glob("*.safetensors")):
+            return StepWeights(folder, None, k, f"weights: {folder.name} (after step {k}): {exact}")
+    first = "step 1 trains the base weights" if step == 1 else \
+        f"no checkpoint at or before step {step - 1} in {out}: the weights step {step} trained with are not on disk"
+    return StepWeights(model, None, None, f"weights: the base model {model.name} ({first})")
 
 
 def alarm_step(run_dir: Path) -> tuple[int, str] | None:
@@ -99,10 +134,14 @@ def postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, d
     if not model.is_dir():
         raise UserError(f"the run's model {config['model_name_or_path']} is not a local folder here")
     out = ws.state_dir / "parity" / f"step-batch-{run.name}-{step}.safetensors"
+    weights = step_weights(run, config, model, step)
     progress(Progress(f"rebuilding step {step}'s batch"))
     batch = rebuild_batch(run, step, out)
+    batch.meta["weights"] = weights.line
+    batch.meta["adapter"] = str(weights.adapter) if weights.adapter else None
+    batch.meta["checkpoint_step"] = weights.checkpoint_step
     run_dtype = dtype or ("bf16" if config.get("bf16") else "fp16" if config.get("fp16") else "fp32")
-    request = CompareRequest(subject=Subject(model=model), same_machine=True,
+    request = CompareRequest(subject=Subject(model=weights.model, adapter=weights.adapter), same_machine=True,
                              options=RunOptions(dtype=run_dtype, device=device, backward=True, inputs=str(out)))
     from hipwizard.parity import state
 

@@ -16,11 +16,13 @@ from hipwizard.progress import Progress, ProgressFn, quiet
 
 @dataclass
 class Subject:
-    """What to run: a model folder (``demo`` = the embedded tiny Llama) or a harness file."""
+    """What to run: a model folder (``demo`` = the embedded tiny Llama) or a harness file; ``adapter``: a PEFT
+    (LoRA) adapter folder loaded on top of the model, as the trainer runs it (not merged)."""
 
     model: Path | None = None
     harness: Path | None = None
     demo: bool = False
+    adapter: Path | None = None
 
     def resolve_model(self, progress: ProgressFn | None = None) -> Path:
         """The model folder to load; the demo's tiny Llama is built (offline, cached) on first use."""

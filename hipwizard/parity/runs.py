@@ -63,7 +63,7 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
             subject.resolve_model(progress), dtype=dtype, device=opts.device, seed=opts.seed,
             batch=opts.batch, seq=opts.seq, layers=opts.layers, inputs_from=inputs_from,
             perturb=opts.perturb or None, attn=opts.attn, progress=progress,
-            backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None,
+            backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None, adapter=subject.adapter,
         )
     if opts.environment:
         meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
@@ -71,9 +71,21 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
     return write_capture(out, tensors, meta)
 
 
-def check_fingerprint(ref_meta: dict, model_dir: Path) -> None:
-    """Refuse to re-run a reference captured from another model (cheap: hashes files, no torch)."""
+def check_fingerprint(ref_meta: dict, model_dir: Path, adapter: Path | None = None) -> None:
+    """Refuse to re-run a reference captured from another model or adapter (cheap: hashes files, no torch)."""
     want = ref_meta.get("model") or {}
+    want_adapter = want.get("adapter") or {}
+    if want_adapter and adapter is None:
+        raise UserError(f"the reference was captured with the adapter {want_adapter.get('name')!r} on top of the "
+                        "model: pass it with --adapter DIR")
+    if adapter is not None:
+        have = weights_hash(adapter)
+        if not want_adapter:
+            raise UserError("the reference was captured without an adapter: drop --adapter, or capture the "
+                            "reference with it")
+        if want_adapter.get("weights_hash") and want_adapter["weights_hash"] != have:
+            raise UserError(f"{adapter} is not the adapter the reference was captured with: weights hash {have} "
+                            f"here, {want_adapter['weights_hash']} in the reference")
     for key, fn, what in (("config_hash", config_hash, "config"), ("weights_hash", weights_hash, "weights")):
         have = fn(model_dir)
         if want.get(key) and want[key] != have:
@@ -105,8 +117,8 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
         if ref_meta.get("kind") != "model":
             raise UserError(f"{ref} is a harness capture: compare it with --harness FILE.py")
         model_dir = subject.resolve_model(progress)
-        check_fingerprint(ref_meta, model_dir)
-        subject = Subject(model=model_dir)
+        check_fingerprint(ref_meta, model_dir, subject.adapter)
+        subject = Subject(model=model_dir, adapter=subject.adapter)
         opts = replace(opts, layers=[m["name"] for m in ref_meta.get("modules", [])] or None)
     elif ref_meta.get("kind") != "harness":
         raise UserError(f"{ref} is a model capture: compare it with --model DIR")
@@ -114,7 +126,7 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
     if subject.harness is None and "input_ids" not in inputs:
         raise UserError(f"{ref} holds no input_ids: it cannot be re-run")
     if subject.harness is None:
-        return _compare_model_on_device(ref, subject.model, opts, inputs, keep, progress,
+        return _compare_model_on_device(ref, subject, opts, inputs, keep, progress,
                                         dict(compare_kwargs, ref_run=ref_run), ref_meta)
     with _capture_dir(keep) as folder:
         t0 = time.perf_counter()
@@ -126,7 +138,7 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
     return result
 
 
-def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, inputs: dict, keep: Path | None,
+def _compare_model_on_device(ref: Path, subject: Subject, opts: RunOptions, inputs: dict, keep: Path | None,
                              progress: ProgressFn, compare_kwargs: dict, ref_meta: dict) -> Comparison:
     """Re-run a model on the reference's inputs and compare on the device the outputs are on."""
     import json
@@ -136,11 +148,13 @@ def _compare_model_on_device(ref: Path, model_dir: Path, opts: RunOptions, input
     from hipwizard.parity.compare import compare_captures
     from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
+    model_dir = subject.model
     t0 = time.perf_counter()
     tensors, meta = capture_model(model_dir, dtype=opts.dtype, device=opts.device, seed=opts.seed, batch=opts.batch,
                                   seq=opts.seq, layers=opts.layers, inputs_from=inputs, perturb=opts.perturb or None,
                                   attn=opts.attn, progress=progress, on_device=True,
-                                  backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None)
+                                  backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None,
+                                  adapter=subject.adapter)
     capture_s = time.perf_counter() - t0
     timings: dict = {"candidate_capture_s": round(capture_s, 4)}
     cand_path = Path(f"{model_dir.name} on {meta['device']} (this run)")

@@ -77,7 +77,7 @@ def test_postmortem_finds_the_spike_rebuilds_its_batch_and_compares_forward_and_
                                                                                         capsys, monkeypatch):
     from hipwizard.cli.train_run import follow
 
-    launched, ws = launch_spiked_demo(tmp_path, demo_assets, max_steps=7)
+    launched, ws = launch_spiked_demo(tmp_path, demo_assets, max_steps=7, save_steps=2)
     assert follow(launched.run_dir, poll_s=0.5) == 0
     capsys.readouterr()
     for key, value in LF_ENV.items():
@@ -86,8 +86,14 @@ def test_postmortem_finds_the_spike_rebuilds_its_batch_and_compares_forward_and_
                "--json"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["batch_meta"]["step"] == 5
+    # step 5 trained with the weights after step 4: the run's checkpoint-4 adapter, loaded on the base model
+    meta = data["batch_meta"]
+    assert meta["checkpoint_step"] == 4 and Path(meta["adapter"]).name == "checkpoint-4", meta
+    assert "exactly the weights it trained with" in meta["weights"]
     comp = data["comparison"]
     assert comp["verdict"] == "pass" and comp["backward"] is not None
+    grads = [layer["name"] for layer in comp["backward"]["layers"]]
+    assert any(".lora_A." in name for name in grads) and any(".lora_B." in name for name in grads), grads
     assert comp["reference"]["batch"] == sum(data["batch_meta"]["micro_batches"])  # the step's sequences
     saved = json.loads((ws.state_dir / "parity.json").read_text())["comparisons"][-1]
     assert saved["label"] == f"post-mortem {Path(launched.run_dir).name} step 5"

@@ -74,9 +74,10 @@ _tr.Trainer.compute_loss = compute_loss
 '''
 
 
-def launch_spiked_demo(tmp_path, demo_assets, *, max_steps: int, at: int = 5):
+def launch_spiked_demo(tmp_path, demo_assets, *, max_steps: int, at: int = 5, save_steps: int | None = None):
     """Launch, through hipwizard's launcher (CPU), a real demo LoRA run whose gradients are scaled 1000x at step
-    ``at`` (``SITE`` through sitecustomize). Returns the ``Launched`` run and its workspace."""
+    ``at`` (``SITE`` through sitecustomize); ``save_steps``: keep a checkpoint every that many steps. Returns the
+    ``Launched`` run and its workspace."""
     from hipwizard.train import services
     from hipwizard.train.demo import write_demo_run_dir
     from hipwizard.train.launcher import LaunchOptions
@@ -88,6 +89,10 @@ def launch_spiked_demo(tmp_path, demo_assets, *, max_steps: int, at: int = 5):
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITE)
     run_dir = write_demo_run_dir(tmp_path / "runs", demo_assets.root, max_steps=max_steps)
+    if save_steps is not None:
+        cfg = run_dir / "config.yaml"
+        kept = [ln for ln in cfg.read_text().splitlines() if not ln.startswith(("save_steps:", "save_strategy:"))]
+        cfg.write_text("\n".join(kept + [f"save_steps: {save_steps}", "save_strategy: steps"]) + "\n")
     env = {**LF_ENV, "HW_SPIKE_AT": str(at),
            "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     ws = Workspace.open(tmp_path / "ws")
