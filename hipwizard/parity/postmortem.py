@@ -146,5 +146,6 @@ def postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, d
     from hipwizard.parity import state
 
     outcome = services.compare(request, ws=None, progress=progress)
-    outcome.report = state.record_comparison(ws, outcome.comparison, f"post-mortem {run.name} step {step}")
+    which = weights.adapter.name if weights.adapter else weights.model.name if weights.checkpoint_step else "base weights"
+    outcome.report = state.record_comparison(ws, outcome.comparison, f"post-mortem {run.name} step {step} · {which}")
     return batch, outcome

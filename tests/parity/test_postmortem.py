@@ -96,7 +96,7 @@ def test_postmortem_finds_the_spike_rebuilds_its_batch_and_compares_forward_and_
     assert any(".lora_A." in name for name in grads) and any(".lora_B." in name for name in grads), grads
     assert comp["reference"]["batch"] == sum(data["batch_meta"]["micro_batches"])  # the step's sequences
     saved = json.loads((ws.state_dir / "parity.json").read_text())["comparisons"][-1]
-    assert saved["label"] == f"post-mortem {Path(launched.run_dir).name} step 5"
+    assert saved["label"] == f"post-mortem {Path(launched.run_dir).name} step 5 · checkpoint-4"
     # bad input: one line, exit 2
     assert main(["parity", "postmortem", str(tmp_path / "nope"), "--workspace", str(ws.root)]) == 2
     assert main(["parity", "postmortem", str(launched.run_dir), "--step", "99", "--device", "cpu",

@@ -51,7 +51,7 @@ async def test_p_runs_the_postmortem_of_the_spike_and_opens_parity(tmp_path, dem
         await until(pilot, lambda: app.screen.comparison is not None)  # mounted, showing the post-mortem
         assert "backward" in str(app.screen.query_one("#parity-headline").render())
     saved = json.loads((ws.state_dir / "parity.json").read_text())["comparisons"][-1]
-    assert saved["label"] == "post-mortem demo-lora-spike step 5" and saved["verdict"] == "pass"
+    assert saved["label"] == "post-mortem demo-lora-spike step 5 · base weights" and saved["verdict"] == "pass"
     assert (ws.state_dir / "parity" / "step-batch-demo-lora-spike-5.safetensors").is_file()
 
 

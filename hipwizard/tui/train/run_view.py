@@ -353,7 +353,8 @@ class RunView(Jobs, Vertical):
 
     def _postmortem_done(self, result: dict) -> None:
         meta = result.get("batch_meta", {})
-        self.notify(f"✔ step {meta.get('step')}'s batch compared: {result['comparison'].get('headline', '')}",
+        weights = f" ({meta['weights']})" if meta.get("weights") else ""
+        self.notify(f"✔ step {meta.get('step')}'s batch compared{weights}: {result['comparison'].get('headline', '')}",
                     timeout=10)
         self.app.action_open_step("parity")
 
