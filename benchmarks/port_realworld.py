@@ -13,7 +13,8 @@ HeCBench is never vendored: pass a checkout or a bare mirror (``fetch github:zji
 ``--hecbench DIR``; its commit is printed. Absent: a message and exit 0.
 
 Usage: ``python benchmarks/port_realworld.py --hecbench DIR [--hipify-perl PATH] [--hipcc PATH | --no-compile]
-[--jobs N] [--show-misses N] [--json FILE]``
+[--compile-split held-out|all|in-sample-differing] [--jobs N] [--in-sample-only] [--show-misses N]
+[--show-far RULE,...] [--edit-finder v1|v2] [--reuse-perl] [--json FILE]``
 """
 
 from __future__ import annotations

@@ -65,3 +65,24 @@ def test_score_recall_precision_density_and_the_fixed_split():
     assert held_out(names) == {"b04", "b09", "b14", "b19"} == held_out(list(reversed(names)))
     tok, line = similarity(HIP, HIP)
     assert tok == line == 1.0 and similarity(CUDA, HIP)[1] < 1.0
+
+
+def test_edit_finder_v2_folds_library_prefixed_names_aliases_and_dim3_defaults(monkeypatch):
+    import realworld_metrics
+
+    tables = load_tables()
+    cuda = ["#define CHECK_CUSPARSE(x) x", "cublasHandle_t cublasHandle;", "CHECK_CUSPARSE(cusparseCreate(&h));",
+            "cudaMallocHost((void**)&p, n);", "k<<<n, dim3(tx, ty, 1)>>>(p);", 'printf("%s", cublasGetStatusString(s));']
+    hip = ["#define CHECK_HIPSPARSE(x) x", "hipblasHandle_t hipblasHandle;", "CHECK_HIPSPARSE(hipsparseCreate(&h));",
+           "hipMallocHost((void**)&p, n);", "hipLaunchKernelGGL(k, dim3(n), dim3(tx, ty), 0, 0, p);",
+           'printf("%s", hipblasStatusToString(s));']
+
+    def text(lines):  # an unchanged line between each, so each change is its own edit
+        return "".join(f"{x}\nint keep{i};\n" for i, x in enumerate(lines))
+
+    edits = human_edits(text(cuda), text(hip), tables)
+    # only the real API change is left (HIPIFY has no HIP name for cublasGetStatusString)
+    assert [e.lo for e in edits] == [11]
+    assert realworld_metrics.fold("cublasGetStatusString", tables) == "hipblasgetstatusstring"
+    monkeypatch.setattr(realworld_metrics, "FINDER", "v1")
+    assert [e.lo for e in human_edits(text(cuda), text(hip), tables)] == [1, 3, 5, 7, 9, 11]
