@@ -24,6 +24,7 @@ from hipwizard.errors import UserError
 from hipwizard.train import services
 from hipwizard.train.runs import STATE_SYMBOL, RunInfo
 from hipwizard.train.snapshot import GpuHistory, HostSample, host_sample, snapshot
+from hipwizard.tui.follow_log import FollowLog
 from hipwizard.tui.messages import RunUpdated, WorkProgress
 from hipwizard.tui.train import run_panels
 from hipwizard.tui.train.dialogs import ConfirmAction
@@ -74,7 +75,7 @@ class RunView(Jobs, Vertical):
                     yield SeriesPlot("learning rate", yfmt="{:.1e}", id="plot-lr")
                 with Horizontal(id="run-bottom"):
                     yield Static("", id="run-gpu")
-                    yield RichLog(id="run-log", max_lines=400, wrap=False, markup=False)
+                    yield FollowLog(id="run-log", max_lines=400, wrap=False, markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#run-failure").display = False
