@@ -23,6 +23,7 @@ from hipwizard.workspace import Workspace
 
 KEEP_COMPARISONS = 10
 KEEP_RUNS = 8
+KEEP_CALIBRATIONS = 3
 
 
 class Redactor:
@@ -199,12 +200,28 @@ def _comparison(data: dict, red: Redactor) -> dict:
 
 # --- train ----------------------------------------------------------------------------------------------
 def _train(ws: Workspace, red: Redactor, full: bool) -> dict | None:
-    from hipwizard.train.state import load
+    from hipwizard.train.state import calibrations, load
 
     runs = [r for r in load(ws).launched_runs if Path(r).is_dir()][:KEEP_RUNS]
-    if not runs:
+    cals = [_calibration(c) for c in calibrations(ws)[:KEEP_CALIBRATIONS]]
+    if not runs and not cals:
         return None
-    return {"runs": [_run(ws, Path(r), red, full) for r in runs]}
+    return {"runs": [_run(ws, Path(r), red, full) for r in runs], "calibrations": cals}
+
+
+def _calibration(cal) -> dict:
+    """A calibration as the report shows it: where and when, the ceiling, and each measured config against what
+    was predicted for it before it ran."""
+    rows = []
+    for m in cal.measurements:
+        step_err = (m.predicted_step_s - m.step_s) / m.step_s if m.ok and m.step_s and m.predicted_step_s else None
+        peak_err = (m.predicted_peak_gib - m.peak_gib) / m.peak_gib if m.ok and m.peak_gib and m.predicted_peak_gib \
+            else None
+        rows.append({"label": m.label, "ok": m.ok, "error": m.error, "step_s": m.step_s, "tokens_per_s": m.tokens_per_s,
+                     "peak_gib": m.peak_gib, "step_err": step_err, "peak_err": peak_err})
+    return {"machine": cal.machine, "created": cal.created, "gpu": cal.key.get("gpu"), "wall_s": cal.wall_s,
+            "stopped": cal.stopped, "ceiling_tflops": cal.ceiling_tflops, "versions": cal.versions,
+            "environment": cal.environment, "measurements": rows}
 
 
 def _plan(ws: Workspace, config: Path) -> dict | None:

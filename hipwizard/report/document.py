@@ -47,8 +47,10 @@ def _summary(r: dict) -> list[tuple]:
     latest = q and q.get("latest")
     rows.append(["3 Parity", "○ no comparison" if not latest else latest.get("headline") or str(latest.get("verdict"))])
     t = r["train"]
+    cals = f"; {len(t['calibrations'])} calibration(s)" if t and t.get("calibrations") else ""
     rows.append(["4 Train", "○ no run" if t is None else
-                 f"{len(t['runs'])} run(s); last: {t['runs'][0]['symbol']} {t['runs'][0]['state']}"])
+                 (f"{len(t['runs'])} run(s); last: {t['runs'][0]['symbol']} {t['runs'][0]['state']}" if t["runs"]
+                  else "○ no run") + cals])
     return [("h2", "Summary", "summary"), ("table", ["step", "result"], rows)]
 
 
@@ -138,6 +140,8 @@ def _train(t: dict | None) -> list[tuple]:
     out: list[tuple] = [("h2", "4 Train: the fine-tune", "train")]
     if t is None:
         return out + [("p", "No training run yet (`hipwizard train run CONFIG`).")]
+    if not t["runs"]:
+        out.append(("p", "No training run yet (`hipwizard train run CONFIG`)."))
     for k, run in enumerate(t["runs"]):
         out.append(("h3", f"{run['symbol']} {run['name']} — {run['state']}"))
         out.append(_stamp_or_none(run["environment"]))
@@ -168,6 +172,36 @@ def _train(t: dict | None) -> list[tuple]:
                 out.append(("chart", f"run{k}-{name}", chart))
         if run.get("env_delta"):
             out.append(("table", ["environment variable", "value"], [[n, str(v)] for n, v in run["env_delta"].items()]))
+    for cal in t.get("calibrations") or []:
+        out += _calibration(cal)
+    return out
+
+
+def _pct(v) -> str:
+    return f"{v:+.1%}" if isinstance(v, (int, float)) else "—"
+
+
+def _calibration(cal: dict) -> list[tuple]:
+    """A calibration: measured configs against what was predicted for them before they ran."""
+    state = "■ stopped" if cal["stopped"] else "✔"
+    ceiling = f", measured GEMM ceiling {cal['ceiling_tflops']:.0f} TFLOP/s" if cal.get("ceiling_tflops") else ""
+    out: list[tuple] = [("h3", f"{state} Calibration on {cal['machine'] or '?'} ({cal['gpu'] or 'no GPU'}), "
+                               f"{(cal['created'] or '?')[:16]}"), _stamp_or_none(cal.get("environment")),
+                        ("p", f"{len(cal['measurements'])} config(s) run for a few real steps each in "
+                              f"{cal['wall_s']:.0f} s{ceiling}. The plan shows these as 'measured here' and corrects "
+                              "the others from them ('calibrated here').")]
+    rows = []
+    for m in cal["measurements"]:
+        if not m["ok"]:
+            rows.append([m["label"], f"✖ {m['error'] or 'failed'}", "—", "—", "—", "—"])
+            continue
+        rows.append([m["label"], _num(m["step_s"], "{:.3f} s"), _num(m["tokens_per_s"], "{:,.0f}"),
+                     _num(m["peak_gib"], "{:.2f} GiB") if m["peak_gib"] else "— (no device memory read)",
+                     _pct(m["step_err"]), _pct(m["peak_err"])])
+    out.append(("table", ["config", "step time", "tokens/s", "peak", "predicted step vs measured",
+                          "predicted peak vs measured"], rows))
+    if cal.get("versions"):
+        out.append(("p", "Versions: " + ", ".join(f"{n} {v}" for n, v in cal["versions"].items()) + "."))
     return out
 
 

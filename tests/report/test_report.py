@@ -161,3 +161,26 @@ def test_parity_capture_and_comparison_carry_the_environment(tmp_path, capsys):
     assert main(["report", str(root), "--out", str(tmp_path / "r.md")]) == 0
     parity = (tmp_path / "r.md").read_text().split("## 3 Parity")[1].split("## 4")[0]
     assert "> Environment: 8 x" in parity and "(gfx942)" in parity
+
+
+def test_calibrations_are_a_train_subsection_with_prediction_errors(tmp_path, capsys):
+    """The H200 calibration of issue 18 in a workspace with no run: the Train section shows it (machine, GPU,
+    ceiling, each measured config with its time, rate, peak and how far the prediction was) in HTML and Markdown."""
+    from hipwizard.train.calibration import Calibration
+    from hipwizard.train.state import save_calibration
+
+    ws = Workspace.open(tmp_path / "ws")
+    data = json.loads((FIXTURES / "train" / "h200_calibration_issue18_run2.json").read_text())
+    cal = Calibration.from_dict(data["calibrate"]["calibration"])
+    save_calibration(ws, cal)
+    assert main(["report", str(ws.root), "--out", str(tmp_path / "r.md")]) == 0
+    text = (tmp_path / "r.md").read_text()
+    assert "No training run yet" in text and "0 run(s)" not in text and "1 calibration(s)" in text
+    assert "Calibration on vm (NVIDIA H200)" in text and "ceiling 669 TFLOP/s" in text
+    first = cal.measurements[0]  # no DeepSpeed 16 x 1: predicted 61.8 GiB, measured 67.5
+    row = next(line for line in text.splitlines() if line.startswith(f"| {first.label} |"))
+    expected = (first.predicted_peak_gib - first.peak_gib) / first.peak_gib
+    assert f"{expected:+.1%}" in row and f"{first.peak_gib:.2f} GiB" in row, row
+    assert text.count("| ZeRO-2") == 2  # the other measured configs are rows too
+    assert main(["report", str(ws.root), "--out", str(tmp_path / "r.html")]) == 0
+    assert "Calibration on vm" in _sections((tmp_path / "r.html").read_text())["train"]
