@@ -18,6 +18,9 @@ def add_postmortem(actions, workspace_args) -> None:
     p.add_argument("--step", type=int, help="the optimizer step (default: the run's first NaN/inf or grad spike)")
     p.add_argument("--dtype", choices=TOLERANCE_CHOICES, help="default: the run's (bf16/fp16 from its config)")
     p.add_argument("--device", default="auto", help="cpu, cuda (also ROCm/HIP) or auto (default)")
+    p.add_argument("--rank", type=int, default=0,
+                   help="a multi-process (DDP) run: whose micro-batches to rebuild (default 0; the world size is "
+                        "read from the run)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     workspace_args(p)
     p.set_defaults(func=cmd_postmortem)
@@ -30,14 +33,15 @@ def cmd_postmortem(args) -> int:
     ws = Workspace.open(args.workspace)
     with terminal_progress() as progress:
         batch, outcome = postmortem(ws, args.run_dir, step=args.step, dtype=args.dtype, device=args.device,
-                                    progress=progress)
+                                    rank=args.rank, progress=progress)
     comp = outcome.comparison
     if args.json:
         print(json.dumps({"batch": str(batch.path), "batch_meta": batch.meta, "report": str(outcome.report),
                           "comparison": comp.to_dict()}, indent=2))
         return outcome.exit_code
     m = batch.meta
-    print(f"step {m['step']} of {m['run']}: epoch {m['epoch'] + 1}, {len(m['micro_batches'])} micro-batch(es) of "
+    ranked = f", rank {m['rank']} of {m['world_size']}" if m.get("world_size", 1) > 1 else ""
+    print(f"step {m['step']} of {m['run']}{ranked}: epoch {m['epoch'] + 1}, {len(m['micro_batches'])} micro-batch(es) of "
           f"{'+'.join(map(str, m['micro_batches']))} sequences, {m['tokens']} tokens (seed {m['seed']})")
     print(f"batch: {batch.path}")
     print(m["weights"])

@@ -93,12 +93,33 @@ def run_config(run_dir: Path) -> dict:
     return data
 
 
-def rebuild_batch(run_dir: Path, step: int, out: Path) -> StepBatch:
+def world_size(run_dir: Path) -> int:
+    """How many processes trained the run: what its ranks printed ("world size: N"), else the launcher's
+    NPROC_PER_NODE x NNODES, else 1."""
+    import re
+
+    for name in ("train.log", "stdout.log"):
+        try:
+            with open(run_dir / name, encoding="utf-8", errors="replace") as fh:
+                found = re.search(r"world size: (\d+)", fh.read(1 << 20))
+        except OSError:
+            continue
+        if found:
+            return max(1, int(found.group(1)))
+    try:
+        env = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("env_delta") or {}
+        return max(1, int(env.get("NPROC_PER_NODE") or 1) * int(env.get("NNODES") or 1))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 1
+
+
+def rebuild_batch(run_dir: Path, step: int, out: Path, *, world: int = 1, rank: int = 0) -> StepBatch:
     """Run ``step_batch`` in a subprocess; ``UserError`` with its one-line reason when it fails."""
+    shard = ["--world-size", str(world), "--rank", str(rank)] if world > 1 else []
     try:
         done = subprocess.run([sys.executable, "-m", "hipwizard.parity.step_batch", str(run_dir), "--step", str(step),
-                               "--out", str(out)], capture_output=True, text=True, timeout=REBUILD_TIMEOUT_S,
-                              cwd=run_dir)
+                               "--out", str(out), *shard], capture_output=True, text=True,
+                              timeout=REBUILD_TIMEOUT_S, cwd=run_dir)
     except subprocess.TimeoutExpired:
         raise UserError(f"rebuilding step {step}'s batch took over {REBUILD_TIMEOUT_S} s and was stopped") from None
     if done.returncode != 0:
@@ -110,7 +131,7 @@ def rebuild_batch(run_dir: Path, step: int, out: Path) -> StepBatch:
 
 
 def postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, dtype: str | None = None,
-               device: str = "auto", progress: ProgressFn | None = None):
+               device: str = "auto", rank: int = 0, progress: ProgressFn | None = None):
     """Rebuild the alarm step's batch (``step`` given: that one) and compare the run's model on it; returns
     (StepBatch, CompareOutcome). ``UserError`` when the run has no alarm and no step is given."""
     from hipwizard.parity import services
@@ -133,10 +154,14 @@ def postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, d
         model = (run / model).resolve()
     if not model.is_dir():
         raise UserError(f"the run's model {config['model_name_or_path']} is not a local folder here")
-    out = ws.state_dir / "parity" / f"step-batch-{run.name}-{step}.safetensors"
+    world = world_size(run)
+    if not 0 <= rank < world:
+        raise UserError(f"--rank {rank}: the run had {world} process(es) (ranks 0-{world - 1})")
+    of_rank = f"-rank{rank}" if world > 1 else ""
+    out = ws.state_dir / "parity" / f"step-batch-{run.name}-{step}{of_rank}.safetensors"
     weights = step_weights(run, config, model, step)
-    progress(Progress(f"rebuilding step {step}'s batch"))
-    batch = rebuild_batch(run, step, out)
+    progress(Progress(f"rebuilding step {step}'s batch" + (f" (rank {rank} of {world})" if world > 1 else "")))
+    batch = rebuild_batch(run, step, out, world=world, rank=rank)
     batch.meta["weights"] = weights.line
     batch.meta["adapter"] = str(weights.adapter) if weights.adapter else None
     batch.meta["checkpoint_step"] = weights.checkpoint_step
@@ -147,5 +172,7 @@ def postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, d
 
     outcome = services.compare(request, ws=None, progress=progress)
     which = weights.adapter.name if weights.adapter else weights.model.name if weights.checkpoint_step else "base weights"
-    outcome.report = state.record_comparison(ws, outcome.comparison, f"post-mortem {run.name} step {step} · {which}")
+    on_rank = f" rank {rank}/{world}" if world > 1 else ""
+    outcome.report = state.record_comparison(ws, outcome.comparison,
+                                             f"post-mortem {run.name} step {step}{on_rank} · {which}")
     return batch, outcome

@@ -9,6 +9,11 @@ step: it walks the prepared dataloader the way the trainer's epoch loop does (``
 micro-batches of step ``N``, writes them and stops the run. Nothing is trained and the run folder is not
 touched (the trainer's output goes to a temporary folder).
 
+A run of several processes (DDP: ``torchrun``, one rank per GPU) gave each rank its own shard of every epoch:
+``--world-size W --rank R`` rebuilds rank R's micro-batches by letting accelerate itself shard the dataloader
+as it did in the run (``prepare_data_loader`` with ``num_processes=W, process_index=R``; same sampler, seed and
+even-batches filling), in this one process.
+
 The file holds ``input/input_ids``, ``input/attention_mask`` (and ``input/labels``) of the step's micro-batches
 concatenated along the batch dimension (padded to one length with the tokenizer's pad id, mask 0, label
 -100), and ``hipwizard`` metadata: the run, the step, the epoch, the micro-batch sizes and the seed.
@@ -61,8 +66,22 @@ def _concat(batches: list[dict], pad_id: int) -> dict:
     return {k: torch.cat(v).contiguous() for k, v in out.items() if v}
 
 
-def rebuild(run_dir: Path, step: int, out: Path) -> dict:
-    """Write the batch of optimizer step ``step`` of the run in ``run_dir`` to ``out``; returns its metadata."""
+def _shard_as(world_size: int, rank: int) -> None:
+    """Make the trainer's ``accelerator.prepare`` shard its dataloader for rank ``rank`` of ``world_size``."""
+    import accelerate.accelerator as accelerator_module
+
+    original = accelerator_module.prepare_data_loader
+
+    def sharded(data_loader, *args, **kwargs):
+        kwargs.update(num_processes=world_size, process_index=rank)
+        return original(data_loader, *args, **kwargs)
+
+    accelerator_module.prepare_data_loader = sharded
+
+
+def rebuild(run_dir: Path, step: int, out: Path, *, world_size: int = 1, rank: int = 0) -> dict:
+    """Write the batch of optimizer step ``step`` of the run in ``run_dir`` (rank ``rank`` of ``world_size``)
+    to ``out``; returns its metadata."""
     from ruamel.yaml import YAML
     from safetensors.torch import save_file
     from transformers import TrainerCallback
@@ -71,6 +90,10 @@ def rebuild(run_dir: Path, step: int, out: Path) -> dict:
 
     config = YAML(typ="safe").load((run_dir / "config.yaml").read_text(encoding="utf-8"))
     meta: dict = {}
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank {rank} is not one of the run's {world_size} process(es) (0-{world_size - 1})")
+    if world_size > 1:
+        _shard_as(world_size, rank)
 
     class Grab(TrainerCallback):
         def on_train_begin(self, args, state, control, train_dataloader=None, processing_class=None, **kw):
@@ -93,6 +116,7 @@ def rebuild(run_dir: Path, step: int, out: Path) -> dict:
             tensors = _concat(picked, pad if isinstance(pad, int) else 0)
             meta.update(format=FORMAT, run=run_dir.name, step=step, epoch=epoch, first_micro_batch=first,
                         micro_batches=[int(b["input_ids"].shape[0]) for b in picked], seed=args.seed,
+                        world_size=world_size, rank=rank,
                         accumulation=args.gradient_accumulation_steps, tokens=int(tensors["attention_mask"].sum()))
             out.parent.mkdir(parents=True, exist_ok=True)
             tmp = out.with_name(f".{out.name}.tmp")
@@ -133,9 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("run_dir", type=Path)
     p.add_argument("--step", type=int, required=True)
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--world-size", type=int, default=1)
+    p.add_argument("--rank", type=int, default=0)
     a = p.parse_args(argv)
     try:
-        meta = rebuild(a.run_dir, a.step, a.out)
+        meta = rebuild(a.run_dir, a.step, a.out, world_size=a.world_size, rank=a.rank)
     except (ValueError, OSError) as exc:
         print(f"hipwizard-step-batch: error: {exc}", file=sys.stderr)
         return 2

@@ -103,3 +103,67 @@ def test_postmortem_finds_the_spike_rebuilds_its_batch_and_compares_forward_and_
                  "--workspace", str(ws.root)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "no such run folder" in err[0] and "past the run's last step (7)" in err[1]
+
+
+TRUTH_DDP = TRUTH.replace('json.dump(seen, open(sys.argv[2], "w"))',
+                          'import os\njson.dump(seen, open(sys.argv[2] + "." + os.environ["RANK"], "w"))')
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("HIPWIZARD_MULTIPROC") != "1",
+                    reason="a real two-rank DDP run on CPU: ~90 s; set HIPWIZARD_MULTIPROC=1")
+def test_rebuilt_batches_of_each_rank_are_the_ones_that_rank_was_fed(tmp_path, demo_assets):
+    """A real DDP run of two ranks (torchrun + gloo on CPU), 11 samples, accumulation 2, three epochs: each rank's
+    rebuilt step batches are the rows that rank's trainer fed, including an epoch's short last step and the
+    even-batches filling of the uneven last round."""
+    import socket
+
+    run = write_demo_run_dir(tmp_path / "runs", demo_assets.root, max_steps=6)  # three epochs of two steps
+    cfg = (run / "config.yaml").read_text()
+    for key, value in (("max_samples", "11"), ("gradient_accumulation_steps", "2"), ("num_train_epochs", "3.0")):
+        lines = [ln for ln in cfg.splitlines() if not ln.startswith(f"{key}:")]
+        cfg = "\n".join(lines + [f"{key}: {value}"]) + "\n"
+    (run / "config.yaml").write_text(cfg)
+    env = {**os.environ, **LF_ENV, "CUDA_VISIBLE_DEVICES": ""}
+    (tmp_path / "truth.py").write_text(TRUTH_DDP)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
+                           str(port), str(tmp_path / "truth.py"), str(run / "config.yaml"), str(tmp_path / "t.json")],
+                          env=env, capture_output=True, text=True, cwd=run)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for rank in (0, 1):
+        fed = json.loads((tmp_path / f"t.json.{rank}").read_text())  # this rank's micro-batches, in order
+        per_epoch = len(fed) // 3 if len(fed) % 3 == 0 else None
+        assert per_epoch, len(fed)
+        steps_per_epoch = -(-per_epoch // 2)
+        for step in (steps_per_epoch, steps_per_epoch + 1, 2 * steps_per_epoch):  # a short last step, next epoch
+            epoch, update = divmod(step - 1, steps_per_epoch)
+            first = epoch * per_epoch + update * 2
+            micro = list(range(first, min(first + 2, (epoch + 1) * per_epoch)))
+            out = tmp_path / f"r{rank}-s{step}.safetensors"
+            got = subprocess.run([sys.executable, "-m", "hipwizard.parity.step_batch", str(run), "--step", str(step),
+                                  "--out", str(out), "--world-size", "2", "--rank", str(rank)],
+                                 env=env, capture_output=True, text=True, cwd=run)
+            assert got.returncode == 0, got.stderr[-2000:]
+            t = read_inputs(out)
+            rows = [[x for x, m in zip(r, mk) if m]
+                    for r, mk in zip(t["input_ids"].tolist(), t["attention_mask"].tolist())]
+            assert rows == [row for i in micro for row in fed[i]], (rank, step)
+
+
+def test_the_world_size_comes_from_the_run_and_a_rank_outside_it_is_one_line(tmp_path, capsys):
+    from hipwizard.parity.postmortem import world_size
+
+    run = tmp_path / "run"
+    (run / "base").mkdir(parents=True)
+    (run / "config.yaml").write_text("model_name_or_path: base\nbf16: true\n")
+    assert world_size(run) == 1
+    (run / "run.json").write_text(json.dumps({"env_delta": {"NPROC_PER_NODE": "4", "NNODES": "2"}}))
+    assert world_size(run) == 8
+    (run / "train.log").write_text("[INFO] Process rank: 1, world size: 2, device: cpu\n")
+    assert world_size(run) == 2  # what the ranks printed wins
+    assert main(["parity", "postmortem", str(run), "--step", "1", "--rank", "2", "--workspace", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--rank 2: the run had 2 process(es) (ranks 0-1)" in err[0], err
