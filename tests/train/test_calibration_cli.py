@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -55,7 +56,8 @@ def test_calibrate_two_candidates_three_steps_then_plan_labels_measured_and_cali
     # a CPU has no device memory to read: the time is measured, the peak stays the prediction and says so
     assert all(m.peak_gib is None for m in cal.good)
     assert "(measured here; memory predicted)" in plan.stdout, plan.stdout
-    assert "(calibrated here; memory predicted)" in plan.stdout, plan.stdout
+    # the others are calibrated (from their family, or from other settings when none of theirs was measured)
+    assert re.search(r"\(calibrated here( \(from other settings\))?; memory predicted\)", plan.stdout), plan.stdout
     assert "(measured here)" not in plan.stdout and "peak not measured (predicted" in plan.stdout, plan.stdout
     labels = {m.label for m in cal.good}
     measured_lines = [line for line in plan.stdout.splitlines() if "(measured here" in line]
