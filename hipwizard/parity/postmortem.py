@@ -8,8 +8,9 @@ that subprocess). ``postmortem``: the batch, then a same-machine comparison of t
 this device in the run's dtype against a float64 CPU reference, with gradients — recorded in the workspace
 so the Parity screen shows it. The weights are the ones step N trained with, as far as the run kept them
 (``step_weights``): the newest checkpoint at or before step N-1 (a LoRA checkpoint's adapter on top of the base
-model, unmerged; a full checkpoint as the model), else the base model — and the result says which. The batch file stays in the workspace: captured with ``--inputs`` on the
-reference (NVIDIA) machine, it gives a cross-machine comparison on the very same tokens.
+model, unmerged; a full checkpoint as the model), else the base model — and the result says which. The batch
+file stays in the workspace: captured with ``--inputs`` on the reference (NVIDIA) machine, it gives a
+cross-machine comparison on the very same tokens.
 """
 
 from __future__ import annotations

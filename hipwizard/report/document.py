@@ -138,10 +138,10 @@ def _parity(q: dict | None) -> list[tuple]:
 
 def _train(t: dict | None) -> list[tuple]:
     out: list[tuple] = [("h2", "4 Train: the fine-tune", "train")]
-    if t is None:
-        return out + [("p", "No training run yet (`hipwizard train run CONFIG`).")]
-    if not t["runs"]:
+    if t is None or not t["runs"]:
         out.append(("p", "No training run yet (`hipwizard train run CONFIG`)."))
+    if t is None:
+        return out
     for k, run in enumerate(t["runs"]):
         out.append(("h3", f"{run['symbol']} {run['name']} — {run['state']}"))
         out.append(_stamp_or_none(run["environment"]))

@@ -159,9 +159,8 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
         cand = Candidate(cfg, est, estimate_throughput(cfg, shape, world_size=world_size, seq_len=seq))
         if calibration is not None:
             got = calibration.apply(cfg, cand.throughput, est, tokens_per_step=tokens_per_step)
-            cand.throughput, cand.estimate, cand.source, cand.measured = got.throughput, got.estimate, got.source, \
-                got.measured
-            cand.memory_source, cand.borrowed = got.memory_source, got.borrowed
+            for name in ("throughput", "estimate", "source", "measured", "memory_source", "borrowed"):
+                setattr(cand, name, getattr(got, name))
         return cand
 
     baseline = evaluate(config)

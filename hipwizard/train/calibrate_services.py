@@ -60,6 +60,16 @@ def bench(ws: Workspace | None, *, sizes: list[int] | None = None, seconds: floa
     return ceiling
 
 
+def counts_problem(candidates: int, steps: int, warmup: int) -> str | None:
+    """What is wrong with K candidates of N steps each (``warmup`` of them untimed), or None: the bounds the CLI
+    and the Plan tab's dialog both hold."""
+    if not 1 <= candidates <= 16:
+        return f"candidates must be between 1 and 16, not {candidates}"
+    if not warmup + 2 <= steps <= 1000:
+        return f"steps must be between {warmup + 2} and 1000 (the first {warmup} are warm-up), not {steps}"
+    return None
+
+
 def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: int = 8, warmup: int = 2,
               seq_len: int | None = None, lengths: str | None = None, vram_gib: float | None = None,
               device: str | None = None, options: LaunchOptions | None = None, with_bench: bool = False,
@@ -75,10 +85,9 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
     from hipwizard.train.knobs import installed_versions
     from hipwizard.train.yaml_io import load_yaml
 
-    if not 1 <= candidates <= 16:
-        raise UserError(f"--candidates must be between 1 and 16, not {candidates}")
-    if not warmup + 2 <= steps <= 1000:
-        raise UserError(f"--steps must be between {warmup + 2} and 1000 (the first {warmup} are warm-up), not {steps}")
+    problem = counts_problem(candidates, steps, warmup)
+    if problem:
+        raise UserError(f"--{problem}")
     options = options or LaunchOptions()
     if options.gpus is None and options.nproc_per_node is None and options.platform != "cpu":
         # The key says world size 1: without this a many-GPU box would train each candidate on all its GPUs.

@@ -86,14 +86,15 @@ class CalibrateDialog(ModalScreen["tuple[int, int] | None"]):
         """(K, N), or what is wrong with them (the CLI's bounds)."""
         from textual.widgets import Input
 
+        from hipwizard.train.calibrate_services import counts_problem
+
         raw_k = self.query_one("#calibrate-candidates", Input).value.strip()
         raw_n = self.query_one("#calibrate-steps", Input).value.strip()
-        if not raw_k.isdigit() or not 1 <= int(raw_k) <= 16:
-            return f"✖ candidates must be between 1 and 16, not {raw_k or 'empty'}"
-        if not raw_n.isdigit() or not self.warmup + 2 <= int(raw_n) <= 1000:
-            return (f"✖ steps must be between {self.warmup + 2} and 1000 (the first {self.warmup} are warm-up), "
-                    f"not {raw_n or 'empty'}")
-        return int(raw_k), int(raw_n)
+        for name, raw in (("candidates", raw_k), ("steps", raw_n)):
+            if not raw.isdigit():
+                return f"✖ {name} must be a whole number, not {raw or 'empty'}"
+        problem = counts_problem(int(raw_k), int(raw_n), self.warmup)
+        return f"✖ {problem}" if problem else (int(raw_k), int(raw_n))
 
     def _go(self) -> None:
         got = self.problem()
