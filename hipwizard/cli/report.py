@@ -28,6 +28,8 @@ def add_commands(sub) -> None:
     p.add_argument("--out", help="FILE.html (one self-contained file) or FILE.md (charts as SVG files beside "
                                  "it); default: hipwizard-report.html in the workspace")
     p.add_argument("--full", action="store_true", help="include full paths and the runs' environment variables")
+    p.add_argument("--force", action="store_true",
+                   help="replace a report file there that hipwizard did not write last (e.g. edited by hand)")
     p.add_argument("--demo", action="store_true",
                    help="the embedded demo workspace (DIR when given), with every step run first")
     p.set_defaults(func=_report)
@@ -54,7 +56,7 @@ def _report(args) -> int:
     else:
         ws = Workspace.open(args.dir, must_exist=True)
     out = args.out or str(ws.root / "hipwizard-report.html")
-    written = make_report(ws, out, full=args.full)
+    written = make_report(ws, out, full=args.full, force=args.force)
     print(f"✔ report written: {written[0]}" + (f" (+{len(written) - 1} chart files beside it)" if len(written) > 1 else ""))
     return 0
 

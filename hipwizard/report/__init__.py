@@ -7,15 +7,39 @@ stamped with its environment, exported as one self-contained HTML file or as Mar
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.workspace import Workspace
 
 
-def make_report(ws: Workspace, out: str | Path, *, full: bool = False) -> list[Path]:
-    """Write the workspace's report to ``out`` (.html or .md); returns the files written. Bad output paths
-    raise ``UserError`` before anything is written."""
+STATE = "report"  # .hipwizard/report.json: what each report file held when hipwizard last wrote it
+
+
+def _digest(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def _not_ours(ws: Workspace, targets) -> Path | None:
+    """The first existing target that hipwizard did not write last, as it left it (a hand edit, another file)."""
+    written = ws.read_state(STATE).get("written") or {}
+    for target in targets:
+        try:
+            now = _digest(target.read_bytes())
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return target
+        if written.get(str(target)) != now:
+            return target
+    return None
+
+
+def make_report(ws: Workspace, out: str | Path, *, full: bool = False, force: bool = False) -> list[Path]:
+    """Write the workspace's report to ``out`` (.html or .md); returns the files written. Bad output paths,
+    and a file there that hipwizard did not write last (edited by hand, or someone else's; ``force`` replaces
+    it), raise ``UserError`` before anything is written."""
     from hipwizard.report import render
     from hipwizard.report.collect import collect
     from hipwizard.report.document import build
@@ -30,9 +54,20 @@ def make_report(ws: Workspace, out: str | Path, *, full: bool = False) -> list[P
     parent = path.parent
     if parent.exists() and not parent.is_dir():
         raise UserError(f"--out {out}: {parent} is a file, not a folder")
-    blocks = build(collect(ws, full=full))
+    contents = render.files(build(collect(ws, full=full)), path)
+    theirs = None if force else _not_ours(ws, contents)
+    if theirs is not None:
+        raise UserError(f"{theirs} exists and was changed since hipwizard wrote it (or hipwizard did not write it): "
+                        "choose another --out, or pass --force to replace it")
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        return render.write(blocks, path)
+        written = render.write(contents)
     except OSError as exc:
         raise UserError(f"cannot write the report {path}: {exc.strerror or exc}") from None
+    record = dict(ws.read_state(STATE).get("written") or {})
+    record.update({str(p): _digest(contents[p]) for p in written})
+    try:
+        ws.update_state(STATE, written=record)
+    except OSError:
+        pass  # the report is written; the next run will ask before replacing it
+    return written

@@ -98,22 +98,25 @@ def to_markdown(blocks: list[tuple], files_dir: str) -> tuple[str, dict[str, str
     return "\n".join(out), images
 
 
-def write(blocks: list[tuple], path: Path) -> list[Path]:
-    """Write the report at ``path`` (``.html``/``.htm`` or ``.md``); returns every file written. Raises
-    ``ValueError`` for another suffix, ``OSError`` when it cannot be written."""
+def files(blocks: list[tuple], path: Path) -> dict[Path, str]:
+    """The files of the report at ``path`` (``.html``/``.htm`` or ``.md``), the report first, with their text.
+    Raises ``ValueError`` for another suffix."""
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
-        atomic_write_text(path, to_html(blocks))
-        return [path]
+        return {path: to_html(blocks)}
     if suffix not in (".md", ".markdown"):
         raise ValueError(f"{path.name}: the report is written as .html or .md, not {suffix or 'no suffix'}")
     files_dir = f"{path.stem}_files"
     text, images = to_markdown(blocks, files_dir)
-    written = []
-    for name, svg in images.items():
-        target = path.parent / files_dir / name
+    return {path: text, **{path.parent / files_dir / name: svg for name, svg in images.items()}}
+
+
+def write(contents: dict[Path, str]) -> list[Path]:
+    """Write ``files``' result, the charts before the report that links them; returns the files written.
+    Raises ``OSError`` when one cannot be written."""
+    report, *charts = contents
+    for target in charts:
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(target, svg)
-        written.append(target)
-    atomic_write_text(path, text)
-    return [path, *written]
+        atomic_write_text(target, contents[target])
+    atomic_write_text(report, contents[report])
+    return [report, *charts]

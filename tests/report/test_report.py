@@ -184,3 +184,24 @@ def test_calibrations_are_a_train_subsection_with_prediction_errors(tmp_path, ca
     assert text.count("| ZeRO-2") == 2  # the other measured configs are rows too
     assert main(["report", str(ws.root), "--out", str(tmp_path / "r.html")]) == 0
     assert "Calibration on vm" in _sections((tmp_path / "r.html").read_text())["train"]
+
+
+def test_a_report_file_edited_by_hand_or_not_ours_is_never_replaced_without_force(tmp_path, capsys):
+    ws = Workspace.open(tmp_path / "ws")
+    ws.touch()
+    out = tmp_path / "r.md"
+    for _ in range(2):  # hipwizard's own file, untouched: written again
+        assert main(["report", str(ws.root), "--out", str(out)]) == 0
+    out.write_text(out.read_text() + "\nmy note on the migration\n")
+    capsys.readouterr()
+    assert main(["report", str(ws.root), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "changed since hipwizard wrote it" in err[0] and "--force" in err[0]
+    assert out.read_text().endswith("my note on the migration\n")  # the hand edit is kept
+    mine = tmp_path / "notes.html"
+    mine.write_text("<p>the user's own page</p>")
+    assert main(["report", str(ws.root), "--out", str(mine)]) == 2
+    assert mine.read_text() == "<p>the user's own page</p>"
+    assert main(["report", str(ws.root), "--out", str(mine), "--force"]) == 0
+    assert "<section" in mine.read_text()
+    assert main(["report", str(ws.root), "--out", str(mine)]) == 0  # now hipwizard's: replaced freely
