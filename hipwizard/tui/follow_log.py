@@ -4,7 +4,9 @@ RichLog scrolls to the end when a line is written, but not when the panels aroun
 box appears, the plots collapse, the GPU panel gains a line): its ``max_scroll_y`` moves and ``scroll_y`` stays,
 so the log shows a line behind its end until the next write — which, for a finished run, never comes. On a
 resize this log asks whether it was at its end under the old height (its scroll position against the end the old
-height had) and, if so, scrolls to the new end once laid out. A user who scrolled up stays where they are.
+height had) and, if so, scrolls to the new end once laid out. The same when a horizontal scrollbar appears (a
+line wider than the log): it takes a row from the view, so the end moves one line down. A user who scrolled up
+stays where they are.
 """
 
 from __future__ import annotations
@@ -23,4 +25,8 @@ class FollowLog(RichLog):
             return
         old_end = max(0, self.virtual_size.height - before)
         if self.scroll_y >= old_end - 1:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    def watch_show_horizontal_scrollbar(self, shown: bool) -> None:
+        if shown and self.scroll_y >= self.max_scroll_y - self.scrollbar_size_horizontal - 1:
             self.call_after_refresh(self.scroll_end, animate=False)
