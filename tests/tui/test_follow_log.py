@@ -41,15 +41,3 @@ async def test_the_log_follows_its_end_through_a_resize_unless_scrolled_up():
         await until(pilot, lambda: log.size.height < 15)
         await pilot.pause(0.2)
         assert log.scroll_y == 10
-
-
-async def test_the_log_follows_its_end_when_a_wide_line_brings_a_horizontal_scrollbar():
-    app = LogApp()
-    async with app.run_test(size=(60, 20)) as pilot:
-        log = app.query_one(FollowLog)
-        for i in range(40):
-            log.write(f"line {i}")
-        await until(pilot, lambda: _at_end(log))
-        log.write("x" * 200)  # wider than the log: a scrollbar takes a row, the end moves down
-        await until(pilot, lambda: log.show_horizontal_scrollbar)
-        await until(pilot, lambda: _at_end(log))
