@@ -62,9 +62,13 @@ def _head(lines: list[str], j: int) -> tuple[str, int] | None:
     return None
 
 
-def warp_functions(lines: list[str], consts: set[str] | None = None) -> dict[str, int]:
+def warp_functions(lines: list[str], consts: set[str] | None = None,
+                   callees: set[str] | None = None) -> dict[str, int]:
     """{function: head line} for each device function or kernel whose body sizes something by a 32-wide warp
-    (the size rules' findings, and uses of ``consts``: names defined from 32, here or in another file)."""
+    (the size rules' findings, and uses of ``consts``: names defined from 32, here or in another file), or calls
+    such a function (``callees``: those of other files): a block reduction built on a 32-lane warp reduction is
+    sized by it too, and so is the kernel that calls it (addBiasResidualLayerNorm-hip gives all three a
+    warp-size parameter)."""
     # the device rules are defined there (imported here: risk_rules imports this module)
     from hipwizard.port.risk_rules import RULES_BY_ID
 
@@ -78,7 +82,44 @@ def warp_functions(lines: list[str], consts: set[str] | None = None) -> dict[str
         found = enclosing_function(lines, i)
         if found is not None:
             out.setdefault(*found)
+    # callers of warp-sized reductions, a few levels up (a helper that only reads a lane id, called all over a
+    # file, does not spread: in-sample, its callers stay as they are)
+    known = set(callees or ()) | reducers(lines, out)
+    for _ in range(_DEPTH):
+        grown = set()
+        for i in _calls(lines, known):
+            found = enclosing_function(lines, i)
+            if found is not None and found[0] not in out:
+                out[found[0]] = found[1]
+                grown.add(found[0])
+        if not grown:
+            break
+        known |= grown
     return out
+
+
+def reducers(lines: list[str], functions: dict[str, int]) -> set[str]:
+    """The ``functions`` whose bodies shuffle (a warp reduction or scan, not a mere lane-id helper)."""
+    out = set()
+    for i in matching_lines(_SHFL, lines):
+        found = enclosing_function(lines, i)
+        if found is not None and found[0] in functions:
+            out.add(found[0])
+    return out
+
+
+_SHFL = re.compile(r"\b__shfl\w*\s*\(|\.\s*shfl\w*\s*\(")
+
+
+_DEPTH = 3
+
+
+def _calls(lines: list[str], functions: set[str]) -> list[int]:
+    if not functions:
+        return []
+    name = "|".join(map(re.escape, sorted(functions)))
+    call = re.compile(rf"(?<![\w.>:])(?:{name})\s*(?:<[^;()]*>)?\s*\(")
+    return [i for i in matching_lines(call, lines) if not _FUNC.match(lines[i])]
 
 
 def warp_function_uses(lines: list[str], functions: dict[str, int] | set[str]) -> list[int]:

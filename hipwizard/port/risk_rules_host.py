@@ -46,8 +46,8 @@ def _warp32_const_use(lines: list[str]) -> list[int]:
 
 
 _TC_ASM = re.compile(r"\b(?:mma\.sync|ldmatrix|cp\.async|wgmma)\b|\bwmma::(?:mma_sync|load_matrix_sync|store_matrix_sync)")
-_FUNC = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:(?:static|inline|__device__|__host__|__forceinline__|"
-                   r"__global__|constexpr|DEVICE|HOST_DEVICE|INLINE)\s+)+[\w:<>,\s*&]*?\b(\w+)\s*\(")
+_FUNC = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:(?:static|inline|__inline__|__noinline__|__device__|__host__|"
+                   r"__forceinline__|__global__|constexpr|DEVICE|HOST_DEVICE|INLINE)\s+)+[\w:<>,\s*&]*?\b(\w+)\s*\(")
 
 
 def _tensor_core_helper(lines: list[str]) -> list[int]:

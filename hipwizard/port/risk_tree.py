@@ -14,7 +14,7 @@ import posixpath
 import re
 
 from hipwizard.port.model import FileTranslation
-from hipwizard.port.risk_flow import warp_function_uses, warp_functions
+from hipwizard.port.risk_flow import reducers, warp_function_uses, warp_functions
 from hipwizard.port.risk_rules import RULES_BY_ID
 from hipwizard.port.risk_rules_host import warp32_consts
 from hipwizard.port.risks import Finding, attach_findings, code_lines
@@ -51,6 +51,17 @@ def flag_tree(files: list[FileTranslation]) -> int:
             funcs[ft.path] = warp_functions(lines[ft.path], foreign)
         elif ft.path in own:
             funcs[ft.path] = own[ft.path]
+    # callers of another file's warp-sized helpers are warp-sized too (a kernel in main.cu calling kernels.h's
+    # block reduction)
+    for ft in files:
+        callees = {n for p in seen[ft.path] if p in lines for n in reducers(lines[p], funcs.get(p, {}))}
+        callees -= set(funcs.get(ft.path, {}))
+        callees = {n for n in callees if n in ft.translated}
+        if callees:
+            if ft.path not in lines:
+                lines[ft.path] = code_lines(ft.translated)
+            foreign = set().union(*(consts.get(p, set()) for p in seen[ft.path])) - consts.get(ft.path, set())
+            funcs[ft.path] = warp_functions(lines[ft.path], foreign, callees)
     added = 0
     for ft in files:
         path = ft.path

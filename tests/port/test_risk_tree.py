@@ -89,3 +89,43 @@ def test_facts_of_a_header_are_flagged_in_the_cu_beside_it(tmp_path):
     # the header's own helper: its head flagged by the per-file rule
     kflags = _flags(files["kernels.h"])
     assert "WARP_KERNEL_USE" in kflags[_line(files["kernels.h"].translated, "template <typename T>")]
+
+
+BLOCK_REDUCE = """template <typename T>
+__inline__ __device__ T warpReduceSum(T val) {
+  for (int mask = 16; mask > 0; mask >>= 1) val += __shfl_xor_sync(0xffffffff, val, mask, 32);
+  return val;
+}
+
+template <typename T>
+__inline__ __device__ T blockReduceSum(T val) {
+  static __shared__ T shared[32];
+  val = warpReduceSum<T>(val);
+  return val;
+}
+
+__device__ int first_lanes() {
+  return threadIdx.x < 32;
+}
+
+template <typename T>
+__global__ void norm(T* out) {
+  float m = blockReduceSum<float>(out[threadIdx.x]);
+  out[threadIdx.x] = m;
+}
+
+__global__ void mark(int* out) {
+  out[threadIdx.x] = first_lanes();
+}
+"""
+
+
+def test_callers_of_a_warp_reduction_are_warp_sized_too():
+    # addBiasResidualLayerNorm-hip: the warp reduction, the block reduction on it and the kernel calling that
+    # all get a warp-size parameter; '__inline__ __device__' heads are function heads
+    lines = code_lines(BLOCK_REDUCE)
+    found = warp_functions(lines)
+    assert {"warpReduceSum", "blockReduceSum", "norm"} <= set(found)
+    assert found["norm"] == _line(BLOCK_REDUCE, "__global__ void norm") - 2  # its template line
+    # a helper that only reads lanes (no shuffle) does not spread to its callers
+    assert "first_lanes" in found and "mark" not in found
