@@ -211,15 +211,10 @@ def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, met
     # bringing results to the host at once; otherwise one call per module.
     many = getattr(metric, "many", None)
     results = many([(r, c) for _i, r, c in pending], tol) if many else [metric(r, c, tol) for _i, r, c in pending]
-    for (at, r, _c), m in zip(pending, results):
+    own_errors = _own_errors(pending, layers, rows, ref_run, tol, metric, problems) if ref_run is not None else {}
+    for (at, _r, _c), m in zip(pending, results):
         layer = layers[at]
-        triangle = None
-        if ref_run is not None:
-            own = ref_run.tensors.get(rows[layer.order][1])
-            if own is None or own.shape != r.shape:
-                problems.append(f"{layer.name} is missing from the reference's run-dtype capture (or its shape differs)")
-            else:
-                triangle = Triangle(m.rel_l2, metrics.compute(r, own, tol).rel_l2, k)
+        triangle = Triangle(m.rel_l2, own_errors[at], k) if at in own_errors else None
         layers[at] = LayerResult(layer.name, layer.order, layer.shape, m.verdict, metrics=m,
                                  detail="; ".join(m.reasons), module=layer.module, triangle=triangle)
     known = {key for _n, key, _m in rows}
@@ -236,6 +231,23 @@ def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, met
         first_divergent=compared[idx].name if idx is not None else None, problems=problems,
         direction=direction, triangle_k=sides["triangle_k"], reference_run=sides["reference_run"],
     )
+
+
+def _own_errors(pending, layers, rows, ref_run: TensorFile, tol, metric, problems: list[str]) -> dict[int, float]:
+    """The reference machine's own run-dtype error (rel L2 of ``ref_run`` against the high-precision
+    reference) of each compared row, by its place in ``layers``; computed with ``metric`` as the rows are
+    (batched when it can be), so a device compare keeps both captures on the device."""
+    at_own = []
+    for at, r, _c in pending:
+        own = ref_run.tensors.get(rows[layers[at].order][1])
+        if own is None or tuple(own.shape) != tuple(r.shape):
+            problems.append(f"{layers[at].name} is missing from the reference's run-dtype capture (or its shape differs)")
+        else:
+            at_own.append((at, r, own))
+    many = getattr(metric, "many", None)
+    pairs = [(r, own) for _at, r, own in at_own]
+    found = many(pairs, tol) if many else [metric(r, own, tol) for r, own in pairs]
+    return {at: m.rel_l2 for (at, _r, _own), m in zip(at_own, found)}
 
 
 def compare_files(ref_path: str | Path, cand_path: str | Path, *, ref_run: str | Path | None = None,

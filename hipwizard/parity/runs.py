@@ -170,9 +170,11 @@ def _compare_model_on_device(ref: Path, subject: Subject, opts: RunOptions, inpu
                     for k, v in tensors.items()}
     cand_tf = TensorFile(cand_path, cand_tensors, {}, {META_KEY: json.dumps(meta)})
     ref_run = compare_kwargs.pop("ref_run", None)
+    run_tf = read_tensor_file(ref_run, decode_bf16=False) if ref_run else None
+    # on a GPU the references go over in one copy each and are compared there with the candidate
+    ref_tf, run_tf = (metrics_torch.upload(tf, meta["device"]) if tf is not None else None for tf in (ref_tf, run_tf))
     result = compare_captures(ref_tf, cand_tf, metric=metrics_torch.metric_for(meta["device"]),
-                              backward=opts.backward, ref_run=read_tensor_file(ref_run) if ref_run else None,
-                              **compare_kwargs)
+                              backward=opts.backward, ref_run=run_tf, **compare_kwargs)
     result.timings.update(timings)
     return result
 

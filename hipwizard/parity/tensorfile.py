@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import mmap
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,8 @@ class TensorFile:
     tensors: dict[str, Any]
     stored_dtypes: dict[str, str]  # safetensors dtype tag per tensor ("BF16", "F32", ...)
     metadata: dict[str, str]
+    data: Any = None  # the data section's bytes (a read-only mapping), for one bulk copy to a device
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # each tensor's [start, end) in ``data``
 
 
 def read_header(path: Path) -> tuple[dict, int, int]:
@@ -109,6 +111,7 @@ def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFil
     data = _mapped(path)[offset:]  # a view: slicing would copy the whole file again
     tensors: dict[str, np.ndarray] = {}
     dtypes: dict[str, str] = {}
+    spans: dict[str, tuple[int, int]] = {}
     for name, info in header.items():
         try:
             tag, shape, (start, end) = info["dtype"], list(info["shape"]), info["data_offsets"]
@@ -131,7 +134,8 @@ def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFil
             arr = np.frombuffer(buf, dtype=np.dtype(_NUMPY_DTYPES[tag]).newbyteorder("<"))
             tensors[name] = arr.reshape(shape)
         dtypes[name] = tag
-    return TensorFile(path, tensors, dtypes, {str(k): str(v) for k, v in metadata.items()})
+        spans[name] = (int(start), int(end))
+    return TensorFile(path, tensors, dtypes, {str(k): str(v) for k, v in metadata.items()}, data, spans)
 
 
 def _mapped(path: Path) -> memoryview:

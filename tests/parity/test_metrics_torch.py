@@ -152,3 +152,46 @@ def test_undecoded_bf16_reference_gives_identical_metrics(tmp_path, monkeypatch,
         assert x.metrics.histogram == y.metrics.histogram and x.metrics.worst == y.metrics.worst
     assert [w.index for w in on_device.layers[0].metrics.worst] == [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4)]
     assert {w.index for w in on_device.layers[1].metrics.worst[:2]} == {(1, 3), (3, 30)}
+
+
+@pytest.mark.parametrize("n", [3000, 4096, 1024 * 9])
+def test_stacked_metrics_pick_the_same_worst_elements_as_numpy_across_chunks(n):
+    """Same-size pairs are reduced as one stack and their worst elements picked by chunk (1,024 values):
+    ties at the k-th value spread over several chunks, a row padded to whole chunks, a row whose worst
+    all sit in one chunk, a row of all-equal errors — each reports what the numpy path reports."""
+    gen = torch.Generator().manual_seed(11)
+    refs = [torch.randn(n, generator=gen) for _ in range(4)]
+    cands = [r + torch.randn(n, generator=gen) * 1e-3 for r in refs]
+    for pos, sign in ((n - 1, 1), (17, 1), (2100, 1), (1500, 1), (900, -1), (5, 1)):
+        refs[0][pos], cands[0][pos] = 0.25, 0.25 + sign * 2.0  # six exact ties at the top, in different chunks
+        # (the first in the last chunk, padded when n is not whole chunks): only the five lowest positions count
+    cands[1][10:16] = refs[1][10:16] + 3.0  # all worst in one chunk
+    cands[2] = refs[2] + 0.5  # every |Δ| tied (up to float32 rounding of the sums): lowest positions win
+    cands[3] = refs[3].clone()  # exact: zero error everywhere
+    tol = resolve("fp32")
+    pairs = [(r.numpy(), c) for r, c in zip(refs, cands)]
+    got = metrics_torch.compute_many(pairs, tol)
+    for (r, c), m in zip(pairs, got):
+        want = metrics.compute(r, c.numpy(), tol)
+        assert m.worst == want.worst and m.histogram == want.histogram
+        for key in ("cosine", "rel_l2", "max_abs", "outside_share"):
+            assert math.isclose(getattr(m, key), getattr(want, key), rel_tol=1e-12, abs_tol=1e-300), key
+    assert [w.index for w in got[0].worst] == [(5,), (17,), (900,), (1500,), (2100,)]
+
+
+def test_upload_moves_a_capture_in_one_copy_and_keeps_every_value(tmp_path):
+    from hipwizard.parity.capture import write_capture
+    from hipwizard.parity.tensorfile import read_tensor_file
+
+    gen = torch.Generator().manual_seed(4)
+    tensors = {"input/input_ids": torch.arange(6).reshape(2, 3),
+               "output/a": torch.randn(3, 5, generator=gen).to(torch.bfloat16),  # 30 bytes: what follows is unaligned
+               "output/b": torch.randn(7, generator=gen), "grad/out/b": torch.randn(2, 2, generator=gen).double()}
+    path = write_capture(tmp_path / "c.safetensors", tensors, {"format": "hipwizard-parity/1"}).path
+    tf = read_tensor_file(path, decode_bf16=False)
+    assert metrics_torch.upload(tf, "cpu") is tf  # nothing to gain on the host
+    moved = metrics_torch.upload(tf, "meta")  # a device without data: shapes and dtypes, one transfer
+    for k in ("output/a", "output/b", "grad/out/b"):
+        assert moved.tensors[k].device.type == "meta" and moved.tensors[k].dtype == tensors[k].dtype
+        assert tuple(moved.tensors[k].shape) == tuple(tensors[k].shape)
+    assert moved.tensors["input/input_ids"] is tf.tensors["input/input_ids"]
