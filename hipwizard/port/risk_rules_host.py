@@ -91,6 +91,26 @@ def _library_leftover(lines: list[str]) -> list[int]:
     return out
 
 
+_CU_NAME = re.compile(r"\b(?:cu|CU)[A-Za-z]\w*")
+RECENT = (6, 0)  # a HIP name added in this ROCm or later is missing from the installs many ports still target
+
+
+def _recent_hip_api(lines: list[str]) -> list[int]:
+    # a CUDA name whose HIP counterpart HIPIFY dates to ROCm >= 6.0 (hipsparseGetErrorString, hipMemLocation):
+    # ports written for older ROCm spell the older API or their own helper
+    from hipwizard.port.tables import load_tables, parse_version
+
+    tables = load_tables()
+    out = []
+    for i in matching_lines(_CU_NAME, lines):
+        for m in _CU_NAME.finditer(lines[i]):
+            mapping = tables.get(m.group())
+            if mapping is not None and mapping.hip and (parse_version(mapping.hip_added) or (0,)) >= RECENT:
+                out.append(i)
+                break
+    return out
+
+
 _HALF_T = r"(?:__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__hip_bfloat162?|hip_bfloat16)"
 _HALF_PTR = re.compile(rf"\b{_HALF_T}\s*\*\s*(?:__restrict__\s+|const\s+)*(\w+)")
 _ATOMIC_HALF_CAST = re.compile(rf"\batomicAdd\s*\(\s*\(\s*{_HALF_T}\s*\*\s*\)")
@@ -171,6 +191,23 @@ HOST_RULES: tuple[RiskRule, ...] = (
              "call unsafeAtomicAdd (coarse-grained memory, 4-byte aligned; see amd_hip_unsafe_atomics.h) or "
              "accumulate in float", f"{_HECB} src/lut-gemm-hip, src/f16atomic-hip (unsafeAtomicAdd); HIP "
              "amd_detail/amd_hip_unsafe_atomics.h", _half_atomic),
+    RiskRule("LIBRARY_HEADER", "low", "a CUDA math library (cuBLAS, cuSPARSE, cuSOLVER, cuRAND, cuFFT, cuDNN) "
+             "becomes its HIP wrapper: another header path (ROCm >= 5.2 installs hipblas/hipblas.h and friends, the "
+             "flat hipblas.h is a deprecated wrapper), another library to link, and API differences (hipBLAS v2 "
+             "types, hipSOLVER handles, hipSPARSE generic API, MIOpen for cuDNN)",
+             "include <hipblas/hipblas.h> (hipsparse/, hipsolver/, hiprand/, hipfft/), link -lhipblas etc., and "
+             "check each call's types against the HIP library's reference for your ROCm",
+             "https://rocm.docs.amd.com/en/latest/conceptual/file-reorg.html; "
+             f"{_HECB} src/blas-gemm-hip, src/spmm-hip, src/determinant-hip (hipsolver/hipsolver.h, hipsolverDnHandle_t)",
+             _rx(r"^\s*#\s*include\s*[<\"](?:cublas(?:_v2|_api)?|cusparse(?:_v2)?|cusolver(?:Dn|Sp|_common)?|"
+                 r"curand(?:_kernel)?|cufft(?:Xt)?|cudnn|hipblas|hipsparse|hipsolver|hiprand(?:_kernel)?|hipfft|"
+                 r"miopen)\.h[>\"]",
+                 r"^\s*#\s*include\s*[<\"](?:hipblas|hipsparse|hipsolver|hiprand|hipfft|miopen)/\w+\.h[>\"]")),
+    RiskRule("RECENT_HIP_API", "low", "its HIP counterpart is recent (ROCm >= 6.0 per HIPIFY's tables): an older "
+             "ROCm lacks it, and ports meant to build there call the older API or their own helper",
+             "keep it if you target ROCm >= 6.0 only; otherwise guard on HIP_VERSION or use the older call",
+             f"ROCm/HIPIFY docs/tables (the 'A' column); {_HECB} src/spmm-hip, src/spnnz-hip (no "
+             "hipsparseGetErrorString), src/prefetch-hip (no hipMemLocation)", _recent_hip_api),
     RiskRule("CLOCK_RATE", "low", "clock-rate / clock() timing: AMD's clock counters tick at other rates "
              "(wall_clock64 is 100 MHz)", "time with events (hipEventElapsedTime) or wall_clock64()",
              f"{_HIP_DOC} 'Timer functions'", _rx(r"\b(?:memoryC|c)lockRate\b", r"\bclock64\s*\(\s*\)")),

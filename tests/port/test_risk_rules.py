@@ -68,6 +68,10 @@ CASES: dict[str, tuple[str, str]] = {
     "HALF_ATOMIC": ("__global__ void k(__half2* out, __half2 v) {\n  atomicAdd(&out[0], v);\n  "
                     "atomicAdd((half2*)&out[1], v);\n}",
                     "__global__ void k(float* out, float v) {\n  atomicAdd(&out[0], v);\n}"),
+    "LIBRARY_HEADER": ("#include <cublas_v2.h>\n#include <cusparse.h>\n#include <hipsolver/hipsolver.h>",
+                       "#include <cuda_runtime.h>\n#include <hip/hip_runtime.h>\n#include <vector>"),
+    # hipsparseGetErrorString: ROCm >= 6.0 (HIPIFY's tables); cusparseCreate's counterpart is old
+    "RECENT_HIP_API": ('printf("%s", cusparseGetErrorString(st));', "cusparseCreate(&handle);"),
     # after HeCBench f27000a5 src/gemv-hip: the kernel gains a warp-size template parameter, its launch a choice
     "WARP_KERNEL_USE": ("__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n"
                         "  for (int o = 16; o > 0; o /= 2) v += __shfl_down(v, o);\n  x[0] = v;\n}\n"
@@ -83,7 +87,7 @@ def _ids(text: str) -> set[str]:
 
 
 def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
-    assert len(RULES) == 46 and set(CASES) == set(RULES_BY_ID)
+    assert len(RULES) == 48 and set(CASES) == set(RULES_BY_ID)
     for rule in RULES:
         assert rule.severity in ("high", "med", "low")
         assert rule.reason and rule.hint and rule.source
