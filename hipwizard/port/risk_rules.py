@@ -123,7 +123,9 @@ DEVICE_RULES: tuple[RiskRule, ...] = (
              "use warpSize (or a 64-wide constant on AMD) and size reductions by it", f"{_GUIDE} L367-369; {_ARCH}",
              _rx(rf"#\s*define\s+{_WARP_NAME}\s+\(?32[uU]?\)?(?!\w)", rf"\b{_WARP_NAME}\s*=\s*32[uU]?\b",
                  r"\bwarpSize\s*[!=]=\s*32\b", r"__shfl\w*\s*\((?:[^()]|\([^()]*\))*,\s*32[uU]?\s*\)",
-                 r"threadIdx\.x\s*<\s*32\b", r"\b32\s*\*\s*warp", r"tiled_partition\s*<\s*32\s*>")),
+                 r"threadIdx\.x\s*<\s*32\b", r"\b32\s*\*\s*warp", r"tiled_partition\s*<\s*32\s*>",
+                 # the last lane by number (mpc-hip: 'lane == 31' -> 'lane == warpSize - 1')
+                 r"(?i)\blane\w*\s*(?:[=!]=|[<>]=?)\s*31[uU]?\b", r"(?i)\(\s*lane\w*\s*\+[^()]*\)\s*[<>]=?\s*31\b")),
     RiskRule("LANE_MASK_31", "high", "lane/warp index computed with &31, %32, >>5 or /32 (assumes 32-wide warps)",
              "compute lane = tid % warpSize and warp = tid / warpSize", f"{_HECB} (mpc: 'threadIdx.x >> 5', '& 31')",
              _rx(r"&\s*(?:31|0x1[fF])[uU]?\b", r"(?i)(?:tid|threadidx\.x|lane|idx|thread)\w*\s*(?:%\s*32|>>\s*5|/\s*32)[uU]?\b",

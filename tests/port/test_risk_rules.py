@@ -115,3 +115,11 @@ def test_rule_ignores_comments_and_strings(rule_id):
 def test_finding_points_at_the_line():
     text = "int a;\n\nint lane = threadIdx.x & 31;\n"
     assert [(f.rule.rule_id, f.line) for f in find_risks(text)] == [("LANE_MASK_31", 3)]
+
+
+def test_the_last_lane_by_number_is_a_warp_literal():
+    # HeCBench f27000a5 src/mpc-hip: 'lane == 31' -> 'lane == warpSize - 1', '(lane + dim) > 31' likewise
+    assert "WARP32_LITERAL" in _ids("if (lane == 31) sbuf[warp] = val;")
+    assert "WARP32_LITERAL" in _ids("if ((lane + dim) > 31) sbuf[tix] = val;")
+    assert "WARP32_LITERAL" not in _ids("if (lane == warpSize - 1) sbuf[warp] = val;")
+    assert "WARP32_LITERAL" not in _ids("if (day == 31) month++;")
