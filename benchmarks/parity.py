@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json", action="store_true")
     p.add_argument("--backward", action="store_true", help="also time the forward+backward capture (issue 17)")
+    p.add_argument("--grad-sketch", type=int, default=None, metavar="N",
+                   help="∂out/∂in as count sketches of N values (default: the capture's default, 8192); 0: every element")
     args = p.parse_args(argv)
 
     import torch
@@ -150,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
                 os.fsync(fh.fileno())
 
         def device_compare(cand_outputs):
-            ref = read_tensor_file(tmp / "a.safetensors", decode_bf16=False)  # as runs.compare_rerun reads it
+            # as runs.compare_rerun reads it: bf16 undecoded, moved to the device in one copy
+            ref = metrics_torch.upload(read_tensor_file(tmp / "a.safetensors", decode_bf16=False), device)
             cand = TensorFile(Path("this run"), {**{f"input/{k}": v.numpy() for k, v in inputs.items()},
                                                   **{f"output/{n}": t for n, t in cand_outputs.items()}},
                               {}, {META_KEY: json.dumps(meta)})
@@ -199,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     if fb is not None:
         total_fb = m["fb_hooked"] + m["fb_write"] + m["fb_cmp_device"]
-        result.update({"fb_capture_bytes": fb.bytes, "fb_total_s": round(total_fb, 5),
+        result.update({"fb_capture_bytes": fb.bytes, "fb_total_s": round(total_fb, 5), "grad_sketch": fb.spec.count_size,
                        "fb_over_bare": round(total_fb / m["fb_bare"], 3),
                        "fb_over_target_with_write": round(total_fb / (3 * m["fb_bare"] + m["fb_plain"]), 3),
                        "fb_hooked_over_bare": round(m["fb_hooked"] / m["fb_bare"], 3),
@@ -223,8 +226,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{budget * 1e3:.2f} ms   ratio {result['total_over_target']:.2f} (target ≤ 1)")
     if fb is not None:
         print(f"  bare forward+backward   {ms('fb_bare')}")
+        form = f"∂out/∂in as count sketches of {fb.spec.count_size}" if fb.spec.count_size else "every element of ∂out/∂in"
         print(f"  hooked forward+backward {ms('fb_hooked')}   ratio {result['fb_hooked_over_bare']:.2f}x   "
-              f"(capture file {fb.bytes / 1e6:.2f} MB)")
+              f"(capture file {fb.bytes / 1e6:.2f} MB, {form})")
         print(f"  write f+b capture       {ms('fb_write')}   plain write+fsync {m['fb_plain'] * 1e3:.2f} ms")
         print(f"  compare f+b re-run on {device} {ms('fb_cmp_device')}   verdict {fb.verdict}")
         print(f"  hooked + write + compare (f+b) = {total_fb * 1e3:.2f} ms = {result['fb_over_bare']:.2f}x bare "
@@ -238,7 +242,7 @@ class _backward_bench:
     def __init__(self, args, model, names, inputs, on_device, device, tmp, meta, timed):
         from hipwizard.parity.backward import BackwardSpec, run_backward
 
-        self.spec, self.model, self.names, self.inputs = BackwardSpec(), model, names, inputs
+        self.spec, self.model, self.names, self.inputs = BackwardSpec(count_size=args.grad_sketch), model, names, inputs
         self.on_device, self.device, self.tmp, self.timed, self.run_backward = on_device, device, tmp, timed, run_backward
         self.bare()
         outputs, order, grads, rows, loss, _s = run_backward(model, names, inputs, device, self.spec)  # warm-up
@@ -277,7 +281,7 @@ class _backward_bench:
         outputs, order, grads, _rows, _loss, _s = self.run_backward(self.model, self.names, self.inputs, self.device,
                                                                    self.spec, to_host=False)
         t0 = time.perf_counter()
-        ref = read_tensor_file(self.tmp / "fb.safetensors", decode_bf16=False)
+        ref = metrics_torch.upload(read_tensor_file(self.tmp / "fb.safetensors", decode_bf16=False), self.device)
         cand = TensorFile(Path("this run"), {**{f"input/{k}": v.numpy() for k, v in self.inputs.items()},
                                              **{f"output/{n}": t for n, t in outputs.items()}, **grads},
                           {}, {META_KEY: json.dumps(self.meta)})

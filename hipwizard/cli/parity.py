@@ -101,6 +101,10 @@ def _run_args(p, dtype_default: str | None = None) -> None:
                    help="whose weight gradients --backward keeps: lora (LoRA targets: lora_* or q_proj/v_proj, "
                         "default; each as a rank-16 sketch, what a LoRA's B and A would receive: ~1/64 of the "
                         "bytes), lora-full (the same, whole), all (every parameter of the module, whole) or none")
+    p.add_argument("--grad-sketch", type=int, metavar="N",
+                   help="--backward stores each module's ∂out/∂in as a count sketch of N values (default 8192: "
+                        "rel L2 and cosine within ~1%% of the full tensor's, ~1/20 of the bytes); 0 keeps every "
+                        "element (max |Δ| and the worst elements of gradients too)")
     p.add_argument("--perturb-grad", action="append", metavar="MODULE=SCALE",
                    help="give MODULE a slightly wrong backward (a custom autograd Function adding noise of "
                         "relative size SCALE to its gradient; the forward is unchanged); a parameter name "
@@ -140,9 +144,16 @@ def _options(args):
     return RunOptions(dtype=args.dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
                       layers=layers, perturb=_scales(args.perturb, "--perturb"), attn=args.attn,
                       backward=args.backward, loss=args.loss, grad_weights=args.grad_weights,
+                      grad_sketch=_grad_sketch(getattr(args, "grad_sketch", None)),
                       perturb_grad=_scales(args.perturb_grad, "--perturb-grad"),
                       triangle=bool(getattr(args, "triangle", False)),
                       inputs=str(args.inputs) if getattr(args, "inputs", None) else None)
+
+
+def _grad_sketch(size: int | None) -> int | None:
+    if size is not None and size < 0:
+        raise UserError(f"--grad-sketch {size}: give a number of values (8192 by default), or 0 for every element")
+    return size
 
 
 def _scales(items: list[str] | None, flag: str) -> dict[str, float]:

@@ -13,6 +13,10 @@ for each selected module:
   full; or ``none``);
 - ``grad/in/<module>``: the gradient its backward hands to its input (what it computed).
 
+``∂out`` and ``∂in`` are stored as count sketches (``sketch.count_sketch``: 8,192 float64 values whose rel L2
+and cosine estimate the full tensor's to ~1%) unless ``count_size`` is 0 (``--grad-elements``): every element,
+at ~20x the bytes of a sketched capture, for the per-element numbers (max |Δ|, worst elements).
+
 Rows go in backward execution order (the last module first; for each: received, weights, handed on), so the
 first row that diverges names the module whose backward is wrong: its ∂out still matches, its ∂in does not.
 All gradients come from one ``torch.autograd.grad`` call on exactly these tensors (no other weight gradient
@@ -46,6 +50,7 @@ class BackwardSpec:
     loss_seed: int = 0
     weights: str = "lora"
     sketch_rank: int | None = None  # None: the default of ``weights`` (a sketch for lora, else 0 = full)
+    count_size: int | None = None  # ∂out/∂in as count sketches of this size; None: the default; 0: every element
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
@@ -54,6 +59,10 @@ class BackwardSpec:
             raise UserError(f"unknown --grad-weights {self.weights!r} (choose {', '.join(WEIGHT_CHOICES)})")
         if self.sketch_rank is None:
             object.__setattr__(self, "sketch_rank", DEFAULT_RANK if self.weights == "lora" else 0)
+        if self.count_size is None:
+            object.__setattr__(self, "count_size", sketch.COUNT_SIZE)
+        if self.count_size < 0:
+            raise UserError(f"the count sketch size must be 0 (every element) or positive, not {self.count_size}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -213,6 +222,9 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
             if row["kind"] == "w" and sketch.applies(g.shape, spec.sketch_rank):
                 row = {**row, "form": f"sketch r{spec.sketch_rank}", "full_shape": list(g.shape)}
                 g = sketch.sketch(g, spec.sketch_rank)
+            elif row["kind"] != "w" and 0 < spec.count_size < g.numel():
+                row = {**row, "form": sketch.count_form(spec.count_size), "full_shape": list(g.shape)}
+                g = sketch.count_sketch(g, spec.count_size)
             gradients[row["key"]] = g.detach()
             kept.append(row)
         if to_host:

@@ -92,6 +92,14 @@ def check_same_backward(ref_meta: dict, cand_meta: dict, what: str = "candidate"
     if form_a != form_b:
         raise UserError(f"the captures' weight gradients differ in form: {form_a} (reference) ≠ {form_b} ({what}); "
                         "capture both with the same --grad-weights (lora: sketch, lora-full/all: full)")
+    size_a, size_b = (int(x.get("count_size") or 0) for x in (a, b))  # before the count sketch: every element
+    if size_a != size_b:
+        raise UserError(f"the captures' ∂out/∂in differ in form: {_count_form(size_a)} (reference) ≠ "
+                        f"{_count_form(size_b)} ({what}); capture both with the same --grad-sketch")
+
+
+def _count_form(size: int) -> str:
+    return f"count sketches of {size} values" if size else "every element"
 
 
 def _weight_form(backward: dict) -> str:
@@ -158,8 +166,9 @@ def compare_captures(
              "reference_run": side_summary(run_meta, ref_run.path) if ref_run is not None else None}
     comp = _compare_rows(forward_rows(ref, ref_meta), OUTPUT_PREFIX, ref, cand, tol, metric, jump, ref_run, k, sides)
     if use_backward:
+        forms = {g["key"]: g["form"] for g in (ref_meta.get("backward") or {}).get("grads", []) if g.get("form")}
         comp.backward = _compare_rows(backward_rows(ref_meta), GRAD_PREFIX, ref, cand, tol, metric, jump, ref_run, k,
-                                      sides, direction="backward")
+                                      sides, direction="backward", forms=forms)
     comp.timings["compare_s"] = round(time.perf_counter() - t0, 4)
     return comp
 
@@ -184,7 +193,8 @@ def check_triangle(ref: TensorFile, ref_meta: dict, ref_run: TensorFile, cand_me
 
 
 def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, metric, jump: float,
-                  ref_run: TensorFile | None, k: float | None, sides: dict, direction: str = "forward") -> Comparison:
+                  ref_run: TensorFile | None, k: float | None, sides: dict, direction: str = "forward",
+                  forms: dict[str, str] | None = None) -> Comparison:
     layers: list[LayerResult] = []
     problems: list[str] = []
     pending: list[tuple[int, object, object]] = []  # (row in layers, ref, cand) of the rows to compare
@@ -214,6 +224,8 @@ def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, met
     own_errors = _own_errors(pending, layers, rows, ref_run, tol, metric, problems) if ref_run is not None else {}
     for (at, _r, _c), m in zip(pending, results):
         layer = layers[at]
+        form = (forms or {}).get(rows[layer.order][1])
+        m = metrics.of_sketch(m, tol, form) if form else m
         triangle = Triangle(m.rel_l2, own_errors[at], k) if at in own_errors else None
         layers[at] = LayerResult(layer.name, layer.order, layer.shape, m.verdict, metrics=m,
                                  detail="; ".join(m.reasons), module=layer.module, triangle=triangle)

@@ -8,6 +8,8 @@ numbers say (numpy would otherwise let a NaN silently poison or vanish from a ma
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from hipwizard.parity.report import ElementError, Metrics
@@ -99,6 +101,18 @@ def verdict_of(tol: Tolerance, cosine: float, max_abs: float, rel_l2: float, out
         cosine=cosine, max_abs=max_abs, rel_l2=rel_l2, outside_share=outside_share, nan_count=0, inf_count=0,
         verdict="fail" if reasons else "pass", reasons=reasons, histogram=histogram, worst=worst,
     )
+
+
+def of_sketch(m: Metrics, tol: Tolerance, form: str) -> Metrics:
+    """``m``, computed on two sketches of a row (``form``), as that row's metrics: the cosine and rel L2
+    estimate the full tensors' and decide; the per-element numbers (max |Δ|, share outside tolerance,
+    histogram, worst elements) would describe sketch entries, so they are dropped. NaN/Inf stay verdicts
+    (a NaN element reaches its bucket), their counts being of sketch entries."""
+    if m.verdict in ("nan", "inf"):
+        return replace(m, max_abs=None, outside_share=None, histogram=[], worst=[], sketch=form)
+    reasons = [r for r in verdict_of(tol, m.cosine, 0.0, m.rel_l2, 0.0, [], []).reasons]
+    return replace(m, max_abs=None, outside_share=None, histogram=[], worst=[], sketch=form, reasons=reasons,
+                   verdict="fail" if reasons else "pass")
 
 
 def _compute_nonfinite(ref: np.ndarray, cand: np.ndarray, tol: Tolerance) -> Metrics:

@@ -33,15 +33,16 @@ class Metrics:
     """The numbers for one module. ``verdict`` is 'pass', 'fail', 'nan' or 'inf'."""
 
     cosine: float
-    max_abs: float
+    max_abs: float | None  # None: not known (a row stored as a sketch)
     rel_l2: float
-    outside_share: float
+    outside_share: float | None
     nan_count: int
     inf_count: int
     verdict: str
     reasons: list[str] = field(default_factory=list)
     histogram: list[tuple[str, int]] = field(default_factory=list)
     worst: list[ElementError] = field(default_factory=list)
+    sketch: str | None = None  # the row was stored as a sketch ("count-sketch 8192", "sketch r16"): estimates
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Metrics":

@@ -30,6 +30,10 @@ def format_comparison(comp: Comparison) -> str:
         loss = bwd.candidate.get("backward", {}) if isinstance(bwd.candidate.get("backward"), dict) else {}
         lines += ["", f"backward (gradients of the {loss.get('loss', 'seeded')} loss, in backward order)", ""]
         lines += direction_table(bwd)
+        forms = sorted({layer.metrics.sketch for layer in bwd.layers if layer.metrics and layer.metrics.sketch})
+        if forms:
+            lines += ["", f"— : not kept. Rows stored as {' / '.join(forms)}: cosine and rel L2 estimate the whole "
+                          "tensor's (~1%); --grad-sketch 0 keeps every element of ∂out/∂in"]
     if comp.matrix:
         lines += ["", "attention backends"] + matrix_lines(comp)
     lines += ["", comp.headline()]
@@ -50,7 +54,9 @@ def direction_table(comp: Comparison) -> list[str]:
         if m is None:
             nums = f"{'—':>12} {'—':>10} {'—':>10} {'—':>8}"
         else:
-            nums = f"{m.cosine:>12.8f} {m.max_abs:>10.3g} {m.rel_l2:>10.3g} {m.outside_share:>8.2%}"
+            max_abs = "—" if m.max_abs is None else f"{m.max_abs:.3g}"
+            outside = "—" if m.outside_share is None else f"{m.outside_share:.2%}"
+            nums = f"{m.cosine:>12.8f} {max_abs:>10} {m.rel_l2:>10.3g} {outside:>8}"
         row = f"{layer.order:>3}  {layer.name:<{name_w}}  {shape:<16} {nums}  {layer.label:<10}"
         if tri:
             t = layer.triangle

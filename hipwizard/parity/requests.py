@@ -57,6 +57,7 @@ class RunOptions:
     backward: bool | None = None  # capture: record gradients; compare: None = when the reference has them
     loss: str = "lm"  # the scalar loss of the backward pass: lm | projection
     grad_weights: str = "lora"  # which weights' gradients: lora | all | none
+    grad_sketch: int | None = None  # ∂out/∂in as count sketches of this size (None: the default; 0: every element)
     perturb_grad: dict[str, float] = field(default_factory=dict)  # a slightly wrong backward (demo fault)
     triangle: bool = False  # same machine: also capture the reference in the run dtype (triangle verdicts)
     environment: dict | None = None  # doctor.fingerprint of this machine, stamped in a capture's metadata

@@ -34,9 +34,12 @@ def backward_spec(opts: RunOptions, ref_meta: dict | None = None):
         return None
     if theirs:
         # a capture from before the sketch has no sketch_rank: its ∂W are full, so ours must be too
+        # (and one from before the count sketch has no count_size: its ∂out/∂in are whole)
         return BackwardSpec(loss=theirs.get("loss", "lm"), loss_seed=int(theirs.get("loss_seed", 0)),
-                            weights=theirs.get("weights", "lora"), sketch_rank=int(theirs.get("sketch_rank") or 0))
-    return BackwardSpec(loss=opts.loss, loss_seed=opts.seed, weights=opts.grad_weights)
+                            weights=theirs.get("weights", "lora"), sketch_rank=int(theirs.get("sketch_rank") or 0),
+                            count_size=int(theirs.get("count_size") or 0))
+    return BackwardSpec(loss=opts.loss, loss_seed=opts.seed, weights=opts.grad_weights,
+                        count_size=opts.grad_sketch)
 
 
 def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_from: dict | None = None,
@@ -188,7 +191,7 @@ def compare_same_machine(subject: Subject, opts: RunOptions, *, keep: Path | Non
     ref_opts = RunOptions(dtype="fp64", device="cpu", seed=opts.seed, batch=opts.batch, seq=opts.seq,
                           layers=opts.layers, attn=opts.attn if opts.attn in ("eager", "sdpa") else None,
                           backward=bool(opts.backward), loss=opts.loss,
-                          grad_weights=opts.grad_weights, inputs=opts.inputs)
+                          grad_weights=opts.grad_weights, grad_sketch=opts.grad_sketch, inputs=opts.inputs)
     opts = replace(opts, backward=bool(opts.backward))
     if subject.demo:
         subject = Subject(model=subject.resolve_model(progress))

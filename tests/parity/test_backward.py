@@ -28,7 +28,7 @@ def captures(demo_assets, tmp_path_factory):
                      "fp32": dict(dtype="fp32", backward=BackwardSpec()),
                      "bf16": dict(dtype="bf16", backward=BackwardSpec()),
                      "fwd": dict(dtype="fp32"),
-                     "full": dict(dtype="fp32", backward=BackwardSpec(weights="lora-full")),
+                     "full": dict(dtype="fp32", backward=BackwardSpec(weights="lora-full", count_size=0)),
                      "proj": dict(dtype="fp32", backward=BackwardSpec(loss="projection"))}.items():
         tensors, meta = capture_model(demo_assets.model_dir, **OPTS, **kw)
         paths[name] = write_capture(folder / f"{name}.safetensors", tensors, meta).path
@@ -179,6 +179,7 @@ def test_capture_from_before_the_sketch_still_compares(captures, demo_assets, tm
     tf = read_tensor_file(captures["full"])
     meta = read_meta(tf)
     meta["backward"].pop("sketch_rank")
+    meta["backward"].pop("count_size")
     meta["backward"]["weights"] = "lora"
     tags = {"F32": "F32", "I64": "I64"}
     old = tmp_path / "old.safetensors"
@@ -186,3 +187,52 @@ def test_capture_from_before_the_sketch_still_compares(captures, demo_assets, tm
                       {"hipwizard": json.dumps(meta)})
     rc, comp = _rerun(capsys, old, "--model", demo_assets.model_dir)
     assert rc == 0 and comp.backward is not None and comp.backward.own_verdict == "pass"
+
+
+def test_activation_gradients_are_count_sketched_and_judged_by_their_estimates(captures, demo_assets, capsys):
+    """The demo's lm_head ∂out (2 × 16 × 512 logits) is bigger than a sketch: stored as 8,192 float64 values,
+    compared by cosine and rel L2 only, its per-element numbers shown as not kept; smaller rows stay whole."""
+    from hipwizard.parity.tensorfile import read_meta, read_tensor_file
+
+    meta = read_meta(captures["bf16"])
+    rows = {g["name"]: g for g in meta["backward"]["grads"]}
+    head = rows["∂out lm_head"]
+    assert head["form"] == "count-sketch 8192" and head["full_shape"] == [2, 16, 512]
+    assert read_tensor_file(captures["bf16"]).tensors[head["key"]].shape == (8192,)
+    assert "form" not in rows["∂out model.layers.1.mlp"]  # 2 × 16 × 64 = 2,048 values: kept whole
+    rc, comp = _rerun(capsys, captures["fp64"], "--model", demo_assets.model_dir, "--dtype", "bf16",
+                      "--reference-run", captures["bf16"])
+    by_name = {layer.name: layer for layer in comp.backward.layers}
+    m = by_name["∂out lm_head"].metrics
+    assert m.sketch == "count-sketch 8192" and m.max_abs is None and m.outside_share is None and not m.worst
+    assert 0 < m.rel_l2 < 0.05 and by_name["∂out lm_head"].triangle is not None
+    assert by_name["∂out model.layers.1.mlp"].metrics.sketch is None
+    main(["parity", "compare", str(captures["fp64"]), "--model", str(demo_assets.model_dir), "--dtype", "bf16",
+          "--device", "cpu", "--no-save"])
+    assert "Rows stored as count-sketch 8192" in capsys.readouterr().out
+
+
+def test_backward_bug_is_caught_at_its_layer_when_every_row_is_sketched(demo_assets, tmp_path, capsys):
+    """Sketches of 256 values (smaller than every activation gradient of the demo): the wrong backward of
+    layer 1's MLP is still found there, the correct rows still pass."""
+    paths = {}
+    for dtype in ("fp64", "bf16"):
+        tensors, meta = capture_model(demo_assets.model_dir, **OPTS, dtype=dtype, backward=BackwardSpec(count_size=256))
+        paths[dtype] = write_capture(tmp_path / f"{dtype}.safetensors", tensors, meta).path
+    assert all(g.get("form") for g in meta["backward"]["grads"] if g["kind"] != "w")
+    base = (paths["fp64"], "--model", demo_assets.model_dir, "--dtype", "bf16", "--reference-run", paths["bf16"])
+    rc, comp = _rerun(capsys, *base)
+    assert rc == 0 and comp.backward.own_verdict == "pass"
+    rc, comp = _rerun(capsys, *base, "--perturb-grad", "model.layers.1.mlp=0.05")
+    assert rc == 1 and comp.own_verdict == "pass"
+    assert comp.backward.first_divergent == "∂in model.layers.1.mlp"
+
+
+def test_sketched_and_whole_activation_gradients_are_not_compared(captures, demo_assets, tmp_path, capsys):
+    tensors, meta = capture_model(demo_assets.model_dir, **OPTS, dtype="fp32", backward=BackwardSpec(count_size=0))
+    whole = write_capture(tmp_path / "whole.safetensors", tensors, meta).path
+    with pytest.raises(UserError, match="∂out/∂in differ in form: every element .reference. ≠ count sketches of 8192"):
+        compare_files(whole, captures["fp32"])
+    assert main(["parity", "capture", "--model", str(demo_assets.model_dir), "--backward", "--grad-sketch", "-1",
+                 "--out", "x.safetensors"]) == 2
+    assert "--grad-sketch -1" in capsys.readouterr().err

@@ -74,7 +74,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("max_abs", "max abs", _metric("max_abs", ".3g")),
     Column("rel_l2", "rel L2", _metric("rel_l2", ".3g")),
     Column("triangle", "triangle", triangle_cell),
-    Column("outside", "outside", lambda layer, _c: f"{layer.metrics.outside_share:.2%}" if layer.metrics else "—"),
+    Column("outside", "outside", lambda layer, _c: share(layer.metrics.outside_share) if layer.metrics else "—"),
     Column("shape", "shape", lambda layer, _c: "×".join(map(str, layer.shape))),
     Column("order", "#", lambda layer, _c: str(layer.order)),
 )
@@ -101,6 +101,11 @@ def fit_columns(comp: Comparison | None, width: int) -> list[Column]:
         kept.remove(col)
         total -= need(col)
     return kept
+
+
+def share(value: float | None) -> str:
+    """A share as a percentage; '—' when not known (a sketched row)."""
+    return "—" if value is None else f"{value:.2%}"
 
 
 def fmt(value: float, spec: str) -> str:
@@ -149,7 +154,11 @@ def details(layer: LayerResult, comp: Comparison) -> str:
                       f"reference's own {escape(str((comp.reference_run or {}).get('dtype', '?')))} error "
                       f"{fmt(t.ref, '.3g')}: ratio {fmt(t.ratio, '.2f')} (pass ≤ {t.k:g})"]
     lines += ["", f"cosine {fmt(m.cosine, '.8f')}   max abs {fmt(m.max_abs, '.3g')}   rel L2 {fmt(m.rel_l2, '.3g')}   "
-                  f"outside {m.outside_share:.2%}   NaN {m.nan_count}   Inf {m.inf_count}"]
+                  f"outside {share(m.outside_share)}   NaN {m.nan_count}   Inf {m.inf_count}"]
+    if m.sketch:
+        lines += ["", f"stored as a {escape(m.sketch)}: cosine and rel L2 are estimates of the whole tensor's (~1%); "
+                      "per-element numbers are not kept (capture with --grad-sketch 0 for them)"]
+        return "\n".join(lines)
     lines += ["", "[b]|Δ| per element, by decade[/b]"] + histogram_lines(m.histogram)
     if m.worst:
         lines += ["", "[b]worst elements[/b]  index → reference / candidate (|Δ|)"]
