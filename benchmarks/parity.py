@@ -163,12 +163,19 @@ def main(argv: list[str] | None = None) -> int:
             ref, cand = read_tensor_file(tmp / "a.safetensors"), read_tensor_file(tmp / "b.safetensors")
             return compare_captures(ref, cand, metric=metric)
 
+        from hipwizard.parity.capture_stream import CaptureSink
         from hipwizard.parity.metrics import compute as numpy_metrics
+
+        def streamed() -> None:  # the CLI's capture: outputs written while the pass runs (capture_stream)
+            with CaptureSink(tmp / "s.safetensors") as sink:
+                outs, names_run, _sec = run_hooked(model, names, inputs, device, sink=sink)
+                sink.finish({**{f"input/{k}": v for k, v in inputs.items()},
+                             **{f"output/{n}": outs[n] for n in names_run}}, meta)
 
         fb = _backward_bench(args, model, names, inputs, on_device, device, tmp, meta, timed) if args.backward else None
 
         t = {k: [] for k in ("forward", "hooked", "write", "write_legacy", "plain", "cmp_device", "cmp_numpy",
-                             "cmp_legacy")}
+                             "cmp_legacy", "stream")}
         comp = None
         for _ in range(args.repeat):  # interleaved so drift (clocks, other load) hits all alike
             t["forward"].append(timed(bare)[0])
@@ -176,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             t["hooked"].append(timed(run_hooked, model, names, inputs, device)[0])
             t["write"].append(timed(write_capture, tmp / "a.safetensors", tensors, meta)[0])
             t["write_legacy"].append(timed(legacy_write, tmp / "l.safetensors", tensors, meta)[0])
+            t["stream"].append(timed(streamed)[0])
             t["plain"].append(timed(plain)[0])
             s, comp = timed(device_compare, cand_out)
             t["cmp_device"].append(s)
@@ -188,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
 
     m = {k: statistics.median(v) for k, v in t.items()}
     f = m["forward"]
-    total = m["hooked"] + m["write"] + m["cmp_device"]
+    total = m["stream"] + m["cmp_device"]  # what the CLI does: the streamed capture, then the compare
+    batch_total = m["hooked"] + m["write"] + m["cmp_device"]  # the pass, then the write, then the compare
     budget = 2 * f + m["plain"]
     result = {
         "size": args.size, "device": meta["device_name"], "dtype": args.dtype, "batch": args.batch, "seq": args.seq,
@@ -198,10 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         "legacy_write_over_plain": round(m["write_legacy"] / m["plain"], 3),
         "numpy_speedup": round(m["cmp_legacy"] / m["cmp_numpy"], 2),
         "total_s": round(total, 5), "target_s": round(budget, 5), "total_over_target": round(total / budget, 3),
+        "batch_total_over_target": round(batch_total / budget, 3),
         "verdict": comp.verdict,
     }
     if fb is not None:
-        total_fb = m["fb_hooked"] + m["fb_write"] + m["fb_cmp_device"]
+        total_fb = m["fb_stream"] + m["fb_cmp_device"]
         result.update({"fb_capture_bytes": fb.bytes, "fb_total_s": round(total_fb, 5), "grad_sketch": fb.spec.count_size,
                        "fb_over_bare": round(total_fb / m["fb_bare"], 3),
                        "fb_over_target_with_write": round(total_fb / (3 * m["fb_bare"] + m["fb_plain"]), 3),
@@ -222,16 +232,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  compare re-run on {device} ({how}) {ms('cmp_device')}   (reads REF, candidate outputs on the device)")
     print(f"  compare two files numpy {ms('cmp_numpy')}   before (whole-array numpy) {m['cmp_legacy'] * 1e3:.2f} ms   "
           f"speed-up {result['numpy_speedup']:.2f}x")
-    print(f"  hooked + write + compare(device) = {total * 1e3:.2f} ms   target 2 x forward + plain write = "
-          f"{budget * 1e3:.2f} ms   ratio {result['total_over_target']:.2f} (target ≤ 1)")
+    print(f"  streamed capture (pass + write overlapped) {ms('stream')}   (hooked + write one after the other: "
+          f"{(m['hooked'] + m['write']) * 1e3:.2f} ms)")
+    print(f"  streamed capture + compare(device) = {total * 1e3:.2f} ms   target 2 x forward + plain write = "
+          f"{budget * 1e3:.2f} ms   ratio {result['total_over_target']:.2f} (target ≤ 1; pass, write, compare one "
+          f"after the other: {result['batch_total_over_target']:.2f})")
     if fb is not None:
         print(f"  bare forward+backward   {ms('fb_bare')}")
         form = f"∂out/∂in as count sketches of {fb.spec.count_size}" if fb.spec.count_size else "every element of ∂out/∂in"
         print(f"  hooked forward+backward {ms('fb_hooked')}   ratio {result['fb_hooked_over_bare']:.2f}x   "
               f"(capture file {fb.bytes / 1e6:.2f} MB, {form})")
         print(f"  write f+b capture       {ms('fb_write')}   plain write+fsync {m['fb_plain'] * 1e3:.2f} ms")
+        print(f"  streamed f+b capture    {ms('fb_stream')}   (hooked + write one after the other: "
+              f"{(m['fb_hooked'] + m['fb_write']) * 1e3:.2f} ms)")
         print(f"  compare f+b re-run on {device} {ms('fb_cmp_device')}   verdict {fb.verdict}")
-        print(f"  hooked + write + compare (f+b) = {total_fb * 1e3:.2f} ms = {result['fb_over_bare']:.2f}x bare "
+        print(f"  streamed capture + compare (f+b) = {total_fb * 1e3:.2f} ms = {result['fb_over_bare']:.2f}x bare "
               f"forward+backward (target ≤ 3x); against 3 x bare + plain write: {result['fb_over_target_with_write']:.2f}")
     return 0
 
@@ -289,9 +304,18 @@ class _backward_bench:
         self.verdict = comp.verdict
         return time.perf_counter() - t0
 
+    def streamed(self) -> None:
+        from hipwizard.parity.capture_stream import CaptureSink
+
+        with CaptureSink(self.tmp / "fb-s.safetensors") as sink:
+            outputs, order, grads, _rows, _loss, _s = self.run_backward(self.model, self.names, self.inputs,
+                                                                       self.device, self.spec, sink=sink)
+            sink.finish({**{f"input/{k}": v for k, v in self.inputs.items()},
+                         **{f"output/{n}": outputs[n] for n in order}, **grads}, self.meta)
+
     def round(self) -> dict[str, float]:
         """One interleaved round; compare's time excludes its own (untimed) candidate pass."""
-        out = {"fb_bare": self.timed(self.bare)[0],
+        out = {"fb_bare": self.timed(self.bare)[0], "fb_stream": self.timed(self.streamed)[0],
                "fb_hooked": self.timed(self.run_backward, self.model, self.names, self.inputs, self.device, self.spec)[0],
                "fb_write": self.timed(self.write_capture, self.tmp / "fb.safetensors", self.tensors, self.meta)[0],
                "fb_plain": self.timed(self.plain)[0]}

@@ -151,10 +151,11 @@ def _first_tensor(args, kwargs):
 
 def run_backward(model, names: list[str], inputs: dict, device: str, spec: BackwardSpec, *,
                  perturb: dict[str, float] | None = None, perturb_grad: dict[str, float] | None = None,
-                 progress: ProgressFn | None = None, to_host: bool = True):
+                 progress: ProgressFn | None = None, to_host: bool = True, sink=None):
     """One hooked forward and backward pass. Returns (outputs, forward order, gradients, gradient rows,
     loss value, seconds): outputs by module name; gradients by tensor key (``grad/out/…``); rows as
-    [{"name", "key", "module", "kind"}] in backward order. On the CPU unless ``to_host`` is False."""
+    [{"name", "key", "module", "kind"}] in backward order. On the CPU unless ``to_host`` is False; with
+    ``sink`` (``capture_stream.CaptureSink``) the outputs reach the file during the pass."""
     import torch
 
     from hipwizard.parity.capture import host_copy, perturbation_hook
@@ -182,7 +183,8 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
             first = output[0] if isinstance(output, tuple) else output
             if name not in outputs:
                 order.append(name)
-            outputs[name] = first.detach().clone()
+            kept = first.detach().clone()
+            outputs[name] = sink.put(f"output/{name}", kept) if sink is not None else kept
             seen_out[name] = first
             x = _first_tensor(args, kwargs)
             if x is not None and x.requires_grad:
@@ -227,7 +229,9 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
                 g = sketch.count_sketch(g, spec.count_size)
             gradients[row["key"]] = g.detach()
             kept.append(row)
-        if to_host:
+        if to_host and sink is not None:
+            gradients = host_copy(gradients)  # the outputs are on their way already
+        elif to_host:
             both = host_copy({**{f"output/{n}": t for n, t in outputs.items()}, **gradients})
             outputs = {n: both[f"output/{n}"] for n in outputs}
             gradients = {k: both[k] for k in gradients}

@@ -186,6 +186,7 @@ def capture_model(
     seq: int = 32, layers: list[str] | None = None, inputs_from: dict | None = None,
     perturb: dict[str, float] | None = None, attn: str | None = None, progress: ProgressFn | None = None,
     on_device: bool = False, backward=None, perturb_grad: dict[str, float] | None = None, adapter: Path | None = None,
+    sink=None,
 ) -> tuple[dict, dict]:
     """Run the model once with hooks. Returns (tensors for the file, metadata dict).
 
@@ -193,6 +194,8 @@ def capture_model(
     ``on_device`` leaves the module outputs on the run's device (for comparing there); inputs are on the CPU.
     ``backward`` (a ``backward.BackwardSpec``) adds a backward pass of its loss and the ``grad/*`` tensors
     (see ``backward``); ``perturb_grad`` gives named modules a slightly wrong backward (a demo fault).
+    ``sink`` (a ``capture_stream.CaptureSink``) writes the module outputs while the pass runs; the returned
+    host tensors are complete once ``sink.finish`` (or ``drain``) has returned.
     """
     progress = progress or quiet
     model_dir = Path(model_dir)
@@ -215,7 +218,7 @@ def capture_model(
 
     with kernel_context(attn):
         captured, order, grads, rows, loss_value, timings = _run(
-            model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device, timings)
+            model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device, timings, sink)
     tensors = {f"input/{k}": v.detach().cpu().contiguous() for k, v in inputs.items()}
     tensors.update({f"output/{n}": captured[n] for n in order})
     tensors.update(grads)
@@ -239,26 +242,27 @@ def capture_model(
     return tensors, meta
 
 
-def _run(model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device, timings):
+def _run(model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device, timings, sink=None):
     """The hooked pass: forward only, or forward and backward (``backward.run_backward``)."""
     if backward is not None:
         from hipwizard.parity.backward import run_backward
 
         captured, order, grads, rows, loss_value, timings["forward_backward_s"] = run_backward(
             model, names, inputs, device, backward, perturb=perturb, perturb_grad=perturb_grad, progress=progress,
-            to_host=not on_device)
+            to_host=not on_device, sink=sink)
         return captured, order, grads, rows, loss_value, timings
     if perturb_grad:
         raise UserError("--perturb-grad changes only the backward pass: add --backward")
     captured, order, timings["forward_s"] = run_hooked(model, names, inputs, device, perturb, progress,
-                                                       to_host=not on_device)
+                                                       to_host=not on_device, sink=sink)
     return captured, order, {}, [], None, timings
 
 
 def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict[str, float] | None = None,
-               progress: ProgressFn | None = None, to_host: bool = True) -> tuple[dict, list[str], float]:
+               progress: ProgressFn | None = None, to_host: bool = True, sink=None) -> tuple[dict, list[str], float]:
     """One forward pass with capture hooks on ``names``. Returns (outputs, execution order, seconds);
-    the outputs are on the CPU, or left on ``device`` when ``to_host`` is False."""
+    the outputs are on the CPU, or left on ``device`` when ``to_host`` is False; with ``sink`` (a
+    ``capture_stream.CaptureSink``) each output goes to the host and the file as its module returns."""
     import torch
 
     progress = progress or quiet
@@ -279,7 +283,8 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
                 order.append(name)
             # Clone on the device (a later in-place op could overwrite the activation) and move everything
             # to the host after the pass: a per-hook device->host copy would stall the GPU at every module.
-            captured[name] = first.detach().clone()
+            kept = first.detach().clone()
+            captured[name] = sink.put(f"output/{name}", kept) if sink is not None else kept
             progress(Progress("forward", len(order), len(names), name))
         return hook
 
@@ -290,7 +295,7 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
         t0 = time.perf_counter()
         with torch.inference_mode():
             model(**{k: v.to(device) for k, v in inputs.items()}, use_cache=False)
-        if to_host:
+        if to_host and sink is None:
             captured = host_copy(captured)
         if device.startswith("cuda"):
             torch.cuda.synchronize()

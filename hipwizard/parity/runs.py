@@ -61,17 +61,28 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
             raise UserError("--backward works with a model (--model/--demo), not with a harness")
         tensors, meta = capture_harness(subject.harness, dtype=dtype, device=opts.device, seed=opts.seed,
                                         inputs_from=inputs_from, progress=progress)
-    else:
+        if opts.environment:
+            meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
+        progress(Progress("write capture"))
+        return write_capture(out, tensors, meta)
+    from hipwizard.parity.capture_stream import CaptureSink
+
+    model_dir = subject.resolve_model(progress)
+    with CaptureSink(out) as sink:  # the outputs reach the file while the model runs
         tensors, meta = capture_model(
-            subject.resolve_model(progress), dtype=dtype, device=opts.device, seed=opts.seed,
+            model_dir, dtype=dtype, device=opts.device, seed=opts.seed,
             batch=opts.batch, seq=opts.seq, layers=opts.layers, inputs_from=inputs_from,
             perturb=opts.perturb or None, attn=opts.attn, progress=progress,
             backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None, adapter=subject.adapter,
+            sink=sink,
         )
-    if opts.environment:
-        meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
-    progress(Progress("write capture"))
-    return write_capture(out, tensors, meta)
+        if opts.environment:
+            meta["environment"] = opts.environment
+        progress(Progress("write capture"))
+        t0 = time.perf_counter()
+        size = sink.finish(tensors, meta)
+    meta["timings"]["write_s"] = round(time.perf_counter() - t0, 4)  # what was left to write after the pass
+    return CaptureResult(Path(out), size, sum(1 for k in tensors if k.startswith("output/")), meta["timings"], meta)
 
 
 def check_fingerprint(ref_meta: dict, model_dir: Path, adapter: Path | None = None) -> None:

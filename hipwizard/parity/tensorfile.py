@@ -195,3 +195,102 @@ def write_tensor_file(path: str | Path, entries: dict[str, tuple[str, list[int],
     raw += b" " * (-len(raw) % 8)  # data starts 8-byte aligned, as safetensors writes it
     atomic_write_chunks(path, [struct.pack("<Q", len(raw)), raw, *views])
     return 8 + len(raw) + offset
+
+
+class TensorStream:
+    """A safetensors file written while its tensors are still being produced (a capture's module outputs
+    reach the disk during the forward pass instead of after it), atomically like ``write_tensor_file``.
+
+    The data goes to a temporary file from byte 8 + ``reserve`` on, in the order the tensors come; the
+    header, known only at the end (shapes, offsets, metadata), is then written into the reserved space,
+    padded with spaces (safetensors' readers, and ours, accept the padding). A header larger than the
+    reserve makes ``finish`` copy the data behind a bigger one: slower, never wrong. Nothing appears at
+    ``path`` before ``finish`` renames the complete file; ``abort`` (or an exception inside ``with``)
+    removes the temporary file.
+    """
+
+    def __init__(self, path: str | Path, reserve: int = 1 << 18):
+        import os
+        import tempfile
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        self._tmp = Path(tmp)
+        self._fh = os.fdopen(fd, "wb", buffering=0)
+        self.reserve = reserve + (-reserve % 8)
+        self._fh.seek(8 + self.reserve)
+        self.entries: dict[str, dict] = {}
+        self._offset = 0
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.entries
+
+    def add(self, name: str, tag: str, shape: list[int], buf: Any) -> None:
+        """Append one tensor's little-endian bytes (``buf``) as ``name``."""
+        if name in self.entries:
+            raise ValueError(f"tensor {name!r} is already in the stream")
+        view = memoryview(buf).cast("B")
+        count = int(np.prod(shape)) if shape else 1
+        if tag not in _ITEMSIZE or view.nbytes != count * _ITEMSIZE[tag]:
+            raise ValueError(f"tensor {name!r}: {view.nbytes} bytes for {tag} shape {shape}")
+        while view:  # a raw write may be partial
+            view = view[self._fh.write(view):]
+        self.entries[name] = {"dtype": tag, "shape": list(shape),
+                              "data_offsets": [self._offset, self._offset + count * _ITEMSIZE[tag]]}
+        self._offset += count * _ITEMSIZE[tag]
+
+    def finish(self, metadata: dict[str, str]) -> int:
+        """Write the header, make the file durable and move it to ``path``; returns its size in bytes."""
+        import os
+
+        from hipwizard.atomic import fsync_dir
+
+        raw = json.dumps({"__metadata__": metadata, **self.entries}, separators=(",", ":")).encode("utf-8")
+        try:
+            if len(raw) > self.reserve:
+                self._regrow(raw)
+            else:
+                self._fh.seek(0)
+                self._fh.write(struct.pack("<Q", self.reserve) + raw + b" " * (self.reserve - len(raw)))
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            os.chmod(self._tmp, 0o644)
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+        fsync_dir(self.path.parent)
+        return self.path.stat().st_size
+
+    def _regrow(self, raw: bytes) -> None:
+        """Put the data behind a header that outgrew the reserve: a new temporary file, the data copied over."""
+        import os
+        import shutil
+        import tempfile
+
+        raw += b" " * (-len(raw) % 8)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        with os.fdopen(fd, "wb") as out, self._tmp.open("rb") as src:
+            out.write(struct.pack("<Q", len(raw)) + raw)
+            src.seek(8 + self.reserve)
+            shutil.copyfileobj(src, out, 1 << 22)
+        self._fh.close()
+        self._tmp.unlink()
+        self._tmp = Path(tmp)
+        self._fh = open(self._tmp, "rb+", buffering=0)  # noqa: SIM115 - closed by finish/abort
+
+    def abort(self) -> None:
+        """Drop the temporary file: nothing is left at ``path`` or beside it."""
+        try:
+            self._fh.close()
+        finally:
+            self._tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> "TensorStream":
+        return self
+
+    def __exit__(self, exc_type, *_exc) -> None:
+        if exc_type is not None and not self._fh.closed:
+            self.abort()
