@@ -2,7 +2,7 @@
 # Issue 17's proof and cost runs on the H200, in one device call. From the repository root, carrying .whl
 # (pydantic, ruamel.yaml, platformdirs: the image lacks them) and build/parity/model (built here by
 # `python benchmarks/gpu_tour/make_assets.py parity --out build/parity`: the same files on both machines):
-#   bash benchmarks/parity_h200.sh      -> $OUT/h200-{fp64,fp32,bf16}.safetensors, results.json, bench.txt
+#   bash benchmarks/parity_h200.sh      -> $OUT/results.json, bench.txt (the captures stay in /tmp/pr there)
 #   PHASES=cost,cross bash benchmarks/parity_h200.sh   -> only the cost benchmark (bench.txt) and the captures for
 #       the cross-machine fp32 triangle (fp64 and fp32, batch 2 x seq 64, split in 15 MB parts: $OUT/x-*.part*;
 #       `cat` them back together here)
@@ -29,25 +29,28 @@ if [[ ,$PHASES, == *,cross,* ]]; then
     sha256sum /tmp/pr/x-*.safetensors
 fi
 if [[ ,$PHASES, == *,cost,* ]]; then
-    { for size in medium small; do
-        timeout 200 python3 benchmarks/parity.py --device cuda --size $size --dtype bf16 --repeat 5 --backward 2>&1 | grep -v -i warn
+    # the default (∂out/∂in as count sketches), every element of ∂out/∂in (--grad-sketch 0), the small model
+    { for run in "medium 8192" "medium 0" "small 8192"; do
+        set -- $run
+        timeout 200 python3 benchmarks/parity.py --device cuda --size $1 --dtype bf16 --repeat 5 --backward \
+            --grad-sketch $2 2>&1 | grep -v -i "warn\|shards"
       done; } > "$OUT/bench.txt"
     cat "$OUT/bench.txt"
 fi
 [[ ,$PHASES, == *,proof,* ]] || exit 0
 for d in fp64 fp32 bf16; do
-    run capture-$d $P capture --model $M --dtype $d --device cuda "${R[@]}" --backward --out "$OUT/h200-$d.safetensors" --json
+    run capture-$d $P capture --model $M --dtype $d --device cuda "${R[@]}" --backward --out "/tmp/pr/h200-$d.safetensors" --json
 done
-REF="$OUT/h200-fp64.safetensors"
+REF="/tmp/pr/h200-fp64.safetensors"
 for d in bf16 fp32; do
-    T=(--model $M --device cuda --dtype $d --reference-run "$OUT/h200-$d.safetensors" --no-save --json)
+    T=(--model $M --device cuda --dtype $d --reference-run "/tmp/pr/h200-$d.safetensors" --no-save --json)
     run ok-$d $P compare "$REF" "${T[@]}"
     run bwdbug-$d $P compare "$REF" "${T[@]}" --perturb-grad model.layers.2.mlp=0.05
     run fwdbug-$d $P compare "$REF" "${T[@]}" --perturb model.layers.1.self_attn=0.05
 done
-run matrix-bf16 $P compare "$REF" --model $M --device cuda --dtype bf16 --reference-run "$OUT/h200-bf16.safetensors" \
+run matrix-bf16 $P compare "$REF" --model $M --device cuda --dtype bf16 --reference-run "/tmp/pr/h200-bf16.safetensors" \
     --attn eager,sdpa,sdpa-flash,sdpa-efficient,sdpa-math,sdpa-cudnn,fa2,flex --no-save --json
-run matrix-fp32 $P compare "$REF" --model $M --device cuda --dtype fp32 --reference-run "$OUT/h200-fp32.safetensors" \
+run matrix-fp32 $P compare "$REF" --model $M --device cuda --dtype fp32 --reference-run "/tmp/pr/h200-fp32.safetensors" \
     --attn eager,sdpa,sdpa-efficient,sdpa-math,fa2 --no-save --json
 python3 - "$OUT/results.json" <<'PY'
 import json, pathlib, sys
