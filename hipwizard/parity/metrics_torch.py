@@ -67,6 +67,8 @@ def upload(tf, device, prefixes: tuple[str, ...] = ("output/", "grad/")):
     if tf.data is None or not keys or str(device).startswith("cpu"):
         return tf
     lo, hi = min(tf.spans[k][0] for k in keys), max(tf.spans[k][1] for k in keys)
+    if str(device).startswith("cuda") and torch.cuda.mem_get_info(torch.device(device))[0] < 4 * (hi - lo):
+        return tf  # little free memory beside the model: each tensor goes over when it is compared instead
     with warnings.catch_warnings():  # a read-only mapping: only read, then copied to the device
         warnings.simplefilter("ignore", UserWarning)
         raw = torch.frombuffer(tf.data[lo:hi], dtype=torch.uint8).to(device)
