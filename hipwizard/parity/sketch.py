@@ -50,13 +50,42 @@ def _projections(out: int, inp: int, rank: int, seed: int, device: str):
 
 def sketch(grad, rank: int = DEFAULT_RANK, seed: int = SEED):
     """The 1-D sketch of a 2-D gradient (see the module docstring), on the gradient's device."""
+    return sketch_many([grad], rank, seed)[0]
+
+
+# Elements per stacked batch (float64): bounds the temporaries of the batched forms (512 MB).
+_STACK = 1 << 26
+
+
+def _batches(tensors: list, key) -> list[list[int]]:
+    """Indices of ``tensors`` grouped by ``key`` (same device and shape), each group cut to ``_STACK`` elements."""
+    groups: dict = {}
+    for i, t in enumerate(tensors):
+        groups.setdefault((key(t), str(t.device), t.dtype), []).append(i)
+    out = []
+    for members in groups.values():
+        per = max(1, _STACK // max(1, tensors[members[0]].numel()))
+        out += [members[j:j + per] for j in range(0, len(members), per)]
+    return out
+
+
+def sketch_many(grads: list, rank: int = DEFAULT_RANK, seed: int = SEED) -> list:
+    """``sketch`` of each 2-D gradient, same-shape ones in one batched product (a capture sketches every
+    LoRA target: one pair of products per shape instead of per weight keeps the host from launching
+    hundreds of small kernels)."""
     import torch
 
-    out, inp = grad.shape
-    a, b = _projections(out, inp, rank, seed, str(grad.device))
-    g = grad.detach().to(torch.float64)
-    flat = torch.cat(((g @ a.T).reshape(-1), (b.T @ g).reshape(-1)))
-    return flat if grad.dtype == torch.float64 else flat.to(torch.float32)
+    result: list = [None] * len(grads)
+    for members in _batches(grads, lambda g: tuple(g.shape)):
+        first = grads[members[0]]
+        out, inp = first.shape
+        a, b = _projections(out, inp, rank, seed, str(first.device))
+        g = torch.stack([grads[i].detach() for i in members]).to(torch.float64)
+        flat = torch.cat(((g @ a.T).reshape(len(members), -1), (b.T @ g).reshape(len(members), -1)), 1)
+        flat = flat if first.dtype == torch.float64 else flat.to(torch.float32)
+        for i, row in zip(members, flat.unbind(0)):
+            result[i] = row
+    return result
 
 
 # ---- Count sketches of activation gradients ------------------------------------------------------------
@@ -81,14 +110,25 @@ def count_form(size: int = COUNT_SIZE) -> str:
 
 def count_sketch(x, size: int = COUNT_SIZE, seed: int = SEED):
     """The float64 count sketch (``size`` values) of tensor ``x``, on ``x``'s device."""
+    return count_sketch_many([x], size, seed)[0]
+
+
+def count_sketch_many(tensors: list, size: int = COUNT_SIZE, seed: int = SEED) -> list:
+    """``count_sketch`` of each tensor, same-size ones stacked into one scatter (see ``sketch_many``)."""
     import torch
 
-    flat = x.detach().reshape(-1)
-    if flat.numel() >= _PRIME:
-        raise ValueError(f"a tensor of {flat.numel()} elements is too large to count-sketch")
-    bucket, sign = _hashes(flat.numel(), size, seed, str(flat.device))
-    out = torch.zeros(size, dtype=torch.float64, device=flat.device)
-    return out.index_add_(0, bucket, flat.to(torch.float64) * sign)
+    result: list = [None] * len(tensors)
+    for members in _batches(tensors, lambda t: t.numel()):
+        n = tensors[members[0]].numel()
+        if n >= _PRIME:
+            raise ValueError(f"a tensor of {n} elements is too large to count-sketch")
+        device = tensors[members[0]].device
+        bucket, sign = _hashes(n, size, seed, str(device))
+        x = torch.stack([tensors[i].detach().reshape(-1) for i in members]).to(torch.float64).mul_(sign)
+        out = torch.zeros((len(members), size), dtype=torch.float64, device=device).index_add_(1, bucket, x)
+        for i, row in zip(members, out.unbind(0)):
+            result[i] = row
+    return result
 
 
 @lru_cache(maxsize=16)
