@@ -11,15 +11,20 @@ once, then times, on the same inputs:
   compare     on device: the re-run path (`compare REF --model DIR --device D`): read REF, compare with the
               candidate outputs still on the device (torch, float64)
               two files: read both captures, numpy one-pass metrics, against the previous whole-array numpy
+  stream      the CLI's capture: the hooked pass with each output written to the file as its module returns
+              (capture_stream), then the rest of the file
 and prints the ratios. All timings interleaved, median of --repeat. Target (issue 5): capture+compare within
-2x the forward passes plus the file write at disk speed: hooked + write + compare(device) <= 2 x forward + plain write.
+2x the forward passes plus the file write at disk speed: stream + compare(device) <= 2 x forward + plain write
+(hooked + write + compare, the pass and the write one after the other, is printed beside it).
 
 With --backward, the same for the forward + backward pass (issue 17), interleaved with the rest:
   fwd+bwd     bare: forward, the LM loss, loss.backward() (every weight gradient, as training computes them)
-  hooked f+b  the gradient capture (outputs, ∂out/∂in of every hooked module, ∂W of the LoRA targets), to host
+  hooked f+b  the gradient capture (outputs, ∂out/∂in of every hooked module as count sketches unless
+              --grad-sketch 0, ∂W of the LoRA targets as rank-16 sketches), to host
   write f+b   the atomic write of that capture
+  stream f+b  the CLI's gradient capture: outputs streamed to the file during the pass, then the gradients
   compare f+b on device: the re-run path with the gradients still on the device
-Target (issue 17): hooked f+b + write f+b + compare f+b <= 3 x bare fwd+bwd (and, as printed too, against
+Target (issue 17): stream f+b + compare f+b <= 3 x bare fwd+bwd (and, as printed too, against
 3 x bare fwd+bwd + the plain write of as many bytes, the forward target's form).
 """
 
