@@ -201,8 +201,10 @@ def main(argv: list[str] | None = None) -> int:
 
     m = {k: statistics.median(v) for k, v in t.items()}
     f = m["forward"]
-    total = m["stream"] + m["cmp_device"]  # what the CLI does: the streamed capture, then the compare
-    batch_total = m["hooked"] + m["write"] + m["cmp_device"]  # the pass, then the write, then the compare
+    # what the CLI does (runs.capture_subject): on a GPU the pass, then the write; on the CPU the streamed capture
+    streamed_total = m["stream"] + m["cmp_device"]
+    batch_total = m["hooked"] + m["write"] + m["cmp_device"]
+    total = batch_total if cuda else streamed_total
     budget = 2 * f + m["plain"]
     result = {
         "size": args.size, "device": meta["device_name"], "dtype": args.dtype, "batch": args.batch, "seq": args.seq,
@@ -213,10 +215,11 @@ def main(argv: list[str] | None = None) -> int:
         "numpy_speedup": round(m["cmp_legacy"] / m["cmp_numpy"], 2),
         "total_s": round(total, 5), "target_s": round(budget, 5), "total_over_target": round(total / budget, 3),
         "batch_total_over_target": round(batch_total / budget, 3),
+        "streamed_total_over_target": round(streamed_total / budget, 3),
         "verdict": comp.verdict,
     }
     if fb is not None:
-        total_fb = m["fb_stream"] + m["fb_cmp_device"]
+        total_fb = (m["fb_hooked"] + m["fb_write"] if cuda else m["fb_stream"]) + m["fb_cmp_device"]
         result.update({"fb_capture_bytes": fb.bytes, "fb_total_s": round(total_fb, 5), "grad_sketch": fb.spec.count_size,
                        "fb_over_bare": round(total_fb / m["fb_bare"], 3),
                        "fb_over_target_with_write": round(total_fb / (3 * m["fb_bare"] + m["fb_plain"]), 3),
@@ -239,9 +242,10 @@ def main(argv: list[str] | None = None) -> int:
           f"speed-up {result['numpy_speedup']:.2f}x")
     print(f"  streamed capture (pass + write overlapped) {ms('stream')}   (hooked + write one after the other: "
           f"{(m['hooked'] + m['write']) * 1e3:.2f} ms)")
-    print(f"  streamed capture + compare(device) = {total * 1e3:.2f} ms   target 2 x forward + plain write = "
-          f"{budget * 1e3:.2f} ms   ratio {result['total_over_target']:.2f} (target ≤ 1; pass, write, compare one "
-          f"after the other: {result['batch_total_over_target']:.2f})")
+    print(f"  capture + compare(device), as the CLI does it ({'pass, then write' if cuda else 'streamed'}) = "
+          f"{total * 1e3:.2f} ms   target 2 x forward + plain write = {budget * 1e3:.2f} ms   ratio "
+          f"{result['total_over_target']:.2f} (target ≤ 1; pass then write: {result['batch_total_over_target']:.2f}, "
+          f"streamed: {result['streamed_total_over_target']:.2f})")
     if fb is not None:
         print(f"  bare forward+backward   {ms('fb_bare')}")
         form = f"∂out/∂in as count sketches of {fb.spec.count_size}" if fb.spec.count_size else "every element of ∂out/∂in"
@@ -251,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  streamed f+b capture    {ms('fb_stream')}   (hooked + write one after the other: "
               f"{(m['fb_hooked'] + m['fb_write']) * 1e3:.2f} ms)")
         print(f"  compare f+b re-run on {device} {ms('fb_cmp_device')}   verdict {fb.verdict}")
-        print(f"  streamed capture + compare (f+b) = {total_fb * 1e3:.2f} ms = {result['fb_over_bare']:.2f}x bare "
+        print(f"  capture + compare (f+b), as the CLI does it = {total_fb * 1e3:.2f} ms = {result['fb_over_bare']:.2f}x bare "
               f"forward+backward (target ≤ 3x); against 3 x bare + plain write: {result['fb_over_target_with_write']:.2f}")
     return 0
 

@@ -9,6 +9,7 @@ Fingerprints are checked before anything heavy loads, so a wrong model is refuse
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from dataclasses import replace
@@ -65,20 +66,29 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
             meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
         progress(Progress("write capture"))
         return write_capture(out, tensors, meta)
+    from hipwizard.parity.capture import pick_device
     from hipwizard.parity.capture_stream import CaptureSink
 
     model_dir = subject.resolve_model(progress)
-    with CaptureSink(out) as sink:  # the outputs reach the file while the model runs
+    device = pick_device(opts.device)
+    # On the CPU the outputs reach the file while the model runs (the pass runs in torch's threads, the disk
+    # in ours: 10% less wall time on the small benchmark model). On a GPU the pass is bound by the Python
+    # thread launching kernels, and a writer thread competing for the interpreter made the capture slower
+    # on the H200 (docs/parity.md): there the file is written after the pass.
+    sink = CaptureSink(out) if device == "cpu" else None
+    with sink if sink is not None else contextlib.nullcontext():
         tensors, meta = capture_model(
-            model_dir, dtype=dtype, device=opts.device, seed=opts.seed,
+            model_dir, dtype=dtype, device=device, seed=opts.seed,
             batch=opts.batch, seq=opts.seq, layers=opts.layers, inputs_from=inputs_from,
             perturb=opts.perturb or None, attn=opts.attn, progress=progress,
             backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None, adapter=subject.adapter,
             sink=sink,
         )
         if opts.environment:
-            meta["environment"] = opts.environment
+            meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
         progress(Progress("write capture"))
+        if sink is None:
+            return write_capture(out, tensors, meta)
         t0 = time.perf_counter()
         size = sink.finish(tensors, meta)
     meta["timings"]["write_s"] = round(time.perf_counter() - t0, 4)  # what was left to write after the pass
