@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json", action="store_true")
     p.add_argument("--backward", action="store_true", help="also time the forward+backward capture (issue 17)")
+    p.add_argument("--compact", action="store_true", help="module outputs as count sketches too (capture --compact)")
     p.add_argument("--grad-sketch", type=int, default=None, metavar="N",
                    help="∂out/∂in as count sketches of N values (default: the capture's default, 8192); 0: every element")
     args = p.parse_args(argv)
@@ -117,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
 
     device = pick_device(args.device)
     cuda = device.startswith("cuda")
+    if args.compact:  # the passes as capture_model(compact=...) runs them: sketched on the device, then to the host
+        from hipwizard.parity.backward import run_backward
+
+        run_hooked, _backward_bench.run = _compacted(run_hooked), _compacted(run_backward)
 
     def sync() -> None:
         if cuda:
@@ -144,8 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         captured, order, _s = run_hooked(model, names, inputs, device)
         tensors = {f"input/{k}": v for k, v in inputs.items()}
         tensors.update({f"output/{n}": captured[n] for n in order})
+        form = {"form": "count-sketch 8192"} if args.compact else {}
         meta = {"format": "hipwizard-parity/1", "kind": "model", **environment(device), "dtype": args.dtype,
-                "modules": [{"name": n, "order": i, "shape": list(captured[n].shape)} for i, n in enumerate(order)]}
+                "output_sketch": 8192 if args.compact else 0,
+                "modules": [{"name": n, "order": i, "shape": list(captured[n].shape), **form} for i, n in enumerate(order)]}
         a = write_capture(tmp / "a.safetensors", tensors, meta)
         write_capture(tmp / "b.safetensors", tensors, meta)
         blob = os.urandom(a.bytes)
@@ -204,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     # what the CLI does (runs.capture_subject): on a GPU the pass, then the write; on the CPU the streamed capture
     streamed_total = m["stream"] + m["cmp_device"]
     batch_total = m["hooked"] + m["write"] + m["cmp_device"]
-    total = batch_total if cuda else streamed_total
+    total = batch_total if cuda or args.compact else streamed_total  # a compact capture is never streamed
     budget = 2 * f + m["plain"]
     result = {
         "size": args.size, "device": meta["device_name"], "dtype": args.dtype, "batch": args.batch, "seq": args.seq,
@@ -219,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         "verdict": comp.verdict,
     }
     if fb is not None:
-        total_fb = (m["fb_hooked"] + m["fb_write"] if cuda else m["fb_stream"]) + m["fb_cmp_device"]
+        total_fb = (m["fb_hooked"] + m["fb_write"] if cuda or args.compact else m["fb_stream"]) + m["fb_cmp_device"]
         result.update({"fb_capture_bytes": fb.bytes, "fb_total_s": round(total_fb, 5), "grad_sketch": fb.spec.count_size,
                        "fb_over_bare": round(total_fb / m["fb_bare"], 3),
                        "fb_over_target_with_write": round(total_fb / (3 * m["fb_bare"] + m["fb_plain"]), 3),
@@ -242,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
           f"speed-up {result['numpy_speedup']:.2f}x")
     print(f"  streamed capture (pass + write overlapped) {ms('stream')}   (hooked + write one after the other: "
           f"{(m['hooked'] + m['write']) * 1e3:.2f} ms)")
-    print(f"  capture + compare(device), as the CLI does it ({'pass, then write' if cuda else 'streamed'}) = "
+    print(f"  capture + compare(device), as the CLI does it ({'pass, then write' if cuda or args.compact else 'streamed'}) = "
           f"{total * 1e3:.2f} ms   target 2 x forward + plain write = {budget * 1e3:.2f} ms   ratio "
           f"{result['total_over_target']:.2f} (target ≤ 1; pass then write: {result['batch_total_over_target']:.2f}, "
           f"streamed: {result['streamed_total_over_target']:.2f})")
@@ -260,11 +267,32 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _compacted(run):
+    """``run`` (run_hooked or run_backward) with its module outputs count-sketched on the device before they go
+    to the host, as a compact capture stores them (never streamed)."""
+    def wrapped(*args, to_host=True, sink=None, **kwargs):
+        from hipwizard.parity import sketch
+        from hipwizard.parity.capture import host_copy
+
+        out = list(run(*args, to_host=False, **kwargs))
+        out[0] = sketch.count_sketch_named(out[0], sketch.COUNT_SIZE)[0]
+        if to_host:
+            out[0] = host_copy(out[0])
+            if len(out) == 6:  # run_backward: the gradients too
+                out[2] = host_copy(out[2])
+        return tuple(out)
+    return wrapped
+
+
 class _backward_bench:
     """The forward+backward timings of one round (see the module docstring), sharing the forward's model."""
 
+    run = None  # run_backward, or its compacted form (--compact)
+
     def __init__(self, args, model, names, inputs, on_device, device, tmp, meta, timed):
         from hipwizard.parity.backward import BackwardSpec, run_backward
+
+        run_backward = type(self).run or run_backward
 
         self.spec, self.model, self.names, self.inputs = BackwardSpec(count_size=args.grad_sketch), model, names, inputs
         self.on_device, self.device, self.tmp, self.timed, self.run_backward = on_device, device, tmp, timed, run_backward

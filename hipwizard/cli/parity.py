@@ -105,6 +105,10 @@ def _run_args(p, dtype_default: str | None = None) -> None:
                    help="--backward stores each module's ∂out/∂in as a count sketch of N values (default 8192: "
                         "rel L2 and cosine within ~1%% of the full tensor's, ~1/20 of the bytes); 0 keeps every "
                         "element (max |Δ| and the worst elements of gradients too)")
+    p.add_argument("--compact", action="store_true",
+                   help="store each module output as a count sketch of 8192 values too (a few MB for any model "
+                        "size; cosine and rel L2 within ~1%%, per-element numbers not kept); a re-run follows "
+                        "the reference")
     p.add_argument("--perturb-grad", action="append", metavar="MODULE=SCALE",
                    help="give MODULE a slightly wrong backward (a custom autograd Function adding noise of "
                         "relative size SCALE to its gradient; the forward is unchanged); a parameter name "
@@ -145,6 +149,7 @@ def _options(args):
                       layers=layers, perturb=_scales(args.perturb, "--perturb"), attn=args.attn,
                       backward=args.backward, loss=args.loss, grad_weights=args.grad_weights,
                       grad_sketch=_grad_sketch(getattr(args, "grad_sketch", None)),
+                      compact=bool(getattr(args, "compact", False)),
                       perturb_grad=_scales(args.perturb_grad, "--perturb-grad"),
                       triangle=bool(getattr(args, "triangle", False)),
                       inputs=str(args.inputs) if getattr(args, "inputs", None) else None)

@@ -186,7 +186,7 @@ def capture_model(
     seq: int = 32, layers: list[str] | None = None, inputs_from: dict | None = None,
     perturb: dict[str, float] | None = None, attn: str | None = None, progress: ProgressFn | None = None,
     on_device: bool = False, backward=None, perturb_grad: dict[str, float] | None = None, adapter: Path | None = None,
-    sink=None,
+    sink=None, compact: int = 0,
 ) -> tuple[dict, dict]:
     """Run the model once with hooks. Returns (tensors for the file, metadata dict).
 
@@ -195,8 +195,12 @@ def capture_model(
     ``backward`` (a ``backward.BackwardSpec``) adds a backward pass of its loss and the ``grad/*`` tensors
     (see ``backward``); ``perturb_grad`` gives named modules a slightly wrong backward (a demo fault).
     ``sink`` (a ``capture_stream.CaptureSink``) writes the module outputs while the pass runs; the returned
-    host tensors are complete once ``sink.finish`` (or ``drain``) has returned.
+    host tensors are complete once ``sink.finish`` (or ``drain``) has returned. ``compact`` (a size, 0: off)
+    stores each module output larger than it as a count sketch of that many values (``sketch.count_sketch``;
+    no ``sink`` then): files of a few MB, cosine and rel L2 estimated, per-element numbers lost.
     """
+    if compact and sink is not None:
+        raise ValueError("a compact capture sketches the outputs after the pass: it cannot be streamed")
     progress = progress or quiet
     model_dir = Path(model_dir)
     timings: dict[str, float] = {}
@@ -218,7 +222,15 @@ def capture_model(
 
     with kernel_context(attn):
         captured, order, grads, rows, loss_value, timings = _run(
-            model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device, timings, sink)
+            model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device or bool(compact),
+            timings, sink)
+    from hipwizard.parity import sketch
+
+    forms: dict[str, dict] = {}
+    if compact:  # sketched where they were computed, then to the host (unless asked to stay there)
+        captured, forms = sketch.count_sketch_named(captured, compact)
+        if not on_device:
+            captured, grads = host_copy(captured), host_copy(grads)
     tensors = {f"input/{k}": v.detach().cpu().contiguous() for k, v in inputs.items()}
     tensors.update({f"output/{n}": captured[n] for n in order})
     tensors.update(grads)
@@ -228,8 +240,9 @@ def capture_model(
         "seq": int(inputs["input_ids"].shape[1]), "model": fingerprint,
         "attn_implementation": getattr(model.config, "_attn_implementation", None),
         "perturb": perturb or None, "attn": attn,
-        "modules": [{"name": n, "order": i, "shape": list(captured[n].shape), "dtype": str(captured[n].dtype).removeprefix("torch.")}
-                    for i, n in enumerate(order)],
+        "modules": [{"name": n, "order": i, "shape": list(captured[n].shape), "dtype": str(captured[n].dtype).removeprefix("torch."),
+                     **forms.get(n, {})} for i, n in enumerate(order)],
+        "output_sketch": int(compact),
         "timings": {k: round(v, 4) for k, v in timings.items()},
     }
     if backward is not None:

@@ -98,6 +98,14 @@ def check_same_backward(ref_meta: dict, cand_meta: dict, what: str = "candidate"
                         f"{_count_form(size_b)} ({what}); capture both with the same --grad-sketch")
 
 
+def check_same_output_form(ref_meta: dict, cand_meta: dict, what: str = "candidate") -> None:
+    """Refuse module outputs stored in different forms (count sketches of a size, or every element)."""
+    a, b = (int(m.get("output_sketch") or 0) for m in (ref_meta, cand_meta))  # older captures: every element
+    if a != b:
+        raise UserError(f"the captures' module outputs differ in form: {_count_form(a)} (reference) ≠ "
+                        f"{_count_form(b)} ({what}); capture both with (or both without) --compact")
+
+
 def _count_form(size: int) -> str:
     return f"count sketches of {size} values" if size else "every element"
 
@@ -154,6 +162,7 @@ def compare_captures(
     ref_meta, cand_meta = read_meta(ref), read_meta(cand)
     check_same_subject(ref_meta, cand_meta)
     check_same_inputs(ref, cand)
+    check_same_output_form(ref_meta, cand_meta)
     use_backward = wants_backward(ref_meta, cand_meta, backward)
     run_meta = check_triangle(ref, ref_meta, ref_run, cand_meta, use_backward) if ref_run is not None else None
     k = (DEFAULT_K if k is None else float(k)) if ref_run is not None else None
@@ -164,7 +173,9 @@ def compare_captures(
     sides = {"reference": side_summary(ref_meta, ref.path), "candidate": side_summary(cand_meta, cand.path),
              "tolerance": tol.as_dict(), "triangle_k": k,
              "reference_run": side_summary(run_meta, ref_run.path) if ref_run is not None else None}
-    comp = _compare_rows(forward_rows(ref, ref_meta), OUTPUT_PREFIX, ref, cand, tol, metric, jump, ref_run, k, sides)
+    out_forms = {OUTPUT_PREFIX + m["name"]: m["form"] for m in ref_meta.get("modules", []) if m.get("form")}
+    comp = _compare_rows(forward_rows(ref, ref_meta), OUTPUT_PREFIX, ref, cand, tol, metric, jump, ref_run, k, sides,
+                         forms=out_forms)
     if use_backward:
         forms = {g["key"]: g["form"] for g in (ref_meta.get("backward") or {}).get("grads", []) if g.get("form")}
         comp.backward = _compare_rows(backward_rows(ref_meta), GRAD_PREFIX, ref, cand, tol, metric, jump, ref_run, k,
@@ -179,6 +190,7 @@ def check_triangle(ref: TensorFile, ref_meta: dict, ref_run: TensorFile, cand_me
     run_meta = read_meta(ref_run)
     check_same_subject(ref_meta, run_meta)
     check_same_inputs(ref, ref_run)
+    check_same_output_form(ref_meta, run_meta, "reference run-dtype")
     hi, run = canonical_dtype(ref_meta.get("dtype", "fp32")), canonical_dtype(run_meta.get("dtype", "fp32"))
     if more_precise(hi, run) != hi or hi == run:
         raise UserError(f"the triangle needs the reference in higher precision than its run-dtype capture: "

@@ -24,16 +24,12 @@ def format_comparison(comp: Comparison) -> str:
     ]
     if comp.backward is not None:
         lines += ["", "forward (module outputs)"]
-    lines += [""] + direction_table(comp)
+    lines += [""] + direction_table(comp) + _sketch_note(comp, "capture without --compact to keep every element")
     if comp.backward is not None:
         bwd = comp.backward
         loss = bwd.candidate.get("backward", {}) if isinstance(bwd.candidate.get("backward"), dict) else {}
         lines += ["", f"backward (gradients of the {loss.get('loss', 'seeded')} loss, in backward order)", ""]
-        lines += direction_table(bwd)
-        forms = sorted({layer.metrics.sketch for layer in bwd.layers if layer.metrics and layer.metrics.sketch})
-        if forms:
-            lines += ["", f"— : not kept. Rows stored as {' / '.join(forms)}: cosine and rel L2 estimate the whole "
-                          "tensor's (~1%); --grad-sketch 0 keeps every element of ∂out/∂in"]
+        lines += direction_table(bwd) + _sketch_note(bwd, "--grad-sketch 0 keeps every element of ∂out/∂in")
     if comp.matrix:
         lines += ["", "attention backends"] + matrix_lines(comp)
     lines += ["", comp.headline()]
@@ -83,6 +79,15 @@ def matrix_lines(comp: Comparison) -> list[str]:
             parts.append(f"backward {_summary(sub.backward)}")
         out.append(f"  {row['attn']:<{width}}  " + "   ".join(parts))
     return out
+
+
+def _sketch_note(comp: Comparison, how: str) -> list[str]:
+    """The line under a table with sketched rows: what '—' means and how to keep every element."""
+    forms = sorted({layer.metrics.sketch for layer in comp.layers if layer.metrics and layer.metrics.sketch})
+    if not forms:
+        return []
+    return ["", f"— : not kept. Rows stored as {' / '.join(forms)}: cosine and rel L2 estimate the whole tensor's "
+                f"(~1%); {how}"]
 
 
 def _summary(comp: Comparison) -> str:

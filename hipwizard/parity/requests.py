@@ -58,6 +58,7 @@ class RunOptions:
     loss: str = "lm"  # the scalar loss of the backward pass: lm | projection
     grad_weights: str = "lora"  # which weights' gradients: lora | all | none
     grad_sketch: int | None = None  # ∂out/∂in as count sketches of this size (None: the default; 0: every element)
+    compact: bool = False  # module outputs as count sketches too (``capture.capture_model``'s ``compact``)
     perturb_grad: dict[str, float] = field(default_factory=dict)  # a slightly wrong backward (demo fault)
     triangle: bool = False  # same machine: also capture the reference in the run dtype (triangle verdicts)
     environment: dict | None = None  # doctor.fingerprint of this machine, stamped in a capture's metadata

@@ -66,6 +66,7 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
             meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
         progress(Progress("write capture"))
         return write_capture(out, tensors, meta)
+    from hipwizard.parity import sketch
     from hipwizard.parity.capture import pick_device
     from hipwizard.parity.capture_stream import CaptureSink
 
@@ -75,14 +76,15 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
     # in ours: 10% less wall time on the small benchmark model). On a GPU the pass is bound by the Python
     # thread launching kernels, and a writer thread competing for the interpreter made the capture slower
     # on the H200 (docs/parity.md): there the file is written after the pass.
-    sink = CaptureSink(out) if device == "cpu" else None
+    compact = int(ref_meta.get("output_sketch") or 0) if ref_meta else (sketch.COUNT_SIZE if opts.compact else 0)
+    sink = CaptureSink(out) if device == "cpu" and not compact else None
     with sink if sink is not None else contextlib.nullcontext():
         tensors, meta = capture_model(
             model_dir, dtype=dtype, device=device, seed=opts.seed,
             batch=opts.batch, seq=opts.seq, layers=opts.layers, inputs_from=inputs_from,
             perturb=opts.perturb or None, attn=opts.attn, progress=progress,
             backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None, adapter=subject.adapter,
-            sink=sink,
+            sink=sink, compact=compact,
         )
         if opts.environment:
             meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
@@ -178,7 +180,7 @@ def _compare_model_on_device(ref: Path, subject: Subject, opts: RunOptions, inpu
                                   seq=opts.seq, layers=opts.layers, inputs_from=inputs, perturb=opts.perturb or None,
                                   attn=opts.attn, progress=progress, on_device=True,
                                   backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None,
-                                  adapter=subject.adapter)
+                                  adapter=subject.adapter, compact=int(ref_meta.get("output_sketch") or 0))
     capture_s = time.perf_counter() - t0
     timings: dict = {"candidate_capture_s": round(capture_s, 4)}
     cand_path = Path(f"{model_dir.name} on {meta['device']} (this run)")
@@ -212,7 +214,8 @@ def compare_same_machine(subject: Subject, opts: RunOptions, *, keep: Path | Non
     ref_opts = RunOptions(dtype="fp64", device="cpu", seed=opts.seed, batch=opts.batch, seq=opts.seq,
                           layers=opts.layers, attn=opts.attn if opts.attn in ("eager", "sdpa") else None,
                           backward=bool(opts.backward), loss=opts.loss,
-                          grad_weights=opts.grad_weights, grad_sketch=opts.grad_sketch, inputs=opts.inputs)
+                          grad_weights=opts.grad_weights, grad_sketch=opts.grad_sketch, inputs=opts.inputs,
+                          compact=opts.compact)
     opts = replace(opts, backward=bool(opts.backward))
     if subject.demo:
         subject = Subject(model=subject.resolve_model(progress))

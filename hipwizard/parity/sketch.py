@@ -141,3 +141,13 @@ def _hashes(n: int, size: int, seed: int, device: str):
     bucket = ((i * a + b) % _PRIME) % size
     sign = (((i * c + d) % _PRIME) & 1).to(torch.float64).mul_(2).sub_(1)
     return bucket, sign
+
+
+def count_sketch_named(tensors: dict, size: int = COUNT_SIZE) -> tuple[dict, dict[str, dict]]:
+    """``tensors`` with those larger than ``size`` replaced by their count sketches (batched), and the form
+    ({"form", "full_shape"}) of each one replaced, for the capture's metadata."""
+    big = [n for n, t in tensors.items() if t.numel() > size]
+    forms = {n: {"form": count_form(size), "full_shape": list(tensors[n].shape)} for n in big}
+    out = dict(tensors)
+    out.update(zip(big, count_sketch_many([tensors[n] for n in big], size)))
+    return out, forms
