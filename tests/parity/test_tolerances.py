@@ -43,3 +43,17 @@ def test_custom_tolerance_file_and_broken_one(tmp_path):
     bad.write_text("fp32: {cosine_min: 0.9}\n")
     with pytest.raises(UserError, match="lacks"):
         resolve("fp32", path=bad)
+
+
+def test_an_edited_tolerance_file_is_read_again(tmp_path):
+    """Profiles are parsed once per version of the file; an edit (another size or time) is seen at once."""
+    path = tmp_path / "tol.yaml"
+    body = "bf16: {cosine_min: 0.99, rel_l2_max: %s, rtol: 0.05, atol: 0.01, outside_max: 0.02}\n"
+    path.write_text(body % "0.03")
+    assert resolve("bf16", path=path).rel_l2_max == 0.03
+    assert resolve("bf16", path=path).rel_l2_max == 0.03  # from the parsed copy
+    path.write_text(body % "0.045")
+    assert resolve("bf16", path=path).rel_l2_max == 0.045
+    path.unlink()
+    with pytest.raises(UserError, match="does not exist"):
+        resolve("bf16", path=path)
