@@ -76,6 +76,9 @@ def check_output(out: str | Path, *, what: str = "--out", folder: bool = False) 
         raise UserError(f"{what} {out} is a folder; give the capture file to write, e.g. {out}/capture.safetensors")
     if folder and path.exists() and not path.is_dir():
         raise UserError(f"{what} {out} is a file, not a folder")
+    if not folder and path.is_file() and not _is_capture(path):
+        raise UserError(f"{what} {out} exists and is not a hipwizard capture: it is not replaced "
+                        "(give another path, or move that file away first)")
     probe = path if folder and path.is_dir() else path.parent
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
@@ -87,6 +90,18 @@ def check_output(out: str | Path, *, what: str = "--out", folder: bool = False) 
         raise UserError(f"{what} {out} cannot be written in {probe}: {exc.strerror or exc}") from None
     os.close(fd)
     os.unlink(name)
+
+
+def _is_capture(path: Path) -> bool:
+    """Whether ``path`` is a capture hipwizard wrote (its header carries hipwizard's metadata): only those
+    are replaced by a new capture; a model's weights or any other file at that path never are."""
+    from hipwizard.parity.tensorfile import read_meta
+
+    try:
+        read_meta(path)
+    except UserError:
+        return False
+    return True
 
 
 def compare(request: CompareRequest, *, ws: Workspace | None = None,

@@ -79,6 +79,11 @@ ROWS = [
          ("--out d is a folder", "d/capture.safetensors"), unchanged=("d",)),
     Case("capture-out-proc", ("parity", "capture", "--demo", "--out", "/proc/hipwizard-x.safetensors"), nothing, 2,
          ("--out /proc/hipwizard-x.safetensors cannot be written",)),
+    # a file hipwizard did not write (here: a model's weights) is never replaced by a capture
+    Case("capture-out-over-model-weights", ("parity", "capture", "--demo", "--out", "m/model.safetensors"),
+         write("m/model.safetensors", struct.pack("<Q", len(HEADER_ONLY)) + HEADER_ONLY), 2,
+         ("--out m/model.safetensors exists and is not a hipwizard capture", "not replaced"),
+         unchanged=("m/model.safetensors",)),
     Case("capture-nothing-to-capture", ("parity", "capture", "--out", "x.safetensors"), nothing, 2,
          ("say what to capture",), absent=("x.safetensors",)),
     Case("compare-keep-under-regular-file", ("parity", "compare", "--reference", "cpu", "--demo", "--keep", "afile/k",

@@ -69,6 +69,19 @@ def test_capture_needs_a_subject(tmp_path):
         services.capture(Subject(model=tmp_path / "nowhere"), RunOptions(device="cpu"), tmp_path / "x.safetensors")
 
 
+def test_capture_replaces_an_earlier_capture_but_no_other_file(tmp_path):
+    """A capture at --out replaces the capture hipwizard wrote there; any other file is refused before a model
+    runs and left as it was."""
+    out = tmp_path / "ref.safetensors"
+    write_capture(out, layer_outputs(seed=1))
+    services.check_output(out)  # a capture of ours: may be replaced
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
+    with pytest.raises(UserError, match="exists and is not a hipwizard capture: it is not replaced"):
+        services.check_output(weights)
+    assert weights.read_bytes().startswith(b"\x08")
+
+
 def test_curves_are_remembered_and_read_back(tmp_path):
     ws = Workspace(tmp_path)
     assert services.recorded_curves(ws) is None
