@@ -173,11 +173,11 @@ def compare_captures(
     sides = {"reference": side_summary(ref_meta, ref.path), "candidate": side_summary(cand_meta, cand.path),
              "tolerance": tol.as_dict(), "triangle_k": k,
              "reference_run": side_summary(run_meta, ref_run.path) if ref_run is not None else None}
-    out_forms = {OUTPUT_PREFIX + m["name"]: m["form"] for m in ref_meta.get("modules", []) if m.get("form")}
+    out_forms = {OUTPUT_PREFIX + m["name"]: m for m in ref_meta.get("modules", []) if m.get("form")}
     comp = _compare_rows(forward_rows(ref, ref_meta), OUTPUT_PREFIX, ref, cand, tol, metric, jump, ref_run, k, sides,
                          forms=out_forms)
     if use_backward:
-        forms = {g["key"]: g["form"] for g in (ref_meta.get("backward") or {}).get("grads", []) if g.get("form")}
+        forms = {g["key"]: g for g in (ref_meta.get("backward") or {}).get("grads", []) if g.get("form")}
         comp.backward = _compare_rows(backward_rows(ref_meta), GRAD_PREFIX, ref, cand, tol, metric, jump, ref_run, k,
                                       sides, direction="backward", forms=forms)
     comp.timings["compare_s"] = round(time.perf_counter() - t0, 4)
@@ -206,7 +206,7 @@ def check_triangle(ref: TensorFile, ref_meta: dict, ref_run: TensorFile, cand_me
 
 def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, metric, jump: float,
                   ref_run: TensorFile | None, k: float | None, sides: dict, direction: str = "forward",
-                  forms: dict[str, str] | None = None) -> Comparison:
+                  forms: dict[str, dict] | None = None) -> Comparison:
     layers: list[LayerResult] = []
     problems: list[str] = []
     pending: list[tuple[int, object, object]] = []  # (row in layers, ref, cand) of the rows to compare
@@ -236,10 +236,11 @@ def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, met
     own_errors = _own_errors(pending, layers, rows, ref_run, tol, metric, problems) if ref_run is not None else {}
     for (at, _r, _c), m in zip(pending, results):
         layer = layers[at]
-        form = (forms or {}).get(rows[layer.order][1])
-        m = metrics.of_sketch(m, tol, form) if form else m
+        stored = (forms or {}).get(rows[layer.order][1])  # a sketched row: its form and the tensor's own shape
+        m = metrics.of_sketch(m, tol, stored["form"]) if stored else m
+        shape = list(stored.get("full_shape") or layer.shape) if stored else layer.shape
         triangle = Triangle(m.rel_l2, own_errors[at], k) if at in own_errors else None
-        layers[at] = LayerResult(layer.name, layer.order, layer.shape, m.verdict, metrics=m,
+        layers[at] = LayerResult(layer.name, layer.order, shape, m.verdict, metrics=m,
                                  detail="; ".join(m.reasons), module=layer.module, triangle=triangle)
     known = {key for _n, key, _m in rows}
     extra = sorted(n for n in cand.tensors if n.startswith(prefix) and n not in known)

@@ -37,6 +37,7 @@ def test_forward_bug_is_found_at_its_layer_with_every_output_sketched(demo_asset
     assert broken.first_divergent == "model.layers.1.mlp"
     row = {layer.name: layer for layer in broken.layers}["model.layers.1.mlp"]
     assert row.metrics.sketch == "count-sketch 256" and row.metrics.max_abs is None and row.metrics.rel_l2 > 0.01
+    assert row.shape == [2, 16, 64]  # the module output's own shape, not the sketch's
     full = _capture(demo_assets, tmp_path / "full.safetensors", dtype="bf16")
     with pytest.raises(UserError, match="module outputs differ in form: count sketches of 256 values .reference. ≠ "
                                         "every element .candidate.; capture both with .or both without. --compact"):
