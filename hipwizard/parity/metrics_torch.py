@@ -141,45 +141,26 @@ _HEAD = 8 + _NHIST
 
 
 def _reduce(ref: Any, cand, tol: Tolerance):
-    """One pair's reductions on the candidate's device, as one flat float64 tensor (no host sync)."""
+    """One pair too big for a block (or empty): ``_reduce_rows`` on each block of ``BLOCK`` elements as a
+    one-row stack, merged in the same flat layout (sums and counts added, the max of the maxima, finite
+    only if every block is, every block's worst candidates with their positions made global: ``_pick_worst``
+    keeps the overall worst, ties by position). No host sync."""
     import torch
 
-    device = cand.device
-    r = as_device_tensor(ref, device).reshape(-1)
+    r = as_device_tensor(ref, cand.device).reshape(-1)
     c = cand.detach().reshape(-1)
-    n = r.numel()
-    f64 = torch.float64
-    edges = torch.tensor(metrics._EDGES, dtype=f64, device=device)
-    acc = torch.zeros(6, dtype=f64, device=device)  # Σr², Σc², Σd², Σr·c, outside, zeros
-    top = torch.zeros((), dtype=f64, device=device)  # max |Δ|
-    counts = torch.zeros(_NHIST, dtype=torch.int64, device=device)
-    finite = torch.ones((), dtype=torch.bool, device=device)
-    k = min(metrics.WORST_COUNT, n)
-    positions = torch.arange(min(BLOCK, n), dtype=torch.int64, device=device) if k else None
-    top_vals, top_idx = [], []
-    for start in range(0, n, BLOCK):
-        rr = r[start:start + BLOCK].to(f64)
-        cc = c[start:start + BLOCK].to(f64)
-        d = cc - rr
-        absd = d.abs()
-        finite &= torch.isfinite(rr).all() & torch.isfinite(cc).all() & torch.isfinite(absd).all()
-        bound = rr.abs().mul_(tol.rtol).add_(tol.atol)
-        acc += torch.stack((rr @ rr, cc @ cc, d @ d, rr @ cc, (absd > bound).sum().to(f64),
-                            (absd == 0).sum().to(f64)))
-        top = torch.maximum(top, absd.max())
-        # same bins as numpy's searchsorted(side="right"): index = number of edges <= |Δ|
-        counts += torch.bincount(torch.bucketize(absd, edges, right=True), minlength=_NHIST)
-        if k:
-            idx = _block_top(absd, k, positions[:absd.numel()])
-            top_vals.append(absd[idx])
-            top_idx.append(idx + start)
-    if top_idx:
-        idx = torch.cat(top_idx)
-        worst = torch.cat((torch.cat(top_vals), idx.to(f64), r[idx].to(f64), c[idx].to(f64)))
-    else:
-        worst = torch.zeros(0, dtype=f64, device=device)
-    head = torch.cat((acc, top.reshape(1), finite.to(f64).reshape(1), counts.to(f64)))
-    return torch.cat((head, worst)), worst.numel() // 4
+    head = torch.zeros(_HEAD, dtype=torch.float64, device=cand.device)
+    head[7] = 1.0  # finite, until a block says otherwise
+    worst = []
+    for start in range(0, r.numel(), BLOCK):
+        (flat,), m = _reduce_rows(r[start:start + BLOCK].unsqueeze(0), c[start:start + BLOCK].unsqueeze(0), tol)
+        head = torch.cat((head[:6] + flat[:6], torch.maximum(head[6:7], flat[6:7]),
+                          torch.minimum(head[7:8], flat[7:8]), head[8:] + flat[8:_HEAD]))
+        block = flat[_HEAD:].view(4, m).clone()
+        block[1] += start  # flat positions within the whole tensor (exact in float64 below 2**53)
+        worst.append(block)
+    worst = torch.cat(worst, 1) if worst else torch.zeros((4, 0), dtype=torch.float64, device=cand.device)
+    return torch.cat((head, worst.reshape(-1))), worst.shape[1]
 
 
 def _reduce_rows(r, c, tol: Tolerance):
@@ -209,7 +190,7 @@ def _reduce_rows(r, c, tol: Tolerance):
 
 def _rows_top(absd, k: int, chunk: int = 1024):
     """Per row, the flat positions of its ``k`` largest values, ties broken by position (lowest first),
-    exactly as ``_block_top`` + ``_pick_worst`` choose them, without ``topk`` (slow on float64).
+    exactly as the numpy path chooses them, without ``topk`` (slow on float64).
 
     Two stages: the row is cut into chunks; the k chunks ranked first by (max, then position) hold every
     element that can be chosen (each value above the k-th largest lies in a chunk whose max ranks above
@@ -251,23 +232,6 @@ def _finish(ref: Any, cand, tol: Tolerance, flat: np.ndarray, m: int) -> Metrics
              for j in _pick_worst(vals, idx)]
     outside_share = float(sums[4]) / n if n else 0.0
     return metrics.verdict_of(tol, cosine, max_abs if n else 0.0, rel_l2, outside_share, histogram, worst)
-
-
-def _block_top(absd, k: int, positions):
-    """Flat positions (within the block) of a superset of its k largest |Δ|, ties broken by position
-    (lowest first), found without a host sync: the k of ``topk`` (every value above the k-th largest is
-    among them) plus the k lowest positions holding the k-th largest value. ``_pick_worst`` merges
-    them (duplicates removed), so the worst elements are the same ones the numpy path reports."""
-    import torch
-
-    k = min(k, absd.numel())
-    best = torch.topk(absd, k)
-    kth = best.values[-1]
-    # the lowest positions equal to kth: the largest of -position among them (others pushed below all)
-    tied_key = torch.where(absd == kth, -positions, torch.iinfo(torch.int64).min)
-    tied = -torch.topk(tied_key, k).values
-    tied = torch.where(tied >= 0, tied, best.indices[0])  # fewer than k ties: repeat a valid one (deduped)
-    return torch.cat((best.indices, tied))
 
 
 def compute_on_host(ref: Any, cand: Any, tol: Tolerance) -> Metrics:
