@@ -27,12 +27,14 @@ While a file is written, ``next/PATH`` (and ``landing/PATH`` for a merge) holds 
 the file is written it becomes the base. A write killed at any point is settled by the next one (the file
 holds the landing text: the write happened; else it did not), so a kill never turns hipwizard's own output
 into a "user edit". Leftover temp files of a killed atomic write
-(``.<name>.XXXXXXXX.tmp``) beside a file hipwizard writes are removed when it writes that file again.
+(``.<name>.XXXXXXXX.tmp``) beside a file hipwizard writes are removed when it writes that file again, and
+every one in ``<out>.written/`` when a write starts (``sweep_temps``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -111,6 +113,18 @@ class WorkTree:
     def known(self) -> bool:
         """hipwizard has written into this folder before (a first write killed before its manifest counts)."""
         return record_dir(self.out).is_dir()
+
+    def sweep_temps(self) -> int:
+        """Remove every temp file a killed write left in hipwizard's own record folder (``<out>.written``):
+        a write that finds its file already in place never rewrites it, so would never clear them."""
+        removed = 0
+        for folder, _dirs, names in os.walk(record_dir(self.out)):
+            for name in names:
+                p = Path(folder) / name
+                if name.startswith(".") and _TEMP.search(name) and p.is_file() and not p.is_symlink():
+                    p.unlink(missing_ok=True)
+                    removed += 1
+        return removed
 
     def save(self) -> None:
         remove_temps(record_dir(self.out) / "manifest.json")
