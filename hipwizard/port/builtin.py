@@ -1,4 +1,6 @@
 """The built-in CUDA -> HIP translator: HIPIFY's name tables, include rewriting, launch syntax, argument rules.
+cuDNN goes to MIOpen (what ``hipify --roc`` writes): the hipdnn* names HIPIFY gives it by default belong to the
+obsolete hipDNN wrapper, which ROCm does not ship.
 
 Used when neither hipify-clang nor hipify-perl is installed (the demo, CI, a laptop). Works on text, in
 process (a few ms a file). Identifiers inside comments and string literals are left alone (hipify-perl
@@ -158,7 +160,15 @@ class BuiltinTranslator:
             report("removed", name, m.start(), f"{name} was removed in CUDA {mapping.cuda_removed}")
         elif mapping.cuda_deprecated:
             report("deprecated", name, m.start(), f"{name} is deprecated since CUDA {mapping.cuda_deprecated}")
-        target = mapping.roc if self.options.roc and mapping.roc else RENAMES.get(name, mapping.hip)
+        if mapping.family == "dnn":  # cuDNN goes to MIOpen: hipDNN, HIPIFY's default for it, is not in ROCm
+            target = mapping.roc if mapping.roc not in ("", "-") else ""
+            if not target:
+                stats["unsupported"] += 1
+                report("unsupported", name, m.start(), f"{name} has no MIOpen counterpart in HIPIFY's tables "
+                       "(its hipdnn* name is the obsolete hipDNN wrapper): rewrite it with MIOpen's API")
+                return name
+        else:
+            target = mapping.roc if self.options.roc and mapping.roc else RENAMES.get(name, mapping.hip)
         if not target:
             stats["unsupported"] += 1
             report("unsupported", name, m.start(), f"{name} has no HIP counterpart (HIPIFY marks it unsupported)")
@@ -194,7 +204,8 @@ class BuiltinTranslator:
                 if header.startswith(("cub/", "cuda/")):
                     report("unsupported", header, m.start(), f"<{header}> has no HIP header mapping")
             return whole
-        target = mapping.roc if self.options.roc and mapping.roc not in ("", "-") else mapping.hip
+        miopen = mapping.group == "dnn" and mapping.roc not in ("", "-")  # cuDNN -> MIOpen, as for names
+        target = mapping.roc if (self.options.roc or miopen) and mapping.roc not in ("", "-") else mapping.hip
         if target == "-":
             stats["unsupported"] += 1
             report("unsupported", header, m.start(), f"<{header}> has no HIP counterpart")

@@ -85,7 +85,8 @@ def _library_leftover(lines: list[str]) -> list[int]:
         for m in _LIB_NAME.finditer(lines[i]):
             name = m.group()
             mapping = tables.get(name) if name.startswith("cu") else None
-            if name.startswith("hipblas") or (mapping is not None and not mapping.hip):
+            if name.startswith("hipblas") or (mapping is not None and (not mapping.hip or (
+                    mapping.family == "dnn" and mapping.roc in ("", "-")))):  # cuDNN without a MIOpen name
                 out.append(i)
                 break
     return out
@@ -168,10 +169,13 @@ HOST_RULES: tuple[RiskRule, ...] = (
     RiskRule("SHFL_SHIM", "high", "a macro or wrapper around shuffles/votes: its mask and width are 32-lane",
              "give the shim a HIP branch: 64-bit mask, width warpSize", f"{_HIP_DOC} L1801-1837; {_HECB}",
              _rx(r"#\s*define\s+\w+.*\b__(?:shfl\w*|ballot\w*|any\w*|all\w*|activemask)\b")),
-    RiskRule("LIBRARY_LEFTOVER", "med", "a CUDA library name HIPIFY cannot translate (left as is), or hipBLAS's "
-             "transitional *_v2 entry point", "find the HIP library's call (e.g. hipblasStatusToString for "
-             "cublasGetStatusString); for *_v2 call the unsuffixed name with HIPBLAS_V2 defined (ROCm >= 6)",
-             f"{_HECB} src/dp-hip ('#define HIPBLAS_V2', hipblasDotEx), src/gels-hip, src/tgvnn-hip, src/ludb-hip",
+    RiskRule("LIBRARY_LEFTOVER", "med", "a CUDA library name HIPIFY cannot translate (left as is; for cuDNN: no "
+             "MIOpen counterpart), or hipBLAS's transitional *_v2 entry point", "find the HIP library's call (e.g. "
+             "hipblasStatusToString for cublasGetStatusString); for cuDNN rewrite the step with MIOpen (descriptors "
+             "set by miopenSet*, miopenFindConvolutionForwardAlgorithm needs the workspace first); for *_v2 call the "
+             "unsuffixed name with HIPBLAS_V2 defined (ROCm >= 6)",
+             f"{_HECB} src/dp-hip ('#define HIPBLAS_V2', hipblasDotEx), src/gels-hip, src/tgvnn-hip, src/ludb-hip, "
+             "src/convolution3D-hip (cuDNN -> MIOpen); HIPIFY CUDNN_API_supported_by_MIOPEN.md",
              _library_leftover),
     RiskRule("CUB_FUNCTOR", "low", "a project-defined Max/Min/Sum (or identity) functor for a CUB/Thrust reduction: "
              "CCCL 2 dropped cub::Max and friends, so CUDA code defines its own; hipCUB still has hipcub::Max/Min/Sum "

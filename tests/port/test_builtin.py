@@ -74,6 +74,19 @@ def test_roc_option_picks_roc_library_names():
     assert "rocblas_create_handle" in roc and "#include <rocblas/rocblas.h>" in roc  # ROCm 6's folder layout
 
 
+def test_cudnn_goes_to_miopen_and_what_miopen_lacks_is_kept_and_named():
+    """hipdnn* (HIPIFY's default for cuDNN) is the obsolete hipDNN wrapper; the human port of HeCBench's
+    convolution3D calls MIOpen, as `hipify --roc` writes. A name MIOpen lacks is kept and reported, never hipdnn*."""
+    src = ("#include <cudnn.h>\nvoid f(){ cudnnHandle_t h; cudnnCreate(&h);\n"
+           "  cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, 5, dims, strides); }\n")
+    t = translate_text(src)
+    assert "#include <miopen/miopen.h>" in t.text and "miopenHandle_t h; miopenCreate(&h);" in t.text
+    assert "miopenFloat" in t.text and "hipdnn" not in t.text.lower()
+    assert "cudnnSetTensorNdDescriptor(" in t.text
+    said = [d for d in t.diagnostics if d.name == "cudnnSetTensorNdDescriptor"]
+    assert [d.kind for d in said] == ["unsupported"] and "MIOpen" in said[0].message and said[0].line == 3
+
+
 def test_header_group_collapses_to_one_include():
     t = translate_text("#include <cuda.h>\n#include <cuda_runtime.h>\nint x;\n")
     assert t.text == "#include <hip/hip_runtime.h>\nint x;\n"

@@ -59,7 +59,8 @@ CASES: dict[str, tuple[str, str]] = {
                            "d[0] = add(d[0], 1.f); }"),
     "SHFL_SHIM": ("#define SHFL_DOWN(v, o) __shfl_down_sync(0xffffffff, v, o)", "#define MAX(a, b) ((a) > (b) ? (a) : (b))"),
     "CLOCK_RATE": ("float ghz = prop.clockRate * 1e-6f;", "float gb = prop.totalGlobalMem * 1e-9f;"),
-    "LIBRARY_LEFTOVER": ("printf(\"%s\", cublasGetStatusString(st));\nhipblasDotEx_v2(h, n, x, t, 1, y, t, 1, r, t, t);",
+    "LIBRARY_LEFTOVER": ("printf(\"%s\", cublasGetStatusString(st));\nhipblasDotEx_v2(h, n, x, t, 1, y, t, 1, r, t, t);\n"
+                         "cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, 5, dims, strides);",
                          "printf(\"%s\", hipblasStatusToString(st));\nhipblasDotEx(h, n, x, t, 1, y, t, 1, r, t, t);"),
     "CUB_FUNCTOR": ("struct Max\n{\n  template <typename T> __device__ T operator()(T a, T b) const { return a < b ? b : a; }\n};\n"
                     "float m = BlockReduce(tmp).Reduce(v, Max());",
@@ -123,3 +124,9 @@ def test_the_last_lane_by_number_is_a_warp_literal():
     assert "WARP32_LITERAL" in _ids("if ((lane + dim) > 31) sbuf[tix] = val;")
     assert "WARP32_LITERAL" not in _ids("if (lane == warpSize - 1) sbuf[warp] = val;")
     assert "WARP32_LITERAL" not in _ids("if (day == 31) month++;")
+
+
+def test_a_cudnn_call_without_a_miopen_counterpart_is_a_leftover_and_one_with_is_not():
+    text = "cudnnCreate(&h);\ncudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, 5, dims, strides);\ncudnnDestroy(h);\n"
+    assert [(f.rule.rule_id, f.line) for f in find_risks(text) if f.rule.rule_id == "LIBRARY_LEFTOVER"] == \
+        [("LIBRARY_LEFTOVER", 2)]
