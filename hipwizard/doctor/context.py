@@ -69,15 +69,27 @@ class CheckContext:
             reasons.append("no ROCm tools installed")
         return "; ".join(reasons) or "no tool listed a GPU"
 
+    def cut_short(self) -> str:
+        """In a replay where no GPU is listed: the first 'truncated?' problem when every GPU tool output that
+        was recorded looks cut off (a pasted excerpt that ends before any GPU, which says nothing of the GPUs),
+        else ''."""
+        if not self.replay:
+            return ""
+        recorded = [r for r in (self.env.probe(n) for n in GPU_TOOLS) if r is not None and NOT_RECORDED not in r.explanation]
+        cut = [next((p for p in r.problems if "truncated" in p), "") for r in recorded]
+        return cut[0] if cut and all(cut) and not self.env.amd_driver_note else ""
+
     def skip_no_gpu(self) -> str:
         if self.unrecorded(*GPU_TOOLS):
             return self.not_recorded("no GPU tool's output was recorded, and this check needs the GPU")
+        if self.cut_short():
+            return f"unknown: no GPU listed, but the output looks cut short ({self.cut_short()})"
         return f"skipped: no GPU on this machine ({self.no_gpu_reason()})"
 
     def no_gpu_status(self) -> str:
         """The status of a GPU check with no GPU listed: n/a, or unknown in a replay without any GPU tool's
         output (no GPU listed there does not mean no GPU)."""
-        return "unknown" if self.unrecorded(*GPU_TOOLS) else "n/a"
+        return "unknown" if self.unrecorded(*GPU_TOOLS) or self.cut_short() else "n/a"
 
     def skip_nvidia(self) -> str:
         names = ", ".join(sorted({g.name for g in self.env.nvidia_gpus})) or "NVIDIA"

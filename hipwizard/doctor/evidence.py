@@ -15,7 +15,7 @@ from hipwizard.doctor.matrix import CompatMatrix
 from hipwizard.doctor.models import EnvReport, Evidence, Fact, TorchInfo, ToolView
 from hipwizard.doctor.parse_packages import parse_llamafactory_env, parse_pip
 from hipwizard.doctor.parse_python import parse_collect_env, parse_ds_report, parse_pyprobe
-from hipwizard.doctor.rawtext import major_minor, parse_version_line
+from hipwizard.doctor.rawtext import hip_version, major_minor, parse_version_line
 from hipwizard.gpu.parsers.pci_ids import lookup
 from hipwizard.runner import RunResult
 
@@ -99,7 +99,7 @@ def _rocm_facts(facts: dict[str, Fact], views: dict[str, ToolView], results: dic
             _add(facts, "rocm", "ROCm version", name, view.versions["rocm"], _mm(view.versions["rocm"]))
     hip = results.get("hipconfig")
     if hip is not None and hip.ok:
-        value = parse_version_line(hip.stdout, "hipconfig").value
+        value = hip_version(hip.stdout, "hipconfig").value
         _add(facts, "rocm", "ROCm version", "hipconfig (HIP)", value, _mm(value))
 
 

@@ -68,6 +68,8 @@ def parse_collect_env(text: str) -> Parsed[TorchInfo]:
         info.devices = [{"name": name, "gcnArchName": full, "capability": "", "total_memory": 0}]
         if not name:
             problems.append("collect_env: the GPU line has an empty device name")
+    elif not gpu_line and "gpu models and configuration" not in values:
+        problems.append("collect_env: no 'GPU models and configuration' line (truncated?)")
     info.device_count = 1 if available and info.devices else 0
     return Parsed(info, problems)
 

@@ -190,6 +190,8 @@ def identify(text: str, command: str = "") -> str:
         return "rocminfo"
     if re.search(r"ROCk module(?: version \S+)? is (?:NOT )?(?:loaded|live)", plain):
         return "rocminfo"
+    if re.search(r"^\s+Device Type:\s*(?:GPU|CPU|DSP)\s*$", plain, re.M) and re.search(r"^\s+(?:Marketing Name|Vendor Name|Uuid):", plain, re.M):
+        return "rocminfo"  # an excerpt of an agent's block, its "Agent N" header cut off
     if re.search(r"^\s*-\s*`?llamafactory`? version", plain, re.M):
         return "llamafactory-cli env"
     if re.search(r"^PyTorch version\s*:", plain, re.M) and re.search(r"(ROCM|CUDA) used to build PyTorch|Is CUDA available", plain):
@@ -210,12 +212,14 @@ def identify(text: str, command: str = "") -> str:
     if doc is not None:
         return _json_kind(doc)
     if re.search(r"^GPU:\s*\d+", plain, re.M):
-        if re.search(r"^\s+(ASIC|VRAM|BOARD|DRIVER|VBIOS|IFWI|BUS|LIMIT|PARTITION):", plain, re.M) or "MARKET_NAME" in plain:
+        if re.search(r"^\s+(ASIC|VRAM|BOARD|DRIVER|VBIOS|IFWI|BUS|LIMIT|(?:[A-Z]+_)?PARTITION):", plain, re.M) or "MARKET_NAME" in plain:
             return "amd-smi static"
         if re.search(r"^\s+BDF:", plain, re.M):
             return "amd-smi list"
     if "ROCm System Management Interface" in plain or re.search(r"^GPU\[\d+\]\s*:", plain, re.M):
         return "rocm-smi"
+    if re.search(r"^\s*device\s*,", plain, re.M | re.I) and re.search(r"^\s*card(?:\d+|system)\s*,", plain, re.M | re.I):
+        return "rocm-smi"  # rocm-smi ... --csv
     if re.search(r"^HIP version\s*:", plain, re.M):
         return "hipconfig"
     lines = [x for x in body.splitlines() if x.strip()]

@@ -39,3 +39,13 @@ def parse_version_line(text: str, what: str) -> Parsed[str]:
     if not version:
         return Parsed("", [f"{what}: no version number in {clean[:60]!r}" if clean else f"{what}: empty output"])
     return Parsed(version)
+
+
+_HIP_LINE = re.compile(r"^\s*HIP version\s*:\s*(\d+\.\d+\S*)", re.IGNORECASE | re.MULTILINE)
+
+
+def hip_version(text: str, what: str) -> Parsed[str]:
+    """``hipconfig --version`` (a bare version) or ``hipconfig`` / ``--full`` (a ``HIP version: X`` line
+    anywhere, after whatever the paste put before it)."""
+    m = _HIP_LINE.search(strip_ansi(text or ""))
+    return Parsed(m.group(1)) if m else parse_version_line(text, what)

@@ -16,8 +16,9 @@ from tests.doctor.conftest import ENVS
 
 CORPUS = ENVS / "corpus"
 
-# file -> facts a reader takes from it (gfx, product, gpus, vram_gib, rocm, driver, torch, partition) and the
-# checks that truly fail on it.
+# file -> facts a reader takes from it (gfx, product, gpus, vram_gib, rocm, driver, torch, partition, hip, ds_ops:
+# the ops in a ds_report table) and the checks that truly fail on it. A truncated paste that shows no GPU is
+# gpus=0 with no 'fail' (it says nothing of the GPUs).
 EXPECTED: dict[str, dict] = {
     "mi300x-8x-rocminfo-rocm-4021.txt": dict(gfx="gfx942", product="MI300X", gpus=8, vram_gib=192, driver="6.8.5"),
     "mi300x-8x-rocm-smi-concise-rocm-4021.txt": dict(gfx="gfx942", product="MI300X", gpus=8, partition="SPX/NPS1"),
@@ -41,6 +42,19 @@ EXPECTED: dict[str, dict] = {
     "h100-collect_env-feral-18.txt": dict(product="H100", torch="2.9.1+cu126"),
     "a800-llamafactory-env-llamafactory-5738.txt": dict(product="A800", torch="2.4.0+cu121", transformers="4.45.2"),
     "nogpu-debian-rocminfo.txt": dict(gpus=0, fails={"gpu"}),
+    # unseen outputs, added 2026-12-03
+    "mi300x-rocm-smi-concise-prompt-nvtop-341.txt": dict(gfx="gfx942", product="MI300X", gpus=5, partition="SPX/NPS1"),
+    "mi300x-amd-smi-version-rocm-smi-i-rocm-4759.txt": dict(gfx="gfx942", product="MI300X", gpus=6, rocm="6.4",
+                                                           driver="6.10.5"),
+    "mi100-2x-rocm-smi-csv-easybuild-3978.txt": dict(gfx="gfx908", product="MI100", gpus=2),
+    "mi100-rocm-smi-showproductname-prompt-rocm-1351.txt": dict(gfx="gfx908", product="MI100", gpus=1),
+    "mi300x-8x-ds_report-deepspeed-6725.txt": dict(ds_ops=4, gpus=0, fails=set()),
+    "mi200-ds_report-unfenced-deepspeed-5100.txt": dict(ds_ops=3, gpus=0),
+    "hipconfig-full-rocm62-hip-3521.txt": dict(rocm="6.2", hip="6.2.41133-dd7f95766"),
+    "mi300x-4x-amd-smi-partition-rocm-4477.txt": dict(gpus=4),
+    "mi300x-collect_env-prompt-padded-rocm-vllm-397.txt": dict(torch="2.3.0a0+git2e4abc8", gpus=0),
+    "mi300a-rocminfo-truncated-apptainer-3261.txt": dict(gpus=0, driver="6.12.12"),
+    "rx7900xtx-rocminfo-no-agent-header-docker-rocm-2122.txt": dict(gfx="gfx1100", product="RX 7900 XTX", gpus=1),
 }
 
 
@@ -58,7 +72,8 @@ def _facts(report) -> dict:
            "driver": env.amdgpu_driver or env.nvidia_driver,
            "rocm": "%d.%d" % major_minor(env.rocm_version) if env.rocm_version else "",
            "transformers": env.torch.packages.get("transformers", ""),
-           "bitsandbytes": env.torch.packages.get("bitsandbytes", "")}
+           "bitsandbytes": env.torch.packages.get("bitsandbytes", ""),
+           "ds_ops": len(env.deepspeed_ops.ops) if env.deepspeed_ops else 0, "hip": env.hip_version}
     if gpus:
         out["gfx"] = "+".join(sorted({g.gfx for g in gpus if g.gfx}))
         out["product"] = product_key(gpus[0].name)

@@ -64,3 +64,13 @@ def test_nvidia_smi_csv_by_header_names():
     assert view.gpus[0].name == "NVIDIA H200" and view.gpus[0].compute_capability == "9.0"
     assert view.gpus[0].vram_bytes == 143771 * 2**20 and view.versions["nvidia"] == "570.124.06"
     assert parse_nvidia_smi_csv("Field \"compute_cap\" is not a valid field to query.").problems
+
+
+def test_collect_env_cut_before_its_gpu_line_says_it_looks_truncated():
+    text = ("Collecting environment information...\nPyTorch version: 2.3.0a0+git2e4abc8\nIs debug build: False\n"
+            "CUDA used to build PyTorch: N/A\nROCM used to build PyTorch: 6.1.40093\n")
+    parsed = parse_collect_env(text)
+    assert parsed.value.torch == "2.3.0a0+git2e4abc8" and not parsed.value.devices
+    assert parsed.problems == ["collect_env: no 'GPU models and configuration' line (truncated?)"]
+    full = text + "Is CUDA available: True\nGPU models and configuration: AMD Instinct MI300X (gfx942:sramecc+:xnack-)\n"
+    assert parse_collect_env(full).problems == []

@@ -90,3 +90,54 @@ def test_version_lines():
     assert parse_version_line("6.2.3-3", "file").value == "6.2.3-3"
     bad = parse_version_line("\x00\x01garbage", "file")
     assert bad.value == "" and bad.problems
+
+
+# Unseen forms (rocm-smi --csv, a rocminfo agent without its header, hipconfig's full view after prose).
+_CSV = """device,Driver version
+cardsystem,4.18.0-348.12.2.el8_5.x86_64
+device,Card series,Card model,Card vendor,Card SKU
+card0,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316
+card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316
+"""
+
+
+def test_rocm_smi_csv_tables_list_one_gpu_per_card_row_and_none_for_cardsystem():
+    from hipwizard.doctor.parse_gpu_text import is_rocm_smi_csv, parse_rocm_smi_csv
+
+    assert is_rocm_smi_csv(_CSV) and not is_rocm_smi_csv("GPU[0]\t\t: Card series: \t\t0x738c\n")
+    parsed = parse_rocm_smi_csv(_CSV)
+    assert [g.name for g in parsed.value.gpus] == ["Arcturus GL-XL [AMD Instinct MI100]"] * 2
+    assert parse_rocm_smi_csv("device,Driver version\ncardsystem,6.8.5\n").problems == ["rocm-smi: CSV lists no cardN rows"]
+
+
+def test_a_rocm_smi_csv_paste_gives_the_doctor_its_gpus():
+    from hipwizard.doctor.environment import build_env
+    from hipwizard.doctor.matrix import load_matrix
+    from hipwizard.runner import RunResult
+
+    env = build_env({"rocm-smi concise": RunResult(("rocm-smi",), "ok", 0, _CSV, "", 0.0)}, load_matrix())
+    assert [(g.gfx, g.name) for g in env.gpus] == [("gfx908", "Arcturus GL-XL [AMD Instinct MI100]")] * 2
+
+
+_AGENT_BODY = """  Name:                    gfx1100                            
+  Marketing Name:          Radeon RX 7900 XTX                 
+  Device Type:             GPU                                
+  Chip ID:                 29772(0x744c)                      
+"""
+
+
+def test_a_rocminfo_agent_excerpt_without_its_header_is_read_as_one_agent():
+    from hipwizard.doctor.parse_gpu_text import rocminfo_excerpt
+
+    gpus = parse_rocminfo(rocminfo_excerpt(_AGENT_BODY)).value.gpus
+    assert [(g.gfx, g.name, g.device_id) for g in gpus] == [("gfx1100", "Radeon RX 7900 XTX", "0x744c")]
+    whole = "Agent 1\n" + _AGENT_BODY
+    assert rocminfo_excerpt(whole) == whole and rocminfo_excerpt("no agent here\n") == "no agent here\n"
+
+
+def test_hipconfig_full_view_after_prose_gives_the_hip_version():
+    from hipwizard.doctor.rawtext import hip_version
+
+    text = "Again my hipconfig lookes like:\nHIP version: 6.2.41133-dd7f95766\n\n==hipconfig\nHIP_PATH :/opt/rocm-6.2.0\n"
+    assert hip_version(text, "hipconfig").value == "6.2.41133-dd7f95766"
+    assert hip_version("6.2.41133-dd7f95766\n", "hipconfig --version").value == "6.2.41133-dd7f95766"

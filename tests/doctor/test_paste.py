@@ -101,3 +101,14 @@ def test_without_any_gpu_tool_output_the_gpu_checks_are_unknown_not_no_gpu(tmp_p
         assert checks[cid]["status"] == "unknown", (cid, checks[cid])
         assert "no GPU on this machine" not in checks[cid]["found"], cid
     assert checks["rocm"]["status"] == "ok"
+
+
+def test_unseen_forms_are_recognised_by_their_content():
+    from hipwizard.doctor.paste import identify
+
+    assert identify("device,Card series,Card model\ncard0,Arcturus GL-XL [AMD Instinct MI100],0x0c34\n") == "rocm-smi"
+    assert identify("GPU: 0\n    MEMORY_PARTITION:\n        CAPS: N/A\n        CURRENT: NPS1\n") == "amd-smi static"
+    agent = ("  Name:                    gfx1100\n  Uuid:                    GPU-c7b68b8200000000\n"
+             "  Marketing Name:          Radeon RX 7900 XTX\n  Device Type:             GPU\n")
+    assert identify(agent) == "rocminfo"
+    assert identify("  Device Type: GPU\n") == ""  # one key alone is not rocminfo
