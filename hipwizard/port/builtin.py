@@ -1,6 +1,5 @@
 """The built-in CUDA -> HIP translator: HIPIFY's name tables, include rewriting, launch syntax, argument rules.
-cuDNN goes to MIOpen (what ``hipify --roc`` writes): the hipdnn* names HIPIFY gives it by default belong to the
-obsolete hipDNN wrapper, which ROCm does not ship.
+cuDNN goes to MIOpen (as ``hipify --roc``): HIPIFY's default hipdnn* names are the obsolete hipDNN wrapper.
 
 Used when neither hipify-clang nor hipify-perl is installed (the demo, CI, a laptop). Works on text, in
 process (a few ms a file). Identifiers inside comments and string literals are left alone (hipify-perl
@@ -13,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hipwizard.port.compat import HEADER_PATHS, RENAMES, VERSIONED_RENAMES, fact, newest_known, version_message
+from hipwizard.port.compat import FUNC_PTR_ARG, HEADER_PATHS, RENAMES, SYMBOL_ARG, VERSIONED_RENAMES, fact
+from hipwizard.port.compat import newest_known, version_message
 from hipwizard.port.edits import Edit, EditLog, Span, apply_edits, carry_mask
 from hipwizard.port.lexer import TOKEN, line_of, line_starts, mask_non_code
 from hipwizard.port.model import Diagnostic
@@ -46,18 +46,6 @@ SCAN = re.compile(INCLUDE + "|" + TOKEN.pattern, re.DOTALL | re.MULTILINE)
 CUDA_LOOKING = re.compile(r"^(?:cuda[A-Z]\w*|cu[A-Z][a-z]\w*|CU_[A-Z]\w*)$")
 DEFINED_NAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
-# Argument rules (the ones hipify applies after renaming): HIP wants symbols wrapped in HIP_SYMBOL and
-# kernel pointers passed as const void*.
-SYMBOL_ARG = {
-    "hipMemcpyToSymbol": 0, "hipMemcpyToSymbolAsync": 0,
-    "hipGetSymbolAddress": 1, "hipGetSymbolSize": 1, "hipMemcpyFromSymbol": 1, "hipMemcpyFromSymbolAsync": 1,
-    "hipGetTextureReference": 1, "hipGraphMemcpyNodeSetParamsToSymbol": 1,
-    "hipGraphExecMemcpyNodeSetParamsToSymbol": 2, "hipGraphMemcpyNodeSetParamsFromSymbol": 2,
-}
-FUNC_PTR_ARG = {
-    "hipFuncSetAttribute": 0, "hipFuncSetCacheConfig": 0, "hipFuncSetSharedMemConfig": 0,
-    "hipLaunchCooperativeKernel": 0, "hipLaunchKernel": 0, "hipFuncGetAttributes": 1,
-}
 RUNTIME_HEADER = "hip/hip_runtime.h"
 # Headers whose HIP counterpart appeared later than HIP itself (measured: HIP 5.2 has no hip_bf16.h).
 HEADER_MIN_HIP = {"hip/hip_bf16.h": "6.0", "hipblaslt.h": "5.5", "hip/hip_fp8.h": "6.0"}
@@ -160,18 +148,14 @@ class BuiltinTranslator:
             report("removed", name, m.start(), f"{name} was removed in CUDA {mapping.cuda_removed}")
         elif mapping.cuda_deprecated:
             report("deprecated", name, m.start(), f"{name} is deprecated since CUDA {mapping.cuda_deprecated}")
-        if mapping.family == "dnn":  # cuDNN goes to MIOpen: hipDNN, HIPIFY's default for it, is not in ROCm
-            target = mapping.roc if mapping.roc not in ("", "-") else ""
-            if not target:
-                stats["unsupported"] += 1
-                report("unsupported", name, m.start(), f"{name} has no MIOpen counterpart in HIPIFY's tables "
-                       "(its hipdnn* name is the obsolete hipDNN wrapper): rewrite it with MIOpen's API")
-                return name
-        else:
-            target = mapping.roc if self.options.roc and mapping.roc else RENAMES.get(name, mapping.hip)
+        dnn = mapping.family == "dnn"  # cuDNN goes to MIOpen: hipDNN, HIPIFY's default for it, is not in ROCm
+        target = (mapping.roc.strip("-") if dnn else
+                  mapping.roc if self.options.roc and mapping.roc else RENAMES.get(name, mapping.hip))
         if not target:
             stats["unsupported"] += 1
-            report("unsupported", name, m.start(), f"{name} has no HIP counterpart (HIPIFY marks it unsupported)")
+            why = ("no MIOpen counterpart in HIPIFY's tables (its hipdnn* name is the obsolete hipDNN wrapper): "
+                   "rewrite it with MIOpen's API") if dnn else "no HIP counterpart (HIPIFY marks it unsupported)"
+            report("unsupported", name, m.start(), f"{name} has {why}")
             return name
         if mapping.experimental and not self.options.experimental:
             report("warning", name, m.start(),

@@ -111,3 +111,17 @@ HEADER_PATHS = {"hipblas.h": "hipblas/hipblas.h", "hipsparse.h": "hipsparse/hips
                 "hipsolver.h": "hipsolver/hipsolver.h", "rocblas.h": "rocblas/rocblas.h",
                 "rocsparse.h": "rocsparse/rocsparse.h", "hipblaslt.h": "hipblaslt/hipblaslt.h",
                 "nccl.h": "rccl/rccl.h"}
+
+
+# Argument rules (the ones hipify applies after renaming): HIP wants symbols wrapped in HIP_SYMBOL and
+# kernel pointers passed as const void*.
+SYMBOL_ARG = {
+    "hipMemcpyToSymbol": 0, "hipMemcpyToSymbolAsync": 0,
+    "hipGetSymbolAddress": 1, "hipGetSymbolSize": 1, "hipMemcpyFromSymbol": 1, "hipMemcpyFromSymbolAsync": 1,
+    "hipGetTextureReference": 1, "hipGraphMemcpyNodeSetParamsToSymbol": 1,
+    "hipGraphExecMemcpyNodeSetParamsToSymbol": 2, "hipGraphMemcpyNodeSetParamsFromSymbol": 2,
+}
+FUNC_PTR_ARG = {
+    "hipFuncSetAttribute": 0, "hipFuncSetCacheConfig": 0, "hipFuncSetSharedMemConfig": 0,
+    "hipLaunchCooperativeKernel": 0, "hipLaunchKernel": 0, "hipFuncGetAttributes": 1,
+}
