@@ -139,7 +139,8 @@ def check_partitions(ctx: CheckContext) -> Check:
     parts = [g for g in gpus if g.is_partition]
     per = fmt_bytes(max((g.vram_bytes or 0 for g in gpus), default=0) or None, "unknown")
     if not parts:
-        modes = sorted({f"{g.compute_partition}/{g.memory_partition}".strip("/") for g in gpus if g.compute_partition})
+        modes = sorted({f"{g.compute_partition}/{g.memory_partition}".strip("/") for g in gpus
+                        if g.compute_partition or g.memory_partition})
         mode = f" ({', '.join(modes)})" if modes else " (partition mode not reported)"
         return Check("partitions", title, "ok", f"{len(gpus)} logical GPU(s), {per} each{mode}", why)
     mode = parts[0].compute_partition

@@ -51,7 +51,7 @@ EXPECTED: dict[str, dict] = {
     "mi300x-8x-ds_report-deepspeed-6725.txt": dict(ds_ops=4, gpus=0, fails=set()),
     "mi200-ds_report-unfenced-deepspeed-5100.txt": dict(ds_ops=3, gpus=0),
     "hipconfig-full-rocm62-hip-3521.txt": dict(rocm="6.2", hip="6.2.41133-dd7f95766"),
-    "mi300x-4x-amd-smi-partition-rocm-4477.txt": dict(gpus=4),
+    "mi300x-4x-amd-smi-partition-rocm-4477.txt": dict(gpus=4, partition="NPS1"),
     "mi300x-collect_env-prompt-padded-rocm-vllm-397.txt": dict(torch="2.3.0a0+git2e4abc8", gpus=0),
     "mi300a-rocminfo-truncated-apptainer-3261.txt": dict(gpus=0, driver="6.12.12"),
     "rx7900xtx-rocminfo-no-agent-header-docker-rocm-2122.txt": dict(gfx="gfx1100", product="RX 7900 XTX", gpus=1),
@@ -115,3 +115,11 @@ def test_recovery_score_over_the_corpus(tmp_path, capsys):
     with capsys.disabled():
         print(f"\ncorpus: {hit}/{total} facts recovered over {len(EXPECTED)} files")
     assert total >= 60 and hit == total
+
+
+def test_a_memory_partition_alone_is_shown_in_the_partitions_check(tmp_path):
+    """`amd-smi partition` nests the mode (MEMORY_PARTITION: {CAPS: N/A, CURRENT: NPS1}) and says nothing of the
+    compute partition: the check shows what is known instead of 'not reported'."""
+    report = _report(tmp_path, "mi300x-4x-amd-smi-partition-rocm-4477.txt")
+    check = next(c for c in report.checks if c.id == "partitions")
+    assert check.status == "ok" and "(NPS1)" in check.found and "not reported" not in check.found

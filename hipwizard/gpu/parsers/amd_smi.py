@@ -128,6 +128,9 @@ def _find(tree: Any, *keys: str) -> Any:
                 return tree[key]
             if key in tree and isinstance(tree[key], dict) and {"value", "unit"} <= set(tree[key]):
                 return tree[key]
+            current = tree.get(key).get("current") if isinstance(tree.get(key), dict) else None
+            if current is not None and not isinstance(current, (dict, list)) and str(current).strip().lower() not in _NA:
+                return current  # `amd-smi partition`: MEMORY_PARTITION: {CAPS: ..., CURRENT: NPS1}
         for value in tree.values():
             found = _find(value, *keys)
             if found is not None:
