@@ -51,6 +51,8 @@ def check_driver(ctx: CheckContext) -> Check:
            "in containers pass --device=/dev/kfd --device=/dev/dri")
     if ctx.kind == "nvidia":
         return Check("driver", "amdgpu driver", "n/a", ctx.skip_nvidia(), why)
+    if ctx.kind == "none" and env.amd_driver_loaded and env.amdgpu_driver:  # read though no GPU was listed
+        return Check("driver", "amdgpu driver", "ok", f"amdgpu {env.amdgpu_driver} loaded (no GPU listed)", why)
     if ctx.kind == "none":
         return Check("driver", "amdgpu driver", ctx.no_gpu_status(),
                      ctx.skip_no_gpu() + ". On the MI300X host rocminfo must say 'ROCk module ... is loaded'", why, fix)

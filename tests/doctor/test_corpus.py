@@ -123,3 +123,10 @@ def test_a_memory_partition_alone_is_shown_in_the_partitions_check(tmp_path):
     report = _report(tmp_path, "mi300x-4x-amd-smi-partition-rocm-4477.txt")
     check = next(c for c in report.checks if c.id == "partitions")
     assert check.status == "ok" and "(NPS1)" in check.found and "not reported" not in check.found
+
+
+def test_a_driver_read_from_a_paste_cut_before_any_gpu_is_reported_as_loaded(tmp_path):
+    report = _report(tmp_path, "mi300a-rocminfo-truncated-apptainer-3261.txt")
+    check = next(c for c in report.checks if c.id == "driver")
+    assert check.status == "ok" and "6.12.12" in check.found
+    assert next(c for c in report.checks if c.id == "gpu").status == "unknown"  # the GPU itself stays unknown
