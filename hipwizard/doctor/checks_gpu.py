@@ -38,8 +38,8 @@ def check_gpu(ctx: CheckContext) -> Check:
     if ctx.unrecorded(*GPU_TOOLS):
         return Check("gpu", "GPU", "unknown", ctx.not_recorded("no GPU tool's output (rocminfo, amd-smi, rocm-smi, "
                      "nvidia-smi, lspci, collect_env) was recorded"), why, "paste or record one of them")
-    if ctx.cut_short():
-        return Check("gpu", "GPU", "unknown", f"unknown: no GPU listed, but the output looks cut short ({ctx.cut_short()})",
+    if cut := ctx.cut_short():
+        return Check("gpu", "GPU", "unknown", f"unknown: no GPU listed, but the output looks cut short ({cut})",
                      why, "paste the whole output (rocminfo lists every agent; collect_env's 'GPU models and configuration')")
     return Check("gpu", "GPU", "fail", f"no GPU found ({ctx.no_gpu_reason()})", why, MI300X_HOST_HINT)
 

@@ -82,8 +82,8 @@ class CheckContext:
     def skip_no_gpu(self) -> str:
         if self.unrecorded(*GPU_TOOLS):
             return self.not_recorded("no GPU tool's output was recorded, and this check needs the GPU")
-        if self.cut_short():
-            return f"unknown: no GPU listed, but the output looks cut short ({self.cut_short()})"
+        if cut := self.cut_short():
+            return f"unknown: no GPU listed, but the output looks cut short ({cut})"
         return f"skipped: no GPU on this machine ({self.no_gpu_reason()})"
 
     def no_gpu_status(self) -> str:

@@ -11,7 +11,6 @@ from dataclasses import replace
 
 from hipwizard.doctor.matrix import CompatMatrix
 from hipwizard.doctor.models import EnvReport, GpuInfo, Parsed, ProbeRecord, TorchInfo, ToolView
-from hipwizard.doctor.parse_gpu_text import is_rocm_smi_csv, parse_rocm_smi_csv, rocminfo_excerpt
 from hipwizard.doctor.parse_packages import parse_llamafactory_env, parse_pip
 from hipwizard.doctor.parse_python import parse_collect_env, parse_ds_report, parse_pyprobe
 from hipwizard.doctor.rawtext import hip_version, parse_version_line
@@ -34,7 +33,7 @@ def _view(name: str, res: RunResult) -> Parsed[ToolView] | None:
     if res.status == "timeout" and not res.output.strip():
         return None
     if name == "rocminfo":
-        return parse_rocminfo(rocminfo_excerpt(res.output))
+        return parse_rocminfo(res.output)
     if name == "amd-smi monitor":
         return parse_amdsmi_monitor(res.output)
     if name.startswith("amd-smi"):
@@ -42,7 +41,7 @@ def _view(name: str, res: RunResult) -> Parsed[ToolView] | None:
     if name == "rocm-smi":
         return parse_rocm_smi_json(res.stdout, res.stderr)
     if name == "rocm-smi concise":
-        return parse_rocm_smi_csv(res.output) if is_rocm_smi_csv(res.output) else parse_rocm_smi_text(res.output)
+        return parse_rocm_smi_text(res.output)
     if name == "nvidia-smi":
         return parse_nvidia_smi_csv(res.stdout if res.ok else res.output)
     if name == "nvidia-smi table":

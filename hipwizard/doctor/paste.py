@@ -16,6 +16,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from hipwizard.gpu.parsers.rocm_smi import is_csv as is_rocm_smi_csv
+from hipwizard.gpu.parsers.rocminfo import is_agent_excerpt
 from hipwizard.gpu.parsers.text import strip_ansi
 
 # kind -> probe name (default_probes or EVIDENCE_PROBES): the recording file it becomes.
@@ -190,7 +192,7 @@ def identify(text: str, command: str = "") -> str:
         return "rocminfo"
     if re.search(r"ROCk module(?: version \S+)? is (?:NOT )?(?:loaded|live)", plain):
         return "rocminfo"
-    if re.search(r"^\s+Device Type:\s*(?:GPU|CPU|DSP)\s*$", plain, re.M) and re.search(r"^\s+(?:Marketing Name|Vendor Name|Uuid):", plain, re.M):
+    if is_agent_excerpt(plain):
         return "rocminfo"  # an excerpt of an agent's block, its "Agent N" header cut off
     if re.search(r"^\s*-\s*`?llamafactory`? version", plain, re.M):
         return "llamafactory-cli env"
@@ -218,7 +220,7 @@ def identify(text: str, command: str = "") -> str:
             return "amd-smi list"
     if "ROCm System Management Interface" in plain or re.search(r"^GPU\[\d+\]\s*:", plain, re.M):
         return "rocm-smi"
-    if re.search(r"^\s*device\s*,", plain, re.M | re.I) and re.search(r"^\s*card(?:\d+|system)\s*,", plain, re.M | re.I):
+    if is_rocm_smi_csv(plain):
         return "rocm-smi"  # rocm-smi ... --csv
     if re.search(r"^HIP version\s*:", plain, re.M):
         return "hipconfig"

@@ -102,12 +102,12 @@ card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AM
 
 
 def test_rocm_smi_csv_tables_list_one_gpu_per_card_row_and_none_for_cardsystem():
-    from hipwizard.doctor.parse_gpu_text import is_rocm_smi_csv, parse_rocm_smi_csv
+    from hipwizard.gpu.parsers.rocm_smi import is_csv, parse_rocm_smi_text
 
-    assert is_rocm_smi_csv(_CSV) and not is_rocm_smi_csv("GPU[0]\t\t: Card series: \t\t0x738c\n")
-    parsed = parse_rocm_smi_csv(_CSV)
+    assert is_csv(_CSV) and not is_csv("GPU[0]\t\t: Card series: \t\t0x738c\n")
+    parsed = parse_rocm_smi_text(_CSV)
     assert [g.name for g in parsed.value.gpus] == ["Arcturus GL-XL [AMD Instinct MI100]"] * 2
-    assert parse_rocm_smi_csv("device,Driver version\ncardsystem,6.8.5\n").problems == ["rocm-smi: CSV lists no cardN rows"]
+    assert parse_rocm_smi_text("device,Driver version\ncardsystem,6.8.5\n").problems == ["rocm-smi: CSV lists no cardN rows"]
 
 
 def test_a_rocm_smi_csv_paste_gives_the_doctor_its_gpus():
@@ -127,12 +127,14 @@ _AGENT_BODY = """  Name:                    gfx1100
 
 
 def test_a_rocminfo_agent_excerpt_without_its_header_is_read_as_one_agent():
-    from hipwizard.doctor.parse_gpu_text import rocminfo_excerpt
+    from hipwizard.gpu.parsers.rocminfo import is_agent_excerpt
 
-    gpus = parse_rocminfo(rocminfo_excerpt(_AGENT_BODY)).value.gpus
+    gpus = parse_rocminfo(_AGENT_BODY).value.gpus
     assert [(g.gfx, g.name, g.device_id) for g in gpus] == [("gfx1100", "Radeon RX 7900 XTX", "0x744c")]
     whole = "Agent 1\n" + _AGENT_BODY
-    assert rocminfo_excerpt(whole) == whole and rocminfo_excerpt("no agent here\n") == "no agent here\n"
+    assert is_agent_excerpt(_AGENT_BODY) and not is_agent_excerpt(whole) and not is_agent_excerpt("no agent here\n")
+    assert [g.gfx for g in parse_rocminfo(whole).value.gpus] == ["gfx1100"]
+    assert parse_rocminfo("no agent here\n").problems == ["rocminfo: no 'Agent N' blocks found"]
 
 
 def test_hipconfig_full_view_after_prose_gives_the_hip_version():

@@ -1,4 +1,5 @@
-"""Parser for ``rocm-smi``: its JSON (``--json``), ``GPU[N] : key: value`` text and the concise table.
+"""Parser for ``rocm-smi``: its JSON (``--json``), ``GPU[N] : key: value`` text, ``--csv`` tables and the
+concise table.
 
 One reader per output form, both keyed by rocm-smi's own field names, filling ``ToolView.gpus`` (name, gfx,
 total VRAM, partition mode: the doctor) and ``ToolView.samples`` (VRAM used/total, ``GPU use (%)``:
@@ -7,6 +8,7 @@ telemetry). Exit 0 with empty stdout means "no GPU" (the reason is on stderr), n
 
 from __future__ import annotations
 
+import csv
 import re
 
 from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
@@ -18,6 +20,14 @@ _CARD_KEY = re.compile(r"card(\d+)$")
 _GPU_LINE = re.compile(r"^GPU\[(\d+)\]\s*:\s*(.+?):\s*(.*)$")
 _CONCISE_ROW = re.compile(r"^\s*(\d+)\s+(?:\d+\s+)?\[?(0x[0-9a-f]+)", re.IGNORECASE)
 _PARTITION = re.compile(r"\b(NPS\d)\s*,\s*([SDTQC]PX)\b", re.IGNORECASE)
+_CSV_HEAD = re.compile(r"^\s*device\s*,", re.IGNORECASE)
+_CSV_ROW = re.compile(r"^\s*card(\d+|system)\s*,", re.IGNORECASE)
+
+
+def is_csv(text: str) -> bool:
+    """``rocm-smi ... --csv``: a ``device,...`` header and ``cardN,...`` (or ``cardsystem,...``) rows."""
+    lines = strip_ansi(text or "").splitlines()
+    return any(_CSV_HEAD.match(x) for x in lines) and any(_CSV_ROW.match(x) for x in lines)
 
 
 def parse_rocm_smi_json(stdout: str, stderr: str = "") -> Parsed[ToolView]:
@@ -50,15 +60,24 @@ def parse_rocm_smi_json(stdout: str, stderr: str = "") -> Parsed[ToolView]:
 
 
 def parse_rocm_smi_text(text: str) -> Parsed[ToolView]:
-    """Plain ``rocm-smi`` outputs: ``GPU[N] : key: value`` lines (-i, --showmeminfo, --showuse ...) and the
-    concise table's partition column ("NPS1, QPX, 0"). Partitions each report the full VRAM: never sum them."""
+    """Plain ``rocm-smi`` outputs: ``GPU[N] : key: value`` lines (-i, --showmeminfo, --showuse ...), ``--csv``
+    tables (``device,<columns>`` then ``cardN,<values>``) and the concise table's partition column ("NPS1, QPX, 0"). Partitions each report the full VRAM: never sum them."""
     text = strip_ansi(text or "").replace("\t", " ")
     view = ToolView("rocm-smi")
     note = driver_down_note(text)
     if note:
         view.driver_loaded, view.driver_note = False, note
     cards: dict[int, dict[str, str]] = {}
+    header: list[str] = []  # the columns of the --csv table being read
     for line in text.splitlines():
+        if _CSV_HEAD.match(line):
+            header = [h.strip().lower() for h in next(csv.reader([line.strip()]))]
+            continue
+        if header and (csv_row := _CSV_ROW.match(line)):  # a cardsystem row (driver version) lists no GPU
+            row = [c.strip() for c in next(csv.reader([line.strip()]))]
+            if csv_row.group(1).isdigit() and len(row) == len(header):
+                cards.setdefault(int(csv_row.group(1)), {}).update(zip(header[1:], row[1:]))
+            continue
         m = _GPU_LINE.match(line.strip())
         if m:
             cards.setdefault(int(m.group(1)), {})[m.group(2).strip().lower()] = m.group(3).strip()
@@ -76,7 +95,8 @@ def parse_rocm_smi_text(text: str) -> Parsed[ToolView]:
         gpu.memory_partition = cards[index].get("memory partition", "")
     if view.gpus:
         view.driver_loaded = True
-    problems = [] if view.gpus or note else ["rocm-smi: no GPU[N] lines or table rows found"]
+    problems = [] if view.gpus or note else [
+        "rocm-smi: CSV lists no cardN rows" if header else "rocm-smi: no GPU[N] lines or table rows found"]
     return Parsed(view, problems)
 
 

@@ -15,6 +15,14 @@ from hipwizard.gpu.parsers.text import driver_down_note, find_gfx, size_to_bytes
 _ROCK_LOADED = re.compile(r"ROCk module(?: version (\S+))? is loaded", re.IGNORECASE)
 _AGENT = re.compile(r"^\s*Agent\s+(\d+)\s*$")
 _KV = re.compile(r"^(\s*)([^:]+?):\s*(.*)$")
+_EXCERPT = (re.compile(r"^\s+Device Type:\s*(?:GPU|CPU|DSP)\s*$", re.MULTILINE),
+            re.compile(r"^\s+(?:Name|Marketing Name|Vendor Name|Uuid):\s*\S", re.MULTILINE))
+
+
+def is_agent_excerpt(text: str) -> bool:
+    """One agent's block pasted without its ``Agent N`` header (the user cut it off): read as agent 1."""
+    text = strip_ansi(text or "")
+    return not any(_AGENT.match(x) for x in text.splitlines()) and all(rx.search(text) for rx in _EXCERPT)
 
 
 def parse_rocminfo(text: str) -> Parsed[ToolView]:
@@ -31,7 +39,7 @@ def parse_rocminfo(text: str) -> Parsed[ToolView]:
         if loaded.group(1):
             view.versions["kfd"] = loaded.group(1)
 
-    blocks = _agent_blocks(text.splitlines())
+    blocks = _agent_blocks(text.splitlines()) or ([(1, text.splitlines())] if is_agent_excerpt(text) else [])
     if not blocks:
         if not note:
             problems.append("rocminfo: no 'Agent N' blocks found" if text.strip() else "rocminfo: empty output")
