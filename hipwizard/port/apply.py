@@ -158,7 +158,6 @@ def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = Tru
         safe_target(state.src, rel)
         safe_target(out, rel)
     tree = WorkTree.load(out, runner=merge_runner)
-    tree.sweep_temps()
     if environment:
         tree.environment = environment  # the machine this write happened on (doctor.fingerprint)
     try:

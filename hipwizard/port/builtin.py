@@ -188,8 +188,8 @@ class BuiltinTranslator:
                 if header.startswith(("cub/", "cuda/")):
                     report("unsupported", header, m.start(), f"<{header}> has no HIP header mapping")
             return whole
-        miopen = mapping.group == "dnn" and mapping.roc not in ("", "-")  # cuDNN -> MIOpen, as for names
-        target = mapping.roc if (self.options.roc or miopen) and mapping.roc not in ("", "-") else mapping.hip
+        roc = self.options.roc or mapping.group == "dnn"  # cuDNN -> MIOpen, as for names
+        target = mapping.roc if roc and mapping.roc not in ("", "-") else mapping.hip
         if target == "-":
             stats["unsupported"] += 1
             report("unsupported", header, m.start(), f"<{header}> has no HIP counterpart")

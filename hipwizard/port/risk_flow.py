@@ -16,7 +16,7 @@ import re
 
 from hipwizard.port.line_search import matching_lines
 from hipwizard.port.risk_base import RiskRule
-from hipwizard.port.risk_rules_host import _FUNC, warp32_const_uses, warp32_consts
+from hipwizard.port.risk_rules_host import _FUNC, call_lines, warp32_const_uses, warp32_consts
 
 # findings that size something by 32 lanes (not the mask/_sync spelling, which a port fixes in place)
 # (LANE_MASK_31 left out: '& 31' is as often a bank or bit index; in-sample it added places, no caught edit)
@@ -87,7 +87,7 @@ def warp_functions(lines: list[str], consts: set[str] | None = None,
     known = set(callees or ()) | reducers(lines, out)
     for _ in range(_DEPTH):
         grown = set()
-        for i in _calls(lines, known):
+        for i in call_lines(lines, known):
             found = enclosing_function(lines, i)
             if found is not None and found[0] not in out:
                 out[found[0]] = found[1]
@@ -112,14 +112,6 @@ _SHFL = re.compile(r"\b__shfl\w*\s*\(|\.\s*shfl\w*\s*\(")
 
 
 _DEPTH = 3
-
-
-def _calls(lines: list[str], functions: set[str]) -> list[int]:
-    if not functions:
-        return []
-    name = "|".join(map(re.escape, sorted(functions)))
-    call = re.compile(rf"(?<![\w.>:])(?:{name})\s*(?:<[^;()]*>)?\s*\(")
-    return [i for i in matching_lines(call, lines) if not _FUNC.match(lines[i])]
 
 
 def warp_function_uses(lines: list[str], functions: dict[str, int] | set[str]) -> list[int]:

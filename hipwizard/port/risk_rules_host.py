@@ -64,9 +64,14 @@ def _tensor_core_helper(lines: list[str]) -> list[int]:
             if m and m.group(1) not in ("if", "for", "while", "switch", "return"):
                 helpers.add(m.group(1))
                 break
-    if not helpers:
+    return call_lines(lines, helpers)
+
+
+def call_lines(lines: list[str], functions: set[str]) -> list[int]:
+    """Lines that call one of ``functions`` (``f(``, ``f<T>(``, ``ns::f(``), their definitions aside."""
+    if not functions:
         return []
-    call = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(helpers))) + r")\s*(?:<[^;()]*>)?\s*\(")
+    call = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(functions))) + r")\s*(?:<[^;()]*>)?\s*\(")
     return [i for i in matching_lines(call, lines) if not _FUNC.match(lines[i])]
 
 
@@ -85,8 +90,7 @@ def _library_leftover(lines: list[str]) -> list[int]:
         for m in _LIB_NAME.finditer(lines[i]):
             name = m.group()
             mapping = tables.get(name) if name.startswith("cu") else None
-            if name.startswith("hipblas") or (mapping is not None and (not mapping.hip or (
-                    mapping.family == "dnn" and mapping.roc in ("", "-")))):  # cuDNN without a MIOpen name
+            if name.startswith("hipblas") or (mapping is not None and not mapping.supported):
                 out.append(i)
                 break
     return out

@@ -41,8 +41,10 @@ def flag_tree(files: list[FileTranslation]) -> int:
     # a function is warp-sized by its own file's facts or by a constant it sees in another file
     funcs: dict[str, dict[str, int]] = {}
     own: dict[str, dict[str, int]] = {}
+    foreigns = {path: set().union(*(consts.get(p, set()) for p in seen[path])) - consts.get(path, set())
+                for path in by_path}
     for ft in files:
-        foreign = set().union(*(consts.get(p, set()) for p in seen[ft.path])) - consts.get(ft.path, set())
+        foreign = foreigns[ft.path]
         if ft.path in lines:
             own[ft.path] = warp_functions(lines[ft.path])
         if foreign:
@@ -53,15 +55,14 @@ def flag_tree(files: list[FileTranslation]) -> int:
             funcs[ft.path] = own[ft.path]
     # callers of another file's warp-sized helpers are warp-sized too (a kernel in main.cu calling kernels.h's
     # block reduction)
+    shuffling = {p: reducers(lines[p], funcs.get(p, {})) for p in list(lines)}  # once per file, not per viewer
     for ft in files:
-        callees = {n for p in seen[ft.path] if p in lines for n in reducers(lines[p], funcs.get(p, {}))}
-        callees -= set(funcs.get(ft.path, {}))
+        callees = {n for p in seen[ft.path] for n in shuffling.get(p, ())} - set(funcs.get(ft.path, {}))
         callees = {n for n in callees if n in ft.translated}
         if callees:
             if ft.path not in lines:
                 lines[ft.path] = code_lines(ft.translated)
-            foreign = set().union(*(consts.get(p, set()) for p in seen[ft.path])) - consts.get(ft.path, set())
-            funcs[ft.path] = warp_functions(lines[ft.path], foreign, callees)
+            funcs[ft.path] = warp_functions(lines[ft.path], foreigns[ft.path], callees)
     added = 0
     for ft in files:
         path = ft.path

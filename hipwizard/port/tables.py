@@ -34,7 +34,9 @@ class NameMapping:
 
     @property
     def supported(self) -> bool:
-        return bool(self.hip)
+        """A HIP port has something to call it: HIP's name, or for cuDNN MIOpen's (``roc``): HIPIFY's default
+        target for cuDNN, hipDNN, is an obsolete wrapper that ROCm does not ship."""
+        return bool(self.roc.strip("-") if self.family == "dnn" else self.hip)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ the file is written it becomes the base. A write killed at any point is settled 
 holds the landing text: the write happened; else it did not), so a kill never turns hipwizard's own output
 into a "user edit". Leftover temp files of a killed atomic write
 (``.<name>.XXXXXXXX.tmp``) beside a file hipwizard writes are removed when it writes that file again, and
-every one in ``<out>.written/`` when a write starts (``sweep_temps``).
+every one in ``<out>.written/`` each time the record is saved (``sweep_temps``).
 """
 
 from __future__ import annotations
@@ -115,8 +115,9 @@ class WorkTree:
         return record_dir(self.out).is_dir()
 
     def sweep_temps(self) -> int:
-        """Remove every temp file a killed write left in hipwizard's own record folder (``<out>.written``):
-        a write that finds its file already in place never rewrites it, so would never clear them."""
+        """Remove every temp file a killed write left in hipwizard's own record folder (``<out>.written``), in
+        one walk (a write that finds its file already in place rewrites nothing beside it, so per-file clean-up
+        would miss them)."""
         removed = 0
         for folder, _dirs, names in os.walk(record_dir(self.out)):
             for name in names:
@@ -127,10 +128,11 @@ class WorkTree:
         return removed
 
     def save(self) -> None:
-        remove_temps(record_dir(self.out) / "manifest.json")
+        """Write the manifest, then clear what killed writes left in the record folder (``sweep_temps``)."""
         atomic_write_json(record_dir(self.out) / "manifest.json",
                           {"version": 1, "kind": KIND, "files": self.files, "conflicts": self.conflicts,
                            **({"environment": self.environment} if self.environment else {})})
+        self.sweep_temps()
 
     def _copy(self, kind: str, rel: str) -> Path:
         return record_dir(self.out) / kind / rel
@@ -143,7 +145,6 @@ class WorkTree:
 
     def _written(self, rel: str, new: bytes) -> None:
         """Remember ``new`` as what hipwizard last wrote to ``rel`` (the target is not touched)."""
-        remove_temps(self._copy("base", rel))
         atomic_write_bytes(self._copy("base", rel), new)
         self.files[rel] = fingerprint(new)
         self._forget_conflict(rel)
@@ -153,8 +154,6 @@ class WorkTree:
         any point can be recovered from (``_recover``): ``next/`` holds the new base (and ``landing/`` the
         text going to the target when that differs) until the target is written, then replaces the base."""
         nxt, land = self._copy("next", rel), self._copy("landing", rel)
-        for p in (nxt, land):
-            remove_temps(p)
         atomic_write_bytes(nxt, new)
         if landing is not None:
             atomic_write_bytes(land, landing)
