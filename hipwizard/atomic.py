@@ -24,24 +24,40 @@ def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[Any], mod
     (a full copy of a file that can be hundreds of MB).
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = temp_beside(target)
     try:
         with os.fdopen(fd, "wb", buffering=0) as fh:
             for chunk in chunks:
-                view = memoryview(chunk).cast("B")
-                while view:  # a raw write may be partial
-                    view = view[fh.write(view):]
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+                write_all(fh, chunk)
+            commit(fh, tmp, target, mode)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def temp_beside(target: Path) -> tuple[int, Path]:
+    """A new temp file next to ``target`` (parents created), named ``.<name>.XXXXXXXX.tmp`` so that what a
+    killed write leaves is recognisable (``port.worktree.remove_temps``): (its fd, its path)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    return fd, Path(tmp)
+
+
+def write_all(fh, chunk: Any) -> None:
+    """Write one buffer whole to an unbuffered file (a raw write may be partial)."""
+    view = memoryview(chunk).cast("B")
+    while view:
+        view = view[fh.write(view):]
+
+
+def commit(fh, tmp: Path, target: Path, mode: int = 0o644) -> None:
+    """Make the temp file ``tmp`` (open as ``fh``) durable and move it to ``target``: flush, fsync, close,
+    chmod, rename, fsync the folder. The caller removes ``tmp`` if this raises."""
+    fh.flush()
+    os.fsync(fh.fileno())
+    fh.close()
+    os.chmod(tmp, mode)
+    os.replace(tmp, target)
     fsync_dir(target.parent)
 
 

@@ -211,12 +211,11 @@ class TensorStream:
 
     def __init__(self, path: str | Path, reserve: int = 1 << 18):
         import os
-        import tempfile
+
+        from hipwizard.atomic import temp_beside
 
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        self._tmp = Path(tmp)
+        fd, self._tmp = temp_beside(self.path)
         self._fh = os.fdopen(fd, "wb", buffering=0)
         self.reserve = reserve + (-reserve % 8)
         self._fh.seek(8 + self.reserve)
@@ -230,21 +229,20 @@ class TensorStream:
         """Append one tensor's little-endian bytes (``buf``) as ``name``."""
         if name in self.entries:
             raise ValueError(f"tensor {name!r} is already in the stream")
+        from hipwizard.atomic import write_all
+
         view = memoryview(buf).cast("B")
         count = int(np.prod(shape)) if shape else 1
         if tag not in _ITEMSIZE or view.nbytes != count * _ITEMSIZE[tag]:
             raise ValueError(f"tensor {name!r}: {view.nbytes} bytes for {tag} shape {shape}")
-        while view:  # a raw write may be partial
-            view = view[self._fh.write(view):]
+        write_all(self._fh, view)
         self.entries[name] = {"dtype": tag, "shape": list(shape),
                               "data_offsets": [self._offset, self._offset + count * _ITEMSIZE[tag]]}
         self._offset += count * _ITEMSIZE[tag]
 
     def finish(self, metadata: dict[str, str]) -> int:
         """Write the header, make the file durable and move it to ``path``; returns its size in bytes."""
-        import os
-
-        from hipwizard.atomic import fsync_dir
+        from hipwizard.atomic import commit, write_all
 
         raw = json.dumps({"__metadata__": metadata, **self.entries}, separators=(",", ":")).encode("utf-8")
         try:
@@ -252,33 +250,29 @@ class TensorStream:
                 self._regrow(raw)
             else:
                 self._fh.seek(0)
-                self._fh.write(struct.pack("<Q", self.reserve) + raw + b" " * (self.reserve - len(raw)))
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
-            os.chmod(self._tmp, 0o644)
-            os.replace(self._tmp, self.path)
+                write_all(self._fh, struct.pack("<Q", self.reserve) + raw + b" " * (self.reserve - len(raw)))
+            commit(self._fh, self._tmp, self.path)
         except BaseException:
             self.abort()
             raise
-        fsync_dir(self.path.parent)
         return self.path.stat().st_size
 
     def _regrow(self, raw: bytes) -> None:
         """Put the data behind a header that outgrew the reserve: a new temporary file, the data copied over."""
         import os
         import shutil
-        import tempfile
+
+        from hipwizard.atomic import temp_beside
 
         raw += b" " * (-len(raw) % 8)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        fd, tmp = temp_beside(self.path)
         with os.fdopen(fd, "wb") as out, self._tmp.open("rb") as src:
             out.write(struct.pack("<Q", len(raw)) + raw)
             src.seek(8 + self.reserve)
             shutil.copyfileobj(src, out, 1 << 22)
         self._fh.close()
         self._tmp.unlink()
-        self._tmp = Path(tmp)
+        self._tmp = tmp
         self._fh = open(self._tmp, "rb+", buffering=0)  # noqa: SIM115 - closed by finish/abort
 
     def abort(self) -> None:
