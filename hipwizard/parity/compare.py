@@ -100,10 +100,15 @@ def check_same_backward(ref_meta: dict, cand_meta: dict, what: str = "candidate"
 
 def check_same_output_form(ref_meta: dict, cand_meta: dict, what: str = "candidate") -> None:
     """Refuse module outputs stored in different forms (count sketches of a size, or every element)."""
-    a, b = (int(m.get("output_sketch") or 0) for m in (ref_meta, cand_meta))  # older captures: every element
+    a, b = output_sketch(ref_meta), output_sketch(cand_meta)
     if a != b:
         raise UserError(f"the captures' module outputs differ in form: {_count_form(a)} (reference) ≠ "
                         f"{_count_form(b)} ({what}); capture both with (or both without) --compact")
+
+
+def output_sketch(meta: dict) -> int:
+    """The count-sketch size of a capture's module outputs (``--compact``); 0: every element (older captures too)."""
+    return int(meta.get("output_sketch") or 0)
 
 
 def _count_form(size: int) -> str:
@@ -229,10 +234,7 @@ def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, met
             continue
         pending.append((len(layers), r, c))
         layers.append(LayerResult(name, i, list(r.shape), "pass", module=module))  # filled in below
-    # A metric with a batched form (``metric.many``, e.g. on-device torch) computes every module before
-    # bringing results to the host at once; otherwise one call per module.
-    many = getattr(metric, "many", None)
-    results = many([(r, c) for _i, r, c in pending], tol) if many else [metric(r, c, tol) for _i, r, c in pending]
+    results = _measure(metric, [(r, c) for _i, r, c in pending], tol)
     own_errors = _own_errors(pending, layers, rows, ref_run, tol, metric, problems) if ref_run is not None else {}
     for (at, _r, _c), m in zip(pending, results):
         layer = layers[at]
@@ -269,10 +271,14 @@ def _own_errors(pending, layers, rows, ref_run: TensorFile, tol, metric, problem
             problems.append(f"{layers[at].name} is missing from the reference's run-dtype capture (or its shape differs)")
         else:
             at_own.append((at, r, own))
-    many = getattr(metric, "many", None)
-    pairs = [(r, own) for _at, r, own in at_own]
-    found = many(pairs, tol) if many else [metric(r, own, tol) for r, own in pairs]
+    found = _measure(metric, [(r, own) for _at, r, own in at_own], tol)
     return {at: m.rel_l2 for (at, _r, _own), m in zip(at_own, found)}
+
+
+def _measure(metric, pairs: list[tuple], tol) -> list:
+    """``metric`` over (ref, cand) pairs: batched (``metric.many``: one device->host transfer) when it can be."""
+    many = getattr(metric, "many", None)
+    return many(pairs, tol) if many else [metric(r, c, tol) for r, c in pairs]
 
 
 def compare_files(ref_path: str | Path, cand_path: str | Path, *, ref_run: str | Path | None = None,

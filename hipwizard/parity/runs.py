@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.parity.capture import CaptureResult
-from hipwizard.parity.compare import compare_files
+from hipwizard.parity.compare import compare_files, output_sketch
 from hipwizard.parity.fingerprint import config_hash, weights_hash
 from hipwizard.parity.report import Comparison
 from hipwizard.parity.requests import RunOptions, Subject
@@ -62,9 +62,7 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
             raise UserError("--backward works with a model (--model/--demo), not with a harness")
         tensors, meta = capture_harness(subject.harness, dtype=dtype, device=opts.device, seed=opts.seed,
                                         inputs_from=inputs_from, progress=progress)
-        if opts.environment:
-            meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
-        progress(Progress("write capture"))
+        _before_write(meta, opts, progress)
         return write_capture(out, tensors, meta)
     from hipwizard.parity import sketch
     from hipwizard.parity.capture import pick_device
@@ -76,7 +74,7 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
     # in ours: 10% less wall time on the small benchmark model). On a GPU the pass is bound by the Python
     # thread launching kernels, and a writer thread competing for the interpreter made the capture slower
     # on the H200 (docs/parity.md): there the file is written after the pass.
-    compact = int(ref_meta.get("output_sketch") or 0) if ref_meta else (sketch.COUNT_SIZE if opts.compact else 0)
+    compact = output_sketch(ref_meta) if ref_meta else (sketch.COUNT_SIZE if opts.compact else 0)
     sink = CaptureSink(out) if device == "cpu" and not compact else None
     with sink if sink is not None else contextlib.nullcontext():
         tensors, meta = capture_model(
@@ -86,15 +84,19 @@ def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_fro
             backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None, adapter=subject.adapter,
             sink=sink, compact=compact,
         )
-        if opts.environment:
-            meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
-        progress(Progress("write capture"))
+        _before_write(meta, opts, progress)
         if sink is None:
             return write_capture(out, tensors, meta)
         t0 = time.perf_counter()
         size = sink.finish(tensors, meta)
     meta["timings"]["write_s"] = round(time.perf_counter() - t0, 4)  # what was left to write after the pass
     return CaptureResult(Path(out), size, sum(1 for k in tensors if k.startswith("output/")), meta["timings"], meta)
+
+
+def _before_write(meta: dict, opts: RunOptions, progress: ProgressFn) -> None:
+    if opts.environment:
+        meta["environment"] = opts.environment  # the machine it was captured on (doctor.fingerprint)
+    progress(Progress("write capture"))
 
 
 def check_fingerprint(ref_meta: dict, model_dir: Path, adapter: Path | None = None) -> None:
@@ -180,7 +182,7 @@ def _compare_model_on_device(ref: Path, subject: Subject, opts: RunOptions, inpu
                                   seq=opts.seq, layers=opts.layers, inputs_from=inputs, perturb=opts.perturb or None,
                                   attn=opts.attn, progress=progress, on_device=True,
                                   backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None,
-                                  adapter=subject.adapter, compact=int(ref_meta.get("output_sketch") or 0))
+                                  adapter=subject.adapter, compact=output_sketch(ref_meta))
     capture_s = time.perf_counter() - t0
     timings: dict = {"candidate_capture_s": round(capture_s, 4)}
     cand_path = Path(f"{model_dir.name} on {meta['device']} (this run)")
