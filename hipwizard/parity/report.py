@@ -28,6 +28,15 @@ class ElementError:
     abs_err: float
 
 
+def keep_every_element(form: str, direction: str) -> str:
+    """How to capture a row stored as ``form`` (a sketch) whole, for the note under a table or a row's details."""
+    if form.startswith("sketch r"):
+        return "--grad-weights lora-full keeps LoRA-target ∂W whole"
+    if direction == "backward":
+        return "--grad-sketch 0 keeps every element of ∂out/∂in"
+    return "capture without --compact to keep every element"
+
+
 @dataclass
 class Metrics:
     """The numbers for one module. ``verdict`` is 'pass', 'fail', 'nan' or 'inf'."""

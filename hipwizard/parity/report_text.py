@@ -3,7 +3,7 @@ triangle numbers beside the fixed table's, and the attention-backend matrix. Pur
 
 from __future__ import annotations
 
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.report import Comparison, keep_every_element
 
 
 def format_comparison(comp: Comparison) -> str:
@@ -24,12 +24,12 @@ def format_comparison(comp: Comparison) -> str:
     ]
     if comp.backward is not None:
         lines += ["", "forward (module outputs)"]
-    lines += [""] + direction_table(comp) + _sketch_note(comp, "capture without --compact to keep every element")
+    lines += [""] + direction_table(comp) + _sketch_note(comp)
     if comp.backward is not None:
         bwd = comp.backward
         loss = bwd.candidate.get("backward", {}) if isinstance(bwd.candidate.get("backward"), dict) else {}
         lines += ["", f"backward (gradients of the {loss.get('loss', 'seeded')} loss, in backward order)", ""]
-        lines += direction_table(bwd) + _sketch_note(bwd, "--grad-sketch 0 keeps every element of ∂out/∂in")
+        lines += direction_table(bwd) + _sketch_note(bwd)
     if comp.matrix:
         lines += ["", "attention backends"] + matrix_lines(comp)
     lines += ["", comp.headline()]
@@ -81,11 +81,12 @@ def matrix_lines(comp: Comparison) -> list[str]:
     return out
 
 
-def _sketch_note(comp: Comparison, how: str) -> list[str]:
+def _sketch_note(comp: Comparison) -> list[str]:
     """The line under a table with sketched rows: what '—' means and how to keep every element."""
     forms = sorted({layer.metrics.sketch for layer in comp.layers if layer.metrics and layer.metrics.sketch})
     if not forms:
         return []
+    how = "; ".join(dict.fromkeys(keep_every_element(f, comp.direction) for f in forms))
     return ["", f"— : not kept. Rows stored as {' / '.join(forms)}: cosine and rel L2 estimate the whole tensor's "
                 f"(~1%); {how}"]
 

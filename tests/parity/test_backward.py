@@ -209,7 +209,13 @@ def test_activation_gradients_are_count_sketched_and_judged_by_their_estimates(c
     assert by_name["∂out model.layers.1.mlp"].metrics.sketch is None
     main(["parity", "compare", str(captures["fp64"]), "--model", str(demo_assets.model_dir), "--dtype", "bf16",
           "--device", "cpu", "--no-save"])
-    assert "Rows stored as count-sketch 8192" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Rows stored as count-sketch 8192" in out and "--grad-sketch 0 keeps every element of ∂out/∂in" in out
+    from hipwizard.tui.parity.views import details
+
+    weight = next(layer for layer in comp.backward.layers if (layer.metrics and layer.metrics.sketch or "").startswith("sketch r"))
+    assert "--grad-weights lora-full" in details(weight, comp.backward)  # a ∂W sketch: not the ∂out/∂in option
+    assert "--grad-sketch 0" in details(by_name["∂out lm_head"], comp.backward)
 
 
 def test_backward_bug_is_caught_at_its_layer_when_every_row_is_sketched(demo_assets, tmp_path, capsys):

@@ -14,7 +14,7 @@ from rich.cells import cell_len
 from rich.markup import escape
 
 from hipwizard.parity.curves import CurveGap
-from hipwizard.parity.report import Comparison, LayerResult
+from hipwizard.parity.report import Comparison, LayerResult, keep_every_element
 
 BAR = "█"
 
@@ -157,7 +157,7 @@ def details(layer: LayerResult, comp: Comparison) -> str:
                   f"outside {share(m.outside_share)}   NaN {m.nan_count}   Inf {m.inf_count}"]
     if m.sketch:
         lines += ["", f"stored as a {escape(m.sketch)}: cosine and rel L2 are estimates of the whole tensor's (~1%); "
-                      "per-element numbers are not kept (capture with --grad-sketch 0 for them)"]
+                      f"per-element numbers are not kept ({keep_every_element(m.sketch, comp.direction)})"]
         return "\n".join(lines)
     lines += ["", "[b]|Δ| per element, by decade[/b]"] + histogram_lines(m.histogram)
     if m.worst:
