@@ -123,7 +123,7 @@ def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace
         if target.exists() and (not target.is_dir() or any(target.glob("*.txt"))):
             raise UserError(f"--record {folder}: must be a new or empty directory")
     elif ws is not None:
-        target = ws.state_dir / time.strftime("doctor-paste-%Y%m%d-%H%M%S")
+        target = _new_folder(ws.state_dir / time.strftime("doctor-paste-%Y%m%d-%H%M%S"))
     else:
         import tempfile
 
@@ -133,6 +133,21 @@ def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace
     except OSError as exc:
         raise UserError(f"paste {label}: cannot write the recording into {target} ({exc.strerror or exc})") from None
     return Source(ReplayRunner(target), f"paste of {label}", record_dir=target, paste_summary=result.summary())
+
+
+def _new_folder(base: Path) -> Path:
+    """``base``, or ``base-2``, ``base-3``... : a folder made now, never one an earlier paste wrote (two pastes
+    in one second would otherwise mix their recordings)."""
+    for n in range(1, 1000):
+        path = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise UserError(f"cannot create {path} ({exc.strerror or exc})") from None
+    raise UserError(f"too many pastes named {base.name}* in {base.parent}")
 
 
 def workspace_source(ws: Workspace | None) -> Source:

@@ -112,3 +112,18 @@ def test_unseen_forms_are_recognised_by_their_content():
              "  Marketing Name:          Radeon RX 7900 XTX\n  Device Type:             GPU\n")
     assert identify(agent) == "rocminfo"
     assert identify("  Device Type: GPU\n") == ""  # one key alone is not rocminfo
+
+
+def test_two_pastes_in_the_same_second_keep_separate_recordings(tmp_path, monkeypatch):
+    """The workspace folder is named by the second: a second paste then must not write into (and mix its
+    outputs with) the first one's recording."""
+    from hipwizard.doctor import services
+    from hipwizard.workspace import Workspace
+
+    monkeypatch.setattr("time.strftime", lambda fmt, *a: "doctor-paste-20261203-120000")
+    ws = Workspace(tmp_path)
+    first = services.paste_source("$ cat /opt/rocm/.info/version\n6.4.0-47\n", "a.log", None, ws).record_dir
+    second = services.paste_source(_body("rocminfo-8xMI300X-ROCm-ROCm-4021.txt"), "b.log", None, ws).record_dir
+    assert first != second and second.name == "doctor-paste-20261203-120000-2"
+    assert not (first / "rocminfo.txt").exists() and (second / "rocminfo.txt").is_file()
+    assert not any(second.glob("*rocm*version*"))
