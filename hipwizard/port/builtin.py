@@ -12,10 +12,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hipwizard.port.compat import FUNC_PTR_ARG, HEADER_PATHS, RENAMES, SYMBOL_ARG, VERSIONED_RENAMES, fact
-from hipwizard.port.compat import newest_known, version_message
+from hipwizard.port.compat import (
+    FUNC_PTR_ARG,
+    HEADER_PATHS,
+    RENAMES,
+    SOLVER_ENUMS,
+    SYMBOL_ARG,
+    VERSIONED_RENAMES,
+    fact,
+    newest_known,
+    version_message,
+)
 from hipwizard.port.edits import Edit, EditLog, Span, apply_edits, carry_mask
-from hipwizard.port.lexer import TOKEN, line_of, line_starts, mask_non_code
+from hipwizard.port.lexer import (
+    TOKEN,
+    enclosing_call,
+    line_of,
+    line_starts,
+    mask_non_code,
+    matching,
+    split_top_level,
+    template_start,
+)
 from hipwizard.port.model import Diagnostic
 from hipwizard.port.tables import HipifyTables, load_tables, parse_version
 
@@ -151,6 +169,8 @@ class BuiltinTranslator:
         dnn = mapping.family == "dnn"  # cuDNN goes to MIOpen: hipDNN, HIPIFY's default for it, is not in ROCm
         target = (mapping.roc.strip("-") if dnn else
                   mapping.roc if self.options.roc and mapping.roc else RENAMES.get(name, mapping.hip))
+        if name in SOLVER_ENUMS and not self.options.roc and enclosing_call(text, m.start()).startswith("cusolver"):
+            target = SOLVER_ENUMS[name]
         if not target:
             stats["unsupported"] += 1
             why = ("no MIOpen counterpart in HIPIFY's tables (its hipdnn* name is the obsolete hipDNN wrapper): "
@@ -225,55 +245,6 @@ DROPPED = {"register", "__grid_constant__"}
 _KERNEL_NAME = re.compile(r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*$")
 
 
-def _matching(masked: str, pos: int, open_ch: str, close_ch: str) -> int:
-    """Index of the bracket closing the one at ``pos`` (-1 when unbalanced)."""
-    depth = 0
-    for i in range(pos, len(masked)):
-        ch = masked[i]
-        if ch == open_ch:
-            depth += 1
-        elif ch == close_ch:
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
-def split_top_level(text: str) -> list[str]:
-    """Split on commas not nested in (), [], {} or <> of templates (angle nesting only after an identifier)."""
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return parts
-
-
-def _template_start(masked: str, end: int) -> int:
-    """If ``masked[:end]`` ends with ``<...>``, where that ``<`` is; else ``end``."""
-    j = end
-    while j > 0 and masked[j - 1].isspace():
-        j -= 1
-    if j == 0 or masked[j - 1] != ">":
-        return end
-    depth = 0
-    for i in range(j - 1, -1, -1):
-        if masked[i] == ">":
-            depth += 1
-        elif masked[i] == "<":
-            depth -= 1
-            if depth == 0:
-                return i
-    return end
-
-
 def rewrite_launches(text: str) -> tuple[str, int]:
     """``k<<<g, b, s, st>>>(args)`` -> ``hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)``."""
     edits = launch_edits(text)
@@ -290,7 +261,7 @@ def launch_edits(text: str) -> list[Edit]:
     pos = masked.find("<<<")
     while pos != -1:
         close = masked.find(">>>", pos + 3)
-        tmpl = _template_start(masked, pos)
+        tmpl = template_start(masked, pos)
         # a kernel name is short: looking back a bounded window keeps many launches linear
         name_m = _KERNEL_NAME.search(masked, max(last, tmpl - 1024), tmpl)
         paren = close + 3 if close != -1 else -1
@@ -299,7 +270,7 @@ def launch_edits(text: str) -> list[Edit]:
         if close == -1 or name_m is None or paren >= len(masked) or masked[paren] != "(" or name_m.start() < last:
             pos = masked.find("<<<", pos + 3)
             continue
-        end = _matching(masked, paren, "(", ")")
+        end = matching(masked, paren, "(", ")")
         if end == -1:
             break
         name = text[name_m.start(1):pos].strip()
@@ -358,7 +329,7 @@ def argument_rule_edits(text: str, masked: _Masked | None = None) -> list[Edit]:
     for m in pattern.finditer(masked):
         index, wrapper = rules[m.group(1)]
         open_pos = m.end() - 1
-        close = _matching(masked, open_pos, "(", ")")
+        close = matching(masked, open_pos, "(", ")")
         if close == -1:
             continue
         inner_start = open_pos + 1

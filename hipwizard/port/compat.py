@@ -104,6 +104,12 @@ RENAMES = {"cudaHostAlloc": "hipHostMalloc"}
 # (in-sample: src/fma-hip, src/layernorm-hip ...; rocm.docs.amd.com HIP "hip_bf16.h" reference).
 VERSIONED_RENAMES = {"__nv_bfloat16": ("6.0", "__hip_bfloat16"), "__nv_bfloat162": ("6.0", "__hip_bfloat162"),
                      "nv_bfloat16": ("6.0", "__hip_bfloat16"), "nv_bfloat162": ("6.0", "__hip_bfloat162")}
+# cuSOLVER takes cuBLAS's enums (cublasFillMode_t...); hipSOLVER before 2.0 (ROCm 6.0) has its own enum types,
+# which a HIPBLAS_* constant does not convert to in C++ (hipSOLVER CHANGELOG 2.0.0: "hipsolverFillMode_t is now an
+# alias of hipblasFillMode_t"). The HIPSOLVER_* names build on every hipSOLVER; HeCBench src/determinant-hip passes
+# HIPSOLVER_FILL_MODE_LOWER to hipsolverDnSpotrf. {CUDA name: the name inside a cusolver* call's arguments}
+SOLVER_ENUMS = {f"CUBLAS_{k}": f"HIPSOLVER_{k}" for k in (
+    "OP_N", "OP_T", "OP_C", "FILL_MODE_UPPER", "FILL_MODE_LOWER", "SIDE_LEFT", "SIDE_RIGHT")}
 # Library headers moved into per-library folders (the flat ones are deprecated in ROCm 6 and gone in 7):
 # HeCBench src/blas-gemm-hip/main.cu '#include <hipblas/hipblas.h>'; rocm.docs.amd.com/projects/hipBLAS
 # "hipblas.h ... deprecated, use hipblas/hipblas.h".

@@ -56,3 +56,75 @@ def line_of(starts: list[int], offset: int) -> int:
     import bisect
 
     return bisect.bisect_right(starts, offset)
+
+
+# -- brackets and calls (over masked text, or text whose comments hold no brackets) ------------------------
+
+
+def enclosing_call(text: str, pos: int, reach: int = 4000) -> str:
+    """The name of the innermost call whose argument list holds ``pos`` ("" if none within ``reach`` chars)."""
+    depth = 0
+    for i in range(pos - 1, max(pos - reach, 0) - 1, -1):
+        ch = text[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                m = CALLEE.search(text, max(i - 200, 0), i)
+                return m.group(1) if m else ""
+            depth -= 1
+        elif ch in ";{}" and depth == 0:
+            return ""
+    return ""
+
+
+CALLEE = re.compile(r"([A-Za-z_]\w*)\s*\Z")
+
+
+def matching(masked: str, pos: int, open_ch: str, close_ch: str) -> int:
+    """Index of the bracket closing the one at ``pos`` (-1 when unbalanced)."""
+    depth = 0
+    for i in range(pos, len(masked)):
+        ch = masked[i]
+        if ch == open_ch:
+            depth += 1
+        elif ch == close_ch:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split on commas not nested in (), [], {} or <> of templates (angle nesting only after an identifier)."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def template_start(masked: str, end: int) -> int:
+    """If ``masked[:end]`` ends with ``<...>``, where that ``<`` is; else ``end``."""
+    j = end
+    while j > 0 and masked[j - 1].isspace():
+        j -= 1
+    if j == 0 or masked[j - 1] != ">":
+        return end
+    depth = 0
+    for i in range(j - 1, -1, -1):
+        if masked[i] == ">":
+            depth += 1
+        elif masked[i] == "<":
+            depth -= 1
+            if depth == 0:
+                return i
+    return end
