@@ -97,6 +97,7 @@ class BuiltinTranslator:
         # Every pass records its replacements; the log folds them onto the original's offsets for the hunks.
         edits: list[Edit] = []
         known = self.tables.__contains__
+        masked_original = mask_non_code(text)  # for the renames' context; later the argument rules' and risks'
         for m in SCAN.finditer(text):
             kind = m.lastgroup  # the outermost group that matched (a nested group closes before it)
             if kind == "ident":
@@ -105,7 +106,7 @@ class BuiltinTranslator:
                 if not known(name) and not name.startswith(("cu", "CU", "nv")) and name not in DROPPED \
                         and not name.startswith("__"):
                     continue
-                new = self._identifier(m, text, report, stats, own_names)
+                new = self._identifier(m, masked_original, report, stats, own_names)
             elif kind == "include":
                 new = self._include(m, seen_groups, report, stats)
             else:
@@ -120,7 +121,6 @@ class BuiltinTranslator:
             stats["launches"] = len(edits)
         # The original's masking, carried over the edits so far, serves the argument rules and the device-code
         # test (the argument rules only wrap arguments: no comment, string or device marker added).
-        masked_original = mask_non_code(text)
         masked = _Masked(log.text, lambda: carry_mask(masked_original, log.text, log.spans))
         edits = argument_rule_edits(log.text, masked)
         log.then(edits)
@@ -139,7 +139,7 @@ class BuiltinTranslator:
 
     # -- pieces -------------------------------------------------------------------------------------
 
-    def _identifier(self, m: re.Match, text: str, report, stats, own_names: set[str]) -> str:
+    def _identifier(self, m: re.Match, masked: str, report, stats, own_names: set[str]) -> str:
         name = m.group("ident")
         if name in DROPPED:  # keywords HIP-Clang rejects (C++17 'register') or lacks (__grid_constant__)
             return ""  # its neighbouring blanks stay: `register int x` -> ` int x`
@@ -153,7 +153,7 @@ class BuiltinTranslator:
         if renamed is not None and self.hip_version >= (parse_version(renamed[0]) or (0,)):
             stats["converted"] += 1
             return renamed[1]
-        if name == "cub" and text.startswith("::", m.end()):
+        if name == "cub" and masked.startswith("::", m.end()):
             stats["converted"] += 1
             return "hipcub"
         mapping = self.tables.get(name)
@@ -169,7 +169,7 @@ class BuiltinTranslator:
         dnn = mapping.family == "dnn"  # cuDNN goes to MIOpen: hipDNN, HIPIFY's default for it, is not in ROCm
         target = (mapping.roc.strip("-") if dnn else
                   mapping.roc if self.options.roc and mapping.roc else RENAMES.get(name, mapping.hip))
-        if name in SOLVER_ENUMS and not self.options.roc and enclosing_call(text, m.start()).startswith("cusolver"):
+        if name in SOLVER_ENUMS and not self.options.roc and enclosing_call(masked, m.start()).startswith("cusolver"):
             target = SOLVER_ENUMS[name]
         if not target:
             stats["unsupported"] += 1

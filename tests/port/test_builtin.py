@@ -91,11 +91,13 @@ def test_cublas_enums_in_a_cusolver_call_take_hipsolver_names():
     """cuSOLVER takes cuBLAS's enums; hipSOLVER before ROCm 6.0 has its own enum types, which HIPBLAS_* does not
     convert to in C++ (HeCBench determinant-hip passes HIPSOLVER_FILL_MODE_LOWER). cuBLAS calls keep HIPBLAS_*,
     and an enum inside another call nested in the solver call belongs to that call."""
-    src = ("void f(){ CHECK(cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, A, n, &lw));\n"
+    src = ("void f(){ CHECK(cusolverDnSpotrf_bufferSize(h, /* uplo (see cublasSsyrk( */ "
+           "CUBLAS_FILL_MODE_LOWER, n, A, n, &lw));\n"
            "  cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, k, &a, A, n, &b, C, n);\n"
            "  cusolverDnSormqr(h, CUBLAS_SIDE_LEFT,\n    CUBLAS_OP_T, m, n, k, A, lda, tau, pick(CUBLAS_OP_N), c); }\n")
     out = translate_text(src).text.splitlines()
-    assert out[0] == "void f(){ CHECK(hipsolverDnSpotrf_bufferSize(h, HIPSOLVER_FILL_MODE_LOWER, n, A, n, &lw));"
+    assert out[0] == ("void f(){ CHECK(hipsolverDnSpotrf_bufferSize(h, /* uplo (see cublasSsyrk( */ "
+                      "HIPSOLVER_FILL_MODE_LOWER, n, A, n, &lw));")
     assert out[1] == "  hipblasSsyrk(h, HIPBLAS_FILL_MODE_LOWER, HIPBLAS_OP_N, n, k, &a, A, n, &b, C, n);"
     assert out[2:] == ["  hipsolverDnSormqr(h, HIPSOLVER_SIDE_LEFT,",
                        "    HIPSOLVER_OP_T, m, n, k, A, lda, tau, pick(HIPBLAS_OP_N), c); }"]
