@@ -4,7 +4,10 @@ Lines keep their line endings (``"x = 1;\\n"``; the last line may have none), so
 its hunks is byte-exact, CRLF files included. Hunks are the non-equal opcodes of a line diff (one hunk per
 contiguous change, so each can be accepted or rejected on its own), each with up to ``context`` unchanged
 lines before and after. The built-in translator's hunks come from its edit log (``hunks_from_edits``), an
-external tool's from ``linediff`` (near-linear on code); both give the boundaries difflib gave. ``hunk_id`` is a hash of file, context and text: stable across re-runs.
+external tool's from ``linediff`` (near-linear on code); both give the boundaries difflib gave. ``hunk_id`` is a
+hash of file, context and text: stable across re-runs. Two hunks of one file can hash alike (the same change
+after the same lines, twice): the first keeps the hash, the n-th later one in file order gets ``<hash>-n``
+(``unique_ids``), so every id names one hunk and a re-run gives the same ids again.
 """
 
 from __future__ import annotations
@@ -31,7 +34,19 @@ def split_hunks(path: str, original: str, translated: str, context: int = 3) -> 
     if original == translated:
         return []
     a, b = split_lines(original), split_lines(translated)
-    return _hunks(path, a, line_opcodes(a, b), a, b, 0, 0, context)
+    return unique_ids(_hunks(path, a, line_opcodes(a, b), a, b, 0, 0, context))
+
+
+def unique_ids(hunks: list[Hunk]) -> list[Hunk]:
+    """``hunks`` (one file's, in file order) with every id unique: a repeat of an earlier hunk's id gets
+    ``-2``, ``-3``... by its occurrence (stable across re-runs: the same text gives the same order). Returns
+    the same list, changed in place."""
+    seen: dict[str, int] = {}
+    for h in hunks:
+        n = seen[h.hunk_id] = seen.get(h.hunk_id, 0) + 1
+        if n > 1:
+            h.hunk_id = f"{h.hunk_id}-{n}"
+    return hunks
 
 
 def hunks_from_edits(path: str, original: str, translated: str, spans: list[Span], context: int = 3) -> list[Hunk]:
@@ -77,7 +92,7 @@ def hunks_from_edits(path: str, original: str, translated: str, spans: list[Span
         new = split_lines(translated[t_start:t_end])
         hunks.extend(_hunks(path, a, line_opcodes(old, new), old, new, first, first + added, context))
         added += len(new) - len(old)
-    return hunks
+    return unique_ids(hunks)
 
 
 def _hunks(path: str, a: list[str], ops, old: list[str], new: list[str], a_off: int, b_off: int,

@@ -14,7 +14,7 @@ import pytest
 from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
 from hipwizard.port.demo import DEMO_PROJECT
 from hipwizard.port.edits import Edit, EditLog
-from hipwizard.port.hunks import apply_hunks, hunk_at_line, hunks_from_edits, split_hunks, split_lines
+from hipwizard.port.hunks import apply_hunks, hunk_at_line, hunks_from_edits, split_hunks, split_lines, unique_ids
 from hipwizard.port.model import Hunk
 
 ORIGINAL = "".join(f"line {i}\n" for i in range(1, 41))
@@ -121,8 +121,8 @@ def _difflib_hunks(path, original, translated, context=3):
     """What hunks were before: difflib over the whole file (the reference the fast paths must reproduce)."""
     a, b = split_lines(original), split_lines(translated)
     ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-    return [Hunk(path, i1 + 1, a[i1:i2], j1 + 1, b[j1:j2], a[max(0, i1 - context):i1], a[i2:i2 + context])
-            for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+    return unique_ids([Hunk(path, i1 + 1, a[i1:i2], j1 + 1, b[j1:j2], a[max(0, i1 - context):i1], a[i2:i2 + context])
+                       for tag, i1, i2, j1, j2 in ops if tag != "equal"])
 
 
 def _ids(hunks):
@@ -199,3 +199,63 @@ def test_line_diff_of_a_file_without_unique_lines_matches_the_edit_log(launches)
     by_diff = split_hunks("f.cu", text, t.text)
     assert time.perf_counter() - t0 < 5  # ~0.1 s on the dev container
     assert _ids(by_diff) == _ids(hunks_from_edits("f.cu", text, t.text, t.spans))
+
+
+# -- identical hunks (the same change after the same lines, twice in one file) ----------------------------
+
+TWICE = """#include <cuda_runtime.h>
+void f(int *p) {
+  p[0] = 1;
+  p[1] = 2;
+  p[2] = 3;
+  cudaDeviceSynchronize();
+  p[3] = 4;
+  p[0] = 1;
+  p[1] = 2;
+  p[2] = 3;
+  cudaDeviceSynchronize();
+  p[3] = 4;
+}
+int main() {
+  f(0);
+  return 0;
+}
+"""
+
+
+def test_identical_hunks_get_distinct_stable_ids():
+    t = BuiltinTranslator(TranslateOptions()).translate(TWICE)
+    for hunks in (hunks_from_edits("k.cu", TWICE, t.text, t.spans), split_hunks("k.cu", TWICE, t.text)):
+        syncs = [h for h in hunks if "hipDeviceSynchronize" in "".join(h.new_lines)]
+        assert len(syncs) == 2 and syncs[0].content_key() == syncs[1].content_key()
+        assert syncs[1].hunk_id == syncs[0].hunk_id + "-2"
+        assert len({h.hunk_id for h in hunks}) == len(hunks)
+    assert _ids(split_hunks("k.cu", TWICE, t.text)) == _ids(hunks_from_edits("k.cu", TWICE, t.text, t.spans))
+
+
+def test_identical_hunks_write_twice_through_the_cli_without_stale(tmp_path):
+    import json
+    import sys
+
+    from hipwizard.port.review_state import ReviewState
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text(TWICE)
+
+    def hipwizard(*args):
+        return subprocess.run([sys.executable, "-m", "hipwizard", *args], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+
+    assert hipwizard("hipify", "src", "--out", "out").returncode == 0
+    state = json.loads((tmp_path / "out.review.json").read_text())
+    ids = [h["hunk_id"] for h in state["hunks"]]
+    assert len(ids) == 3 and len(set(ids)) == 3
+    review = ReviewState.load(tmp_path / "out.review.json")
+    review.decide(ids, "accepted")
+    review.compact()
+    for _ in range(2):
+        proc = hipwizard("review", "out", "--write", "--no-check")
+        assert proc.returncode == 0 and "stale" not in proc.stdout, proc.stdout + proc.stderr
+        assert (tmp_path / "out" / "k.cu").read_text().count("hipDeviceSynchronize();") == 2
+    assert hipwizard("hipify", "src", "--out", "out").returncode == 0  # a re-run keeps the same ids
+    assert [h["hunk_id"] for h in json.loads((tmp_path / "out.review.json").read_text())["hunks"]] == ids
