@@ -70,6 +70,21 @@ class Runner(Protocol):
     def which(self, name: str) -> str | None: ...
 
 
+def path_operand(path: str | os.PathLike[str]) -> str:
+    """A file name as a program's operand that no program can read as an option or a response file.
+
+    A user's file may be named ``-o.cu`` (an option to every compiler) or ``@opts.cu`` (clang and hipcc read
+    ``opts.cu`` as more options, even after ``--``). The name is passed absolute, or relative with ``./``
+    in front, so it never starts with ``-`` or ``@``.
+    """
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if os.path.isabs(text) or text.startswith(("./", "../")):
+        return text
+    return "./" + text
+
+
 # Where ROCm installs its tools when they are not on PATH.
 EXTRA_TOOL_DIRS = ("/opt/rocm/bin", "/opt/rocm/llvm/bin")
 

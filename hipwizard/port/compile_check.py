@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from hipwizard.progress import Progress, ProgressFn
-from hipwizard.runner import Runner, RunResult, SubprocessRunner
+from hipwizard.runner import Runner, RunResult, SubprocessRunner, path_operand
 
 CheckStatus = Literal["ok", "failed", "missing-header", "not available", "skipped", "error"]
 DEFAULT_ARCH = "gfx942"
@@ -124,7 +124,8 @@ def find_toolchain(runner: Runner, arch: str | None = None) -> Toolchain:
         probe = Path(tmp) / "probe.hip"
         probe.write_text("")
         for candidate in (want, *[a for a in FALLBACK_ARCHS if a != want]):
-            res = runner.run([hipcc, f"--offload-arch={candidate}", "-c", str(probe), "-o", str(Path(tmp) / "p.o")],
+            res = runner.run([hipcc, f"--offload-arch={candidate}", "-c", path_operand(probe),
+                              "-o", path_operand(Path(tmp) / "p.o")],
                              timeout=120, env=HIP_ENV, cwd=tmp)
             if res.ok:
                 note = "" if candidate == want else (
@@ -158,12 +159,17 @@ def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str 
     done = 0
     total = len(units)
     # the project root and a top-level include/ folder: where build files usually point -I
-    includes = ["-I", "."] + (["-I", "include"] if (root / "include").is_dir() else [])
+    where = root.resolve()
+    includes = ["-I", str(where)] + (["-I", str(where / "include")] if (root / "include").is_dir() else [])
 
     def one(rel: str) -> FileCheck:
         with tempfile.TemporaryDirectory(prefix="hipwizard-cc-") as tmp:
-            argv = [tool.hipcc, f"--offload-arch={tool.arch}", "-c", rel, *includes, "-o", str(Path(tmp) / "out.o")]
-            res = runner.run(argv, timeout=300, env=HIP_ENV, cwd=str(root))
+            # The file by its absolute name, from an empty folder of our own: clang reads any argument
+            # that starts with "@" as a response file, the driver's own "-main-file-name @opts.cu" to cc1
+            # included, relative to the working folder; there, no file of the user's can answer it.
+            argv = [tool.hipcc, f"--offload-arch={tool.arch}", "-c", path_operand(where / rel), *includes,
+                    "-o", path_operand(Path(tmp) / "out.o")]
+            res = runner.run(argv, timeout=300, env=HIP_ENV, cwd=tmp)
         diags = parse_diagnostics(res.output, root)
         status = classify(res, diags)
         note = tool.note

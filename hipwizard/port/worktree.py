@@ -252,8 +252,10 @@ class WorkTree:
             for p, data in zip(paths, (ours, base, theirs)):
                 p.write_bytes(data)
             # Without -p git writes the result into the first file: bytes kept as they are (no decoding).
+            # "--" and absolute paths: the three operands are never read as options
             result = runner.run(["git", "merge-file", "-L", "yours", "-L", "last written by hipwizard",
-                                 "-L", "new result", *map(str, paths)], timeout=MERGE_TIMEOUT_S)
+                                 "-L", "new result", "--", *(str(p.absolute()) for p in paths)],
+                                timeout=MERGE_TIMEOUT_S)
             if result.status == "missing":
                 return b"", 0, "you edited it and git is not installed to merge (apt install git)"
             code = result.returncode

@@ -17,7 +17,7 @@ from hipwizard.port.backends.hipify_output import parse_clang_warnings, parse_st
 from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
 from hipwizard.port.scan import SourceFile, decode_source, encode_source
 from hipwizard.progress import ProgressFn
-from hipwizard.runner import Runner
+from hipwizard.runner import Runner, path_operand
 
 BATCH = 64  # files per hipify-perl call: one Perl start-up per batch
 
@@ -40,7 +40,7 @@ def _copy_batch(files: list[SourceFile], folder: Path) -> list[Path]:
         dest = folder / str(i) / Path(src.path).name
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(encode_source(src.text))
-        copies.append(dest)
+        copies.append(dest.absolute())  # absolute: a copy named "-x.cu" or "@x.cu" is never read as an option
     return copies
 
 
@@ -69,7 +69,7 @@ class HipifyPerlBackend:
         with tempfile.TemporaryDirectory(prefix="hipwizard-perl-") as tmp:
             copies = _copy_batch(batch, Path(tmp))
             argv = [self.executable, "-inplace", "-quiet-warnings", "-print-stats",
-                    *_option_flags(self.options, "-"), *map(str, copies)]
+                    *_option_flags(self.options, "-"), *map(path_operand, copies)]
             res = self.runner.run(argv, timeout=60 + 2 * len(batch), cwd=tmp)
             stats = parse_stats(res.stderr) if res.stderr else {}
             results = []
@@ -105,7 +105,7 @@ class HipifyClangBackend:
             copies = _copy_batch(files, Path(tmp))
             for i, (src, copy) in enumerate(zip(files, copies)):
                 out_path = copy.with_name(copy.name + ".hip")
-                argv = [self.executable, str(copy), f"-o={out_path}", "--print-stats",
+                argv = [self.executable, path_operand(copy), f"-o={out_path}", "--print-stats",
                         *_option_flags(self.options, "--"), "--", "-x", "cuda"]
                 if cuda_path:
                     argv.append(f"--cuda-path={cuda_path}")
