@@ -20,6 +20,7 @@ from typing import Sequence
 from hipwizard import __version__
 from hipwizard.errors import UserError
 from hipwizard.steps import cli_modules, subcommands
+from hipwizard.textsafe import inert_line
 
 
 EXIT_CODES = """exit codes (every sub-command):
@@ -95,7 +96,7 @@ def _dispatch(argv: list[str]) -> int:
 
 
 def _error(message: str) -> int:
-    line = " ".join(message.split()) or "unknown error"
+    line = " ".join(inert_line(message).split()) or "unknown error"  # names in it come from outside
     try:
         print(f"hipwizard: error: {line}", file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):

@@ -8,8 +8,11 @@ import json
 import re
 from typing import Any
 
-# Real ESC sequences and the caret notation ("^[[31m", "^[3m") users paste from terminals.
-_ANSI = re.compile(r"(?:\x1b|\^\[)\[?[0-9;]*[A-Za-z]")
+from hipwizard.textsafe import inert
+
+# The caret notation ("^[[31m", "^[3m") users paste from terminals; real control sequences go through the
+# one sanitiser (hipwizard.textsafe).
+_CARET = re.compile(r"\^\[\[?[0-9;]*[A-Za-z]")
 _GFX = re.compile(r"\b(gfx[0-9a-f]{3,5})((?::[a-z0-9_-]+[+-]?)*)", re.IGNORECASE)
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?i?B)?\s*$", re.IGNORECASE)
 _UNITS = {"b": 1, "kb": 2**10, "kib": 2**10, "mb": 2**20, "mib": 2**20, "gb": 2**30, "gib": 2**30,
@@ -24,7 +27,9 @@ _DRIVER_DOWN = re.compile(
 
 
 def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
+    """``text`` with no control sequence (CSI, OSC, DCS, APC, C1, caret notation) or control character but
+    newline, carriage return and tab: tool output and pastes are read as inert text."""
+    return inert(_CARET.sub("", text), keep="\n\r\t")
 
 
 def driver_down_note(text: str) -> str:
