@@ -223,7 +223,7 @@ def cmd_stop(args) -> int:
     print(f"stopping {manifest.name} (graceful for up to {args.grace:g} s) ...", flush=True)
     result = stop(args.run_dir, grace_s=args.grace)
     if not result.was_running:
-        print("the run was not running")
+        print("the run's processes are gone; nothing was signalled")
         return 0
     for step in result.steps:
         print(f"  {step}")

@@ -9,6 +9,7 @@ the exact variables a run gets are testable without starting anything.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from hipwizard.train.manifest import (
     CONFIG_NAME,
     EXIT_NAME,
     LOG_NAME,
+    RUN_ENV,
     RunManifest,
     load_manifest,
 )
@@ -162,6 +164,10 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
         raise UserError(f"a run is already going in {run_dir} (pid {previous.pid}); stop it first")
     platform = options.platform or detect_platform()
     delta, removed = build_environment(config, options, platform, os.environ, output_dir)
+    # The run's marker: the supervisor and everything it starts inherit it, and stop.py signals only
+    # processes that carry it (a pid or group number alone may have been reused by someone else).
+    token = secrets.token_hex(16)
+    delta[RUN_ENV] = token
     env = {k: v for k, v in os.environ.items() if k not in removed}
     env.update(delta)
     command = [find_llamafactory_cli(options.llamafactory_cli), "train", CONFIG_NAME]
@@ -191,7 +197,7 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
         cwd=str(run_dir), env_delta=delta, env_removed=removed, pid=proc.pid, pgid=proc.pid,
         pid_create_time=_create_time(proc.pid), started=datetime.fromtimestamp(started, timezone.utc)
         .isoformat(timespec="seconds"), started_epoch=started, log=LOG_NAME, output_dir=str(output_dir),
-        platform=platform, versions=library_versions(),
+        platform=platform, versions=library_versions(), run_token=token,
     )
     try:
         manifest.save()

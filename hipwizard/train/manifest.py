@@ -17,6 +17,7 @@ from hipwizard.atomic import atomic_write_json
 MANIFEST_NAME = "run.json"
 EXIT_NAME = "exit.json"
 LOG_NAME = "train.log"
+RUN_ENV = "HIPWIZARD_RUN"  # the run's marker in the environment of every process of the run (see stop.py)
 CONFIG_NAME = "config.yaml"
 
 
@@ -42,6 +43,7 @@ class RunManifest:
     versions: dict[str, str] = field(default_factory=dict)
     version: int = 1
     environment: dict | None = None  # doctor.fingerprint of the machine it was launched on (services.launch)
+    run_token: str = ""  # the value of RUN_ENV its processes carry ("" in runs launched before it existed)
 
     def save(self) -> None:
         atomic_write_json(Path(self.run_dir) / MANIFEST_NAME, asdict(self))

@@ -47,7 +47,7 @@ def is_running(manifest: RunManifest) -> bool:
 
     if leader(manifest) is not None:
         return True
-    return bool(group_members(manifest.pgid))
+    return bool(group_members(manifest))
 
 
 def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, dict | None]:

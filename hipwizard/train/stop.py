@@ -8,6 +8,11 @@
    to every descendant seen (a grandchild that left the group is still ours).
 3. Verify no process of the run survives; ``StopResult.survivors`` lists any that did.
 
+Nothing is signalled that is not provably the run's: the supervisor must match the create time recorded
+at launch and carry the run's marker (``HIPWIZARD_RUN=<token>`` in its environment, inherited by every
+process it starts); a group is signalled as a whole only while each of its members is the run's. A run
+whose supervisor is gone and whose group number now belongs to someone else is "gone": nothing is sent.
+
 Blocking (it waits); the UI calls it from a thread worker.
 """
 
@@ -22,7 +27,8 @@ from pathlib import Path
 
 import psutil
 
-from hipwizard.train.manifest import RunManifest, read_exit, write_exit
+from hipwizard.atomic import atomic_write_text
+from hipwizard.train.manifest import RUN_ENV, RunManifest, read_exit, write_exit
 
 STOP_MARK = "stop_requested"
 AFTER_TRAINERS_S = 5.0  # how long the launchers above the trainers get to exit on their own
@@ -49,8 +55,20 @@ def _alive(p: psutil.Process) -> bool:
         return False
 
 
-def group_members(pgid: int) -> list[psutil.Process]:
-    """Live processes whose process group is ``pgid``."""
+def marked(p: psutil.Process, token: str) -> bool:
+    """True when ``p`` carries the run's marker (``HIPWIZARD_RUN=<token>`` in its environment, set by the
+    launcher for the supervisor and inherited by everything it starts). Another user's process cannot
+    be read, so it is never ours."""
+    if not token:
+        return False
+    try:
+        return p.environ().get(RUN_ENV) == token
+    except (psutil.Error, OSError):
+        return False
+
+
+def _group(pgid: int) -> list[psutil.Process]:
+    """Live processes whose process group is ``pgid``, ours or not."""
     out = []
     for p in psutil.process_iter():
         try:
@@ -62,18 +80,53 @@ def group_members(pgid: int) -> list[psutil.Process]:
 
 
 def leader(manifest: RunManifest) -> psutil.Process | None:
-    """The run's supervisor, if it is alive and is really ours (not a recycled pid)."""
+    """The run's supervisor, if it is alive and provably ours: the create time recorded at launch and,
+    for runs launched with a marker, the marker in its environment (a recycled pid has neither)."""
+    if not manifest.pid_create_time:
+        return None  # nothing to tell our process from a recycled pid: never assume
     try:
         p = psutil.Process(manifest.pid)
-        if manifest.pid_create_time and abs(p.create_time() - manifest.pid_create_time) > 1.0:
+        if abs(p.create_time() - manifest.pid_create_time) > 1.0:
+            return None
+        if manifest.run_token and not marked(p, manifest.run_token):
             return None
         return p if _alive(p) else None
     except psutil.Error:
         return None
 
 
+def group_members(manifest: RunManifest) -> list[psutil.Process]:
+    """The live members of the run's process group that are provably the run's: each carries the run's
+    marker, or (a run recorded without one) the group's leader is the run's verified supervisor. A group
+    number reused by someone else after the run ended gives nothing."""
+    members = _group(manifest.pgid)
+    if manifest.run_token:
+        return [p for p in members if marked(p, manifest.run_token)]
+    if manifest.pgid == manifest.pid and leader(manifest) is not None:
+        return members  # while our leader lives, its group number cannot have been reused
+    return []
+
+
+def group_is_ours(manifest: RunManifest) -> bool:
+    """True when the whole process group ``manifest.pgid`` is the run's (a leader and members that
+    match it), so that signalling the group reaches no one else."""
+    members = _group(manifest.pgid)
+    if not members:
+        return False
+    ours = {p.pid for p in group_members(manifest)}
+    lead = leader(manifest)
+    if lead is not None:
+        try:
+            ours |= {c.pid for c in lead.children(recursive=True)}
+        except psutil.Error:
+            pass
+        ours.add(lead.pid)
+    return all(p.pid in ours for p in members)
+
+
 def run_processes(manifest: RunManifest, seen: dict[int, psutil.Process] | None = None) -> dict[int, psutil.Process]:
-    """Every live process of the run: the group, the leader's descendants, and those seen before."""
+    """Every live process of the run: the verified leader and its descendants, the group's members that
+    carry the run's marker, and those seen before (psutil tells a recycled pid from the one seen)."""
     procs: dict[int, psutil.Process] = {}
     lead = leader(manifest)
     candidates = list(seen.values()) if seen else []
@@ -84,7 +137,7 @@ def run_processes(manifest: RunManifest, seen: dict[int, psutil.Process] | None 
         except psutil.Error:
             pass
     # Always scan the group: when the supervisor is gone, its orphans are found only this way.
-    candidates += group_members(manifest.pgid)
+    candidates += group_members(manifest)
     for p in candidates:
         if _alive(p):
             procs[p.pid] = p
@@ -136,6 +189,7 @@ def _wait_gone(manifest: RunManifest, seen: dict[int, psutil.Process], timeout: 
 
 
 def kill_group(pgid: int) -> None:
+    """SIGKILL to a group just started by this process (a launch that could not be recorded)."""
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -151,7 +205,7 @@ def stop_run(manifest: RunManifest, *, grace_s: float = 60.0, term_s: float = 15
         result.was_running = False
         return result
     try:
-        (Path(manifest.run_dir) / STOP_MARK).write_text(_now() + "\n")
+        atomic_write_text(Path(manifest.run_dir) / STOP_MARK, _now() + "\n")  # replaces a link, never writes through it
     except OSError:
         pass  # a read-only run dir must not prevent stopping
     trainers = trainer_processes(seen)
@@ -166,12 +220,12 @@ def stop_run(manifest: RunManifest, *, grace_s: float = 60.0, term_s: float = 15
     else:
         live = {pid: p for pid, p in seen.items() if _alive(p)}
     if live:
-        _killpg(manifest.pgid, signal.SIGTERM)
+        _killpg(manifest, signal.SIGTERM)
         _signal_all(live.values(), signal.SIGTERM)
         result.steps.append("SIGTERM to the process group")
         live = _wait_gone(manifest, seen, term_s, poll)
     if live:
-        kill_group(manifest.pgid)
+        _killpg(manifest, signal.SIGKILL)
         _signal_all(live.values(), signal.SIGKILL)
         result.steps.append("SIGKILL to the process group and every descendant")
         live = _wait_gone(manifest, seen, 5.0, poll)
@@ -186,9 +240,12 @@ def stop_run(manifest: RunManifest, *, grace_s: float = 60.0, term_s: float = 15
     return result
 
 
-def _killpg(pgid: int, sig: int) -> None:
+def _killpg(manifest: RunManifest, sig: int) -> None:
+    """Signal the run's group only when every member of it is the run's (checked right before)."""
+    if not group_is_ours(manifest):
+        return
     try:
-        os.killpg(pgid, sig)
+        os.killpg(manifest.pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
 

@@ -203,3 +203,51 @@ def test_hipify_json_head_1(tmp_path):
     assert (tmp_path / "o.review.json").is_file()
     proc = _reader_gone(["hipify", "src", "--out", "o2", "--backend", "builtin", "--json"], tmp_path)
     assert proc.returncode == 141 and proc.stderr == "", (proc.returncode, proc.stderr)
+
+
+def _stale_copy(real: Path, dest: Path, **fields) -> Path:
+    """A run directory whose run.json is ``real``'s with ``fields`` replaced (a run whose supervisor is
+    gone and whose pid / group number now belong to someone else)."""
+    dest.mkdir()
+    data = json.loads((real / "run.json").read_text())
+    data.update(run_dir=str(dest), **fields)
+    (dest / "run.json").write_text(json.dumps(data))
+    return dest
+
+
+def test_stop_signals_no_group_that_is_not_the_runs(tmp_path, capsys):
+    """`hipwizard stop` on a run whose group number now belongs to an unrelated process group: nothing is
+    signalled and the stranger lives; the real run is still stopped."""
+    import psutil
+
+    from hipwizard.train.launcher import LaunchOptions, launch
+
+    from ..train.helpers import pids_alive, run_dir_with, script, wait_for
+
+    real = run_dir_with(tmp_path, name="real")
+    m = launch(real, LaunchOptions(platform="cpu", llamafactory_cli=script(tmp_path, "sleep 120\n")))
+    stranger = subprocess.Popen(["setsid", "sleep", "60"])  # not a group leader: setsid execs in place
+    try:
+        wait_for(lambda: os.getpgid(stranger.pid) == stranger.pid, timeout=10)
+        born = psutil.Process(stranger.pid).create_time()
+        cases = {
+            # the worst case: the record's pid, group and even its create time are the stranger's
+            "same-token": {"pid": stranger.pid, "pgid": stranger.pid, "pid_create_time": born},
+            "dead-leader": {"pgid": stranger.pid, "pid": 999_999_999},
+            "no-token": {"pid": stranger.pid, "pgid": stranger.pid, "pid_create_time": 0.0, "run_token": ""},
+        }
+        for name, fields in cases.items():
+            stale = _stale_copy(real, tmp_path / name, **fields)
+            assert main(["stop", str(stale), "--grace", "0"]) == 0, name
+            out = capsys.readouterr().out
+            assert "the run's processes are gone" in out and "SIG" not in out, (name, out)
+            assert stranger.poll() is None, f"{name}: the unrelated process group was signalled"
+            assert not (stale / "stop_requested").exists() and not (stale / "exit.json").exists()
+        tree = [m.pid, *(c.pid for c in psutil.Process(m.pid).children(recursive=True))]
+        assert main(["stop", str(real), "--grace", "1"]) == 0
+        assert "no process of the run is left" in capsys.readouterr().out
+        wait_for(lambda: pids_alive(tree) == [], timeout=10)
+        assert stranger.poll() is None
+    finally:
+        stranger.kill()
+        stranger.wait(10)

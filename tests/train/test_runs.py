@@ -63,7 +63,7 @@ def test_states_finished_failed_lost_and_not_launched(tmp_path):
         os.killpg(m.pgid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    wait_for(lambda: not run_processes(m) and not group_members(m.pgid), timeout=10)
+    wait_for(lambda: not run_processes(m) and not group_members(m), timeout=10)
     (lost / "exit.json").unlink(missing_ok=True)
     assert run_info(lost).state == "lost"
 
