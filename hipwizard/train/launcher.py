@@ -8,6 +8,7 @@ the exact variables a run gets are testable without starting anything.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import shutil
@@ -29,7 +30,9 @@ from hipwizard.train.manifest import (
     CONFIG_NAME,
     EXIT_NAME,
     LOG_NAME,
+    MANIFEST_NAME,
     RUN_ENV,
+    STOP_NAME,
     RunManifest,
     load_manifest,
 )
@@ -153,12 +156,12 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
     """Start the run in RUN_DIR and return its manifest (already saved). Raises UserError on bad input."""
     from hipwizard.gpu import detect_platform
     from hipwizard.train.runs import is_running
-    from hipwizard.train.stop import STOP_MARK
 
     options = options or LaunchOptions()
     run_dir = Path(run_dir).expanduser().resolve()
     config = read_config(run_dir)
     output_dir = output_dir_of(run_dir, config)
+    refuse_links(run_dir)
     previous = load_manifest(run_dir)
     if previous is not None and is_running(previous):
         raise UserError(f"a run is already going in {run_dir} (pid {previous.pid}); stop it first")
@@ -180,9 +183,11 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
     try:
         (run_dir / EXIT_NAME).unlink(missing_ok=True)
         # A stop mark left by the previous run (stop, then resume) would call this one "stopped".
-        (run_dir / STOP_MARK).unlink(missing_ok=True)
-        log = open(log_path, "wb")
+        (run_dir / STOP_NAME).unlink(missing_ok=True)
+        log = open_log(log_path)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # made a link after the check above
+            raise UserError(_link_refusal(log_path)) from None
         raise UserError(f"cannot write in {run_dir}: {exc.strerror or exc}") from None
     with log:
         try:
@@ -208,6 +213,29 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
         kill_group(proc.pid)
         raise UserError(f"cannot record the run in {run_dir}: {exc.strerror or exc}") from None
     return manifest
+
+
+# The files a launch, the supervisor and a stop write in a run directory.
+RUN_FILES = (LOG_NAME, MANIFEST_NAME, EXIT_NAME, STOP_NAME)
+
+
+def _link_refusal(path: Path) -> str:
+    return (f"{path} is a symbolic link: hipwizard does not write through links in a run directory "
+            f"(remove the link; its target is left as it is)")
+
+
+def refuse_links(run_dir: Path) -> None:
+    """``UserError`` when a file the run writes is a symbolic link: writing the log through it would
+    truncate whatever it points to (a user's file)."""
+    for name in RUN_FILES:
+        if (run_dir / name).is_symlink():
+            raise UserError(_link_refusal(run_dir / name))
+
+
+def open_log(path: Path):
+    """``train.log`` opened for writing without following a link (O_NOFOLLOW: ELOOP on a link)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    return os.fdopen(fd, "wb")
 
 
 def _create_time(pid: int) -> float:

@@ -17,6 +17,7 @@ from hipwizard.atomic import atomic_write_json
 MANIFEST_NAME = "run.json"
 EXIT_NAME = "exit.json"
 LOG_NAME = "train.log"
+STOP_NAME = "stop_requested"  # written by stop before its first signal (see stop.py)
 RUN_ENV = "HIPWIZARD_RUN"  # the run's marker in the environment of every process of the run (see stop.py)
 CONFIG_NAME = "config.yaml"
 
