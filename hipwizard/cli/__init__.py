@@ -34,29 +34,46 @@ EXIT_CODES = """exit codes (every sub-command):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hipwizard",
+        usage="%(prog)s [--demo] [--web [--host HOST] [--port PORT]] [DIR]\n"
+              "       %(prog)s SUBCOMMAND ...",
         description=(
             "Take CUDA kernels and a LLaMA-Factory fine-tuning recipe from NVIDIA to AMD Instinct MI300X "
             "(ROCm): doctor -> port -> parity -> train. With no sub-command, opens the wizard on the "
-            "workspace in DIR."
+            "workspace in DIR (default: the current folder)."
         ),
         epilog=EXIT_CODES + "\n\nRun `hipwizard SUBCOMMAND --help` for a step's options.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"hipwizard {__version__}")
+    # Shown here for --help only (SUPPRESS: they never land in a sub-command's namespace); the wizard's own
+    # parser below reads them, from the same definitions.
+    _add_app_options(parser.add_argument_group("the wizard (no SUBCOMMAND; DIR: its workspace folder)"),
+                     default=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
     for name in cli_modules():
         importlib.import_module(name).add_commands(sub)
     return parser
 
 
+def _add_app_options(group, default=None) -> None:
+    """The wizard's options (``hipwizard [options] [DIR]``), for its parser and the top-level --help."""
+    flag = {} if default is None else {"default": default}
+    group.add_argument("--demo", action="store_true", **flag,
+                       help="open the embedded demo workspace (in DIR when given; each instance its own)")
+    group.add_argument("--web", action="store_true", **flag,
+                       help="serve the wizard to a browser instead of this terminal; prints the URL to open, "
+                            "with a token made for this launch (required on the page and its websocket)")
+    group.add_argument("--host", default=default, metavar="HOST",
+                       help="with --web: the address to listen on (default 127.0.0.1, loopback only; "
+                            "any other address is warned about and still needs the token)")
+    group.add_argument("--port", default=default, metavar="PORT",
+                       help="with --web: the TCP port to listen on (default 8000)")
+
+
 def build_app_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hipwizard", add_help=False)
     parser.add_argument("dir", nargs="?", default=None)
-    parser.add_argument("--web", action="store_true", help="serve the wizard in a browser on localhost")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--host", default="localhost")
-    parser.add_argument("--demo", action="store_true",
-                        help="open the embedded demo workspace (in DIR when given; each instance its own)")
+    _add_app_options(parser)
     return parser
 
 
@@ -135,6 +152,13 @@ def _open_app(argv: list[str]) -> int:
     args, unknown = app_parser.parse_known_args(argv)
     if unknown:
         raise UserError(f"unknown argument {unknown[0]!r} (see `hipwizard --help`)")
+    if args.web:
+        from hipwizard.cli import web
+
+        host = web.parse_host(args.host if args.host is not None else web.DEFAULT_HOST)
+        port = web.parse_port(args.port if args.port is not None else web.DEFAULT_PORT)
+    elif args.host is not None or args.port is not None:
+        raise UserError(f"{'--host' if args.host is not None else '--port'} only applies with --web")
     from hipwizard.workspace import Workspace
 
     if args.demo:
@@ -147,20 +171,10 @@ def _open_app(argv: list[str]) -> int:
     else:
         workspace = Workspace.open(args.dir or ".", must_exist=True)
     if args.web:
-        return _serve_web(workspace.root, args.host, args.port)
+        return web.serve(workspace.root, host, port)
     from hipwizard.tui.app import HipwizardApp
 
     HipwizardApp(workspace).run()
-    return 0
-
-
-def _serve_web(root, host: str, port: int) -> int:
-    import shlex
-
-    from textual_serve.server import Server
-
-    command = f"{shlex.quote(sys.executable)} -m hipwizard {shlex.quote(str(root))}"
-    Server(command, host=host, port=port, title="hipwizard").serve()
     return 0
 
 

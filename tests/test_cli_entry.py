@@ -1,0 +1,78 @@
+"""The top-level entry (hipwizard/cli/__init__.py): what `hipwizard --help` offers, the wizard's own options
+(`--web --host --port --demo DIR`), and their bad values, through the real `hipwizard.cli.main`."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from hipwizard.cli import main
+
+
+def _run(*args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hipwizard", *args], check=False, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **env})
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("hipwizard: error: "), err
+    return lines[0]
+
+
+def test_help_shows_the_wizard_options_and_dir(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--web", "--host HOST", "--port PORT", "--demo", "[DIR]"):
+        assert option in out, option
+    assert "127.0.0.1" in out and "token" in out
+
+
+@pytest.mark.parametrize("port, says", [
+    ("abc", "--port 'abc' is not a number"),
+    ("80.5", "--port '80.5' is not a number"),
+    ("0", "--port 0 is out of range"),
+    ("65536", "--port 65536 is out of range"),
+    ("-1", "--port -1 is out of range"),
+])
+def test_bad_web_port_is_one_line_exit_2(tmp_path, capsys, port, says):
+    assert main(["--web", f"--port={port}", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert says in _one_error_line(captured.err)
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--port", "8000"], "--port only applies with --web"),
+    (["--host", "127.0.0.1"], "--host only applies with --web"),
+    (["--web", "--host", ""], "is not a host name or address"),
+    (["--web", "--host", "evil.example/x"], "is not a host name or address"),
+])
+def test_web_options_misused_are_one_line_exit_2(tmp_path, capsys, argv, says):
+    assert main([*argv, str(tmp_path)]) == 2
+    assert says in _one_error_line(capsys.readouterr().err)
+
+
+def test_web_port_in_use_is_one_line_exit_2(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = _run("--web", "--port", str(port), str(tmp_path))
+    assert done.returncode == 2, done
+    line = _one_error_line(done.stderr)
+    assert f"cannot listen on 127.0.0.1:{port}" in line and "in use" in line
+    assert "token=" not in done.stdout  # no URL printed for a server that never listened
+
+
+def test_web_host_that_does_not_resolve_is_one_line_exit_2(tmp_path):
+    done = _run("--web", "--host", "no-such-host.invalid", "--port", "8765", str(tmp_path))
+    assert done.returncode == 2, done
+    assert "cannot listen on no-such-host.invalid:8765" in _one_error_line(done.stderr)
