@@ -76,3 +76,34 @@ def test_web_host_that_does_not_resolve_is_one_line_exit_2(tmp_path):
     done = _run("--web", "--host", "no-such-host.invalid", "--port", "8765", str(tmp_path))
     assert done.returncode == 2, done
     assert "cannot listen on no-such-host.invalid:8765" in _one_error_line(done.stderr)
+
+
+# --- a mistyped sub-command is not a workspace folder -----------------------------------------------------
+
+@pytest.mark.parametrize("typed, meant", [("statsu", "status"), ("hipfy", "hipify"), ("trian", "train"),
+                                          ("reveiw", "review"), ("doctr", "doctor")])
+def test_mistyped_command_is_rejected_with_a_suggestion(tmp_path, monkeypatch, capsys, typed, meant):
+    monkeypatch.chdir(tmp_path)
+    assert main([typed]) == 2
+    assert _one_error_line(capsys.readouterr().err) == \
+        f"hipwizard: error: unknown command {typed!r} (did you mean {meant!r}?)"
+    assert not (tmp_path / typed).exists()
+
+
+@pytest.mark.parametrize("typed", ["nosuchproject", "./statsu", "src"])
+def test_missing_folder_not_like_a_command_keeps_its_error(tmp_path, monkeypatch, capsys, typed):
+    monkeypatch.chdir(tmp_path)
+    assert main([typed]) == 2
+    assert _one_error_line(capsys.readouterr().err) == \
+        f"hipwizard: error: {typed.removeprefix('./')} does not exist (no workspace there)"
+
+
+def test_existing_folder_named_like_a_typo_is_opened(tmp_path, monkeypatch):
+    from hipwizard.tui.app import HipwizardApp
+
+    opened = []
+    monkeypatch.setattr(HipwizardApp, "run", lambda self, *a, **k: opened.append(True))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "statsu").mkdir()
+    assert main(["statsu"]) == 0
+    assert opened == [True]

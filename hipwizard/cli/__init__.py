@@ -12,6 +12,7 @@ too; a closed pipe (``hipwizard status | head -1``) ends quietly.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
@@ -152,6 +153,7 @@ def _open_app(argv: list[str]) -> int:
     args, unknown = app_parser.parse_known_args(argv)
     if unknown:
         raise UserError(f"unknown argument {unknown[0]!r} (see `hipwizard --help`)")
+    _refuse_mistyped_command(argv, args)
     if args.web:
         from hipwizard.cli import web
 
@@ -176,6 +178,18 @@ def _open_app(argv: list[str]) -> int:
 
     HipwizardApp(workspace).run()
     return 0
+
+
+def _refuse_mistyped_command(argv: list[str], args: argparse.Namespace) -> None:
+    """``hipwizard statsu``: a first argument that names no folder but is close to a sub-command is a typo
+    of that command, not a workspace to look for. A folder that exists always wins; ``--demo DIR`` makes
+    its folder, so a new name there is no typo."""
+    word = args.dir
+    if not argv or argv[0] != word or args.demo or os.sep in word or os.path.isdir(word):
+        return
+    close = difflib.get_close_matches(word, sorted(SUBCOMMANDS), n=1, cutoff=0.75)
+    if close:
+        raise UserError(f"unknown command {word!r} (did you mean {close[0]!r}?)")
 
 
 if __name__ == "__main__":
