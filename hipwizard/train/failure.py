@@ -111,13 +111,16 @@ def diagnose_run(manifest) -> Failure | None:
     """``diagnose`` on a launched run: the end of its log, its config, its recorded exit code."""
     import yaml
 
+    from hipwizard.train.bounded import check_yaml_bounds, read_regular_text
     from hipwizard.train.manifest import CONFIG_NAME, read_exit
     from hipwizard.train.tail import read_end
 
     run_dir = Path(manifest.run_dir)
     try:
-        config = yaml.safe_load((run_dir / CONFIG_NAME).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        text = read_regular_text(run_dir / CONFIG_NAME)
+        check_yaml_bounds(text)  # InputRefused is an OSError
+        config = yaml.safe_load(text) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
         config = {}
     end = read_exit(run_dir) or {}
     text = read_end(manifest.log_path)

@@ -26,6 +26,7 @@ import yaml
 
 from hipwizard import __version__
 from hipwizard.errors import UserError
+from hipwizard.train.bounded import InputRefused, check_yaml_bounds, read_regular_text
 from hipwizard.train.manifest import (
     CONFIG_NAME,
     EXIT_NAME,
@@ -63,7 +64,11 @@ def read_config(run_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise UserError(f"{run_dir} has no {CONFIG_NAME}: write one with `hipwizard train init` first")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = read_regular_text(path)
+        check_yaml_bounds(text)
+        data = yaml.safe_load(text)
+    except InputRefused as exc:
+        raise UserError(f"{path} is refused: {exc}") from None
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise UserError(f"{path} is not readable YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):

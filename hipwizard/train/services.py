@@ -196,8 +196,10 @@ def _keep_deepspeed_json(source: Path, dest: Path) -> None:
     (it may tune more than the stage and offload)."""
     from hipwizard.atomic import atomic_write_text
 
+    from hipwizard.train.bounded import read_regular_text
+
     try:
-        text = source.read_text(encoding="utf-8")
+        text = read_regular_text(source)
     except (OSError, UnicodeDecodeError):
         return
     atomic_write_text(dest, text)

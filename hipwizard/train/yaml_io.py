@@ -20,6 +20,7 @@ from ruamel.yaml.error import YAMLError
 
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
+from hipwizard.train.bounded import InputRefused, check_yaml_bounds, read_regular_text
 from hipwizard.train.config import DERIVED_FIELDS, TrainConfig, build_config
 from hipwizard.train.deepspeed_config import ZeroSettings, read_zero_settings
 
@@ -66,6 +67,10 @@ def parse_yaml(text: str, path: Path | None = None) -> LoadedConfig:
     """Parse YAML text; malformed YAML or a non-mapping document raises ``UserError``."""
     where = str(path) if path else "config"
     try:
+        check_yaml_bounds(text)
+    except InputRefused as exc:
+        raise UserError(f"{where} is refused: it {exc}") from None
+    try:
         doc = _yaml().load(text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -86,11 +91,13 @@ def parse_yaml(text: str, path: Path | None = None) -> LoadedConfig:
 def load_yaml(path: str | Path) -> LoadedConfig:
     path = Path(path).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError:
         raise UserError(f"{path} does not exist") from None
     except IsADirectoryError:
         raise UserError(f"{path} is a folder; give the YAML file") from None
+    except InputRefused as exc:
+        raise UserError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {path}: {exc}") from None
     return parse_yaml(text, path.resolve())
@@ -104,8 +111,8 @@ def _fill_zero(loaded: LoadedConfig, ds_value: Any) -> None:
         ds_path = loaded.base_dir / ds_path
     settings: ZeroSettings | None = None
     try:
-        settings = read_zero_settings(json.loads(ds_path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:
+        settings = read_zero_settings(json.loads(read_regular_text(ds_path)))
+    except (OSError, ValueError, RecursionError) as exc:
         settings = _zero_from_name(ds_value)
         loaded.notes.append(f"deepspeed file {ds_value} could not be read ({type(exc).__name__}); "
                             f"ZeRO settings guessed from its name: {settings.label if settings else 'unknown'}")

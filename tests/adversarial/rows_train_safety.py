@@ -20,3 +20,42 @@ ROWS: list[Case] = [
            (name, "symbolic link"), unchanged=("precious.txt",), absent=("r/run.json",) if name != "run.json" else ())
       for name in ("train.log", "run.json", "exit.json", "stop_requested")),
 ]
+
+
+def alias_bomb(levels: int = 9) -> str:
+    """The "billion laughs" in YAML: each level a list of nine aliases of the one before (9**9 values)."""
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\nmodel_name_or_path: m\n"
+
+
+def fifo(rel: str):
+    def build(tmp) -> None:
+        import os
+
+        os.mkfifo(tmp / rel)
+    return build
+
+
+def plan_of(target: str) -> tuple[str, ...]:
+    return ("train", "plan", target, "--workspace", "ws")
+
+
+ROWS += [
+    # inputs that would keep `train plan` busy or eat memory: one line, exit 2, at once
+    Case("plan-yaml-alias-bomb", plan_of("bomb.yaml"), write("bomb.yaml", alias_bomb()), 2,
+         ("bomb.yaml", "refused", "alias")),
+    Case("plan-yaml-nested-20000", plan_of("deep.yaml"), write("deep.yaml", "a: " + "[" * 20000 + "]" * 20000), 2,
+         ("deep.yaml", "deeper than")),
+    Case("plan-dev-zero", plan_of("/dev/zero"), lambda tmp: None, 2, ("/dev/zero", "not a regular file",
+         "character device")),
+    Case("plan-fifo", plan_of("pipe.yaml"), fifo("pipe.yaml"), 2, ("pipe.yaml", "not a regular file", "FIFO")),
+    Case("plan-yaml-5-mib", plan_of("big.yaml"), write("big.yaml", "# pad\n" * (5 * 2**20 // 6) + "a: 1\n"), 2,
+         ("big.yaml", "MiB")),
+    Case("run-dir-config-alias-bomb", run("r"), both(recipe("config.yaml"), write("r/config.yaml", alias_bomb())), 2,
+         ("config.yaml", "alias"), absent=("r/run.json", "r/train.log")),
+    # a DeepSpeed path naming a device: read as unreadable (a note), never hangs the plan
+    Case("plan-deepspeed-dev-zero", ("train", "plan", "r/c.yaml", "--workspace", "ws"),
+         recipe(deepspeed="/dev/zero"), 0, ("could not be read",), stdout_empty=False),
+]
