@@ -64,8 +64,14 @@ class TrainerPoint:
             epoch=_num(rec.get("epoch")), percentage=_num(rec.get("percentage")),
             elapsed_s=parse_duration(rec.get("elapsed_time")), remaining_s=parse_duration(rec.get("remaining_time")),
             throughput_avg=_num(rec.get("throughput")), total_tokens=_num(rec.get("total_tokens")),
-            vram_allocated_gb=_num(rec.get("vram_allocated")), vram_reserved_gb=_num(rec.get("vram_reserved")),
+            vram_allocated_gb=_size(rec.get("vram_allocated")), vram_reserved_gb=_size(rec.get("vram_reserved")),
         )
+
+
+def _size(value: Any) -> float | None:
+    """A memory size in GB: never below zero (a CPU run records -0.0, which would print as "-0.0 GB")."""
+    n = _num(value)
+    return None if n is None else (n if n > 0 else 0.0)
 
 
 def ema(values: list[float], weight: float = 0.8) -> list[float]:

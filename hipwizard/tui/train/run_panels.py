@@ -65,7 +65,7 @@ def rates_text(snap: RunSnapshot) -> Text:
     if snap.grad_norm is not None:
         parts.append(f"grad_norm {snap.grad_norm:.4g}")
     if snap.vram_peak_gb is not None:
-        parts.append(f"peak VRAM (torch) {snap.vram_peak_gb:.1f} GB")
+        parts.append(f"peak VRAM (torch) {max(snap.vram_peak_gb, 0.0) + 0.0:.1f} GB")  # never "-0.0"
     t = Text("  ·  ".join(parts) or "○ waiting for the first logged step")
     if snap.warnings:
         t.append(f"  ·  ⚠ {snap.warnings} warning(s)", style="yellow")
