@@ -107,3 +107,25 @@ def test_existing_folder_named_like_a_typo_is_opened(tmp_path, monkeypatch):
     (tmp_path / "statsu").mkdir()
     assert main(["statsu"]) == 0
     assert opened == [True]
+
+
+# --- a stdout that cannot encode every character ----------------------------------------------------------
+
+@pytest.mark.parametrize("env", [
+    {"PYTHONIOENCODING": "ascii"},
+    {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "PYTHONIOENCODING": ""},
+], ids=["PYTHONIOENCODING=ascii", "C-locale-no-utf8"])
+def test_status_on_an_ascii_stdout_prints_instead_of_a_traceback(tmp_path, env):
+    done = _run("status", str(tmp_path), **env)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done
+    rows = [line for line in done.stdout.splitlines() if "doctor" in line and "not started" in line]
+    assert rows and "\\u25cb" in rows[0]  # the state symbol, written as an escape the terminal can show
+
+
+def test_help_and_an_error_on_an_ascii_stdout(tmp_path):
+    done = _run("--help", PYTHONIOENCODING="ascii")
+    assert done.returncode == 0 and "--web" in done.stdout and "Traceback" not in done.stderr
+    done = _run(str(tmp_path / "caf\u00e9-\u2014"), PYTHONIOENCODING="ascii")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "does not exist" in _one_error_line(done.stderr)

@@ -87,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if sys.stdout is None:  # started with stdout closed (`>&-`): the command still runs, its output goes nowhere
         sys.stdout = open(os.devnull, "w")
+    _tolerate_unencodable_output()
     try:
         code = _dispatch(argv)
         sys.stdout.flush()  # a reader gone away shows here, not in the interpreter's shutdown
@@ -101,6 +102,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(_os_error_line(exc))
     except KeyboardInterrupt:
         return 130
+
+
+def _tolerate_unencodable_output() -> None:
+    """A stdout/stderr that cannot encode every character (``PYTHONIOENCODING=ascii``, a C locale without
+    UTF-8 coercion) writes ``\\u25cb`` for what it cannot show instead of raising mid-output; a non-UTF-8
+    file name (surrogate-escaped) likewise. ``surrogateescape`` (Python's own choice in a C locale) raises on
+    such characters too; a forgiving ``errors`` the user chose (``replace``...) is kept."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) not in ("strict", "surrogateescape"):
+            continue
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass  # not a text stream we can change (a replaced or closed one): leave it
 
 
 def _dispatch(argv: list[str]) -> int:
