@@ -39,7 +39,8 @@ def _review(args) -> int:
     from hipwizard.port.state import locate
 
     path = locate(args.dir)
-    review = ReviewState.load(path)
+    # Writing decisions or the output folder: this session is the review's one writer, or it refuses.
+    review = ReviewState.load(path, lock="hold" if args.resolve or args.write else "none")
     if args.resolve:
         return _resolve(review, args.resolve)
     if args.summary:

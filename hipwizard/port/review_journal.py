@@ -10,11 +10,13 @@ file (a crash between compaction and removing the journal) are skipped.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
 
 from hipwizard.atomic import fsync_dir
+from hipwizard.errors import UserError
 
 COMPACT_EVERY = 256
 
@@ -27,11 +29,18 @@ def journal_path(state_path: Path) -> Path:
 
 
 def append(path: Path, entry: dict) -> None:
-    """Append ``entry`` as one line and fsync it. Raises ``OSError`` (nothing is half-applied in memory:
-    the caller restores its state)."""
+    """Append ``entry`` as one line and fsync it. Raises ``OSError``, or ``UserError`` when the journal is a
+    symbolic link (never written through: it could point at any file of the user's); nothing is half-applied
+    in memory: the caller restores its state."""
     line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass")
-    created = not path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    created = not os.path.lexists(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UserError(f"refusing to append to the decision journal {path}: it is a symbolic link "
+                            "(remove it; decisions are kept in the state file beside it)") from None
+        raise
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":

@@ -59,12 +59,19 @@ class ReviewState(ReviewModel):
         return state
 
     @classmethod
-    def load(cls, path: str | Path) -> ReviewState:
+    def load(cls, path: str | Path, *, lock: str = "none") -> ReviewState:
         """Read a state file and apply its journal. A damaged or newer file raises ``UserError`` and is
-        left as it is."""
+        left as it is. ``lock`` (``review_lock``): "hold" the review for this session first (``ReviewBusy``
+        when another holds it), "try" it (else the review opens ``read_only``), or "none"."""
         store = ReviewStore(Path(path))
-        state = cls(store.path, store=store, **store.read())
-        store.replay(state)
+        if lock != "none":
+            store.hold() if lock == "hold" else store.try_hold()
+        try:
+            state = cls(store.path, store=store, **store.read())
+            store.replay(state)
+        except BaseException:
+            store.release()
+            raise
         return state
 
     # --- the store ----------------------------------------------------------------------------------------
@@ -80,6 +87,16 @@ class ReviewState(ReviewModel):
     @property
     def journal(self) -> Path:
         return self.store.journal
+
+    @property
+    def read_only(self):
+        """``ReviewBusy`` (a ``UserError`` naming the other session) when another session writes this
+        review, else None."""
+        return self.store.read_only
+
+    def release(self) -> None:
+        """Give back this session's hold on the review's lock."""
+        self.store.release()
 
     @property
     def journal_unreadable(self) -> list[int]:

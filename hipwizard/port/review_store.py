@@ -6,15 +6,24 @@ the model and saves it before returning — a journal line, or the whole file ev
 changes; if saving fails the model is put back as it was, so what a screen shows is what is on disk.
 ``read`` + ``replay`` give back the model with the journal applied. Temp files a killed save left beside
 the state file are removed by the next save.
+
+One writer at a time (``review_lock``): a session holds the review's lock while it runs (``hold``), or
+opens read-only when another one does (``try_hold``: every change then raises ``ReviewBusy``); a change
+made without a session's hold takes the lock for that one write. Under the lock, the state file and the
+journal must be as this store last read or wrote them (``_disk_mark``): a review changed behind its back
+(a process that took no lock) refuses the change instead of appending a revision that collides.
 """
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.port import review_format, review_journal
+from hipwizard.port.review_lock import ReviewBusy, ReviewLock
 from hipwizard.port.model import Diagnostic, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision
 from hipwizard.port.worktree import remove_temps
@@ -29,10 +38,68 @@ class ReviewStore:
         # Lines of the journal that could not be read (1-based), and where that journal was kept aside.
         self.journal_unreadable: list[int] = []
         self.journal_kept: Path | None = None
+        self.lock = ReviewLock(self.path)
+        self.read_only: ReviewBusy | None = None  # another session held the lock when this one opened
+        self.mark: tuple | None = None  # the state file and journal as last read or written (None: not read)
 
     @property
     def journal(self) -> Path:
         return review_journal.journal_path(self.path)
+
+    # --- one writer ------------------------------------------------------------------------------------
+    def hold(self) -> None:
+        """Hold the review's lock for this session (before reading it). Raises ``ReviewBusy`` when another
+        session holds it; a folder where no lock file can be made is left unlocked (nothing can be saved
+        there either)."""
+        try:
+            if not self.lock.acquire():
+                raise self.lock.busy()
+        except OSError:
+            pass
+
+    def try_hold(self) -> bool:
+        """``hold``, or else open read-only (``read_only`` says who holds it). True when writable."""
+        try:
+            self.hold()
+        except ReviewBusy as busy:
+            self.read_only = busy
+        return self.read_only is None
+
+    def release(self) -> None:
+        """Give the session's lock back (the process's other holds keep it)."""
+        self.lock.release()
+
+    def _disk_mark(self) -> tuple:
+        def mark(p: Path):
+            try:
+                st = os.stat(p, follow_symlinks=False)
+            except OSError:
+                return None
+            return st.st_ino, st.st_size, st.st_mtime_ns
+        return mark(self.path), mark(self.journal)
+
+    @contextmanager
+    def _writing(self):
+        """Around every write: the lock held (the session's, or taken for this write), the files on disk
+        as this store left them; afterwards, their new mark."""
+        if self.read_only is not None:
+            raise self.read_only
+        if self.lock.state_path != self.path and not self.lock.held:
+            self.lock, self.mark = ReviewLock(self.path), None  # the review moved to another state file
+        took = False
+        if not self.lock.held:
+            if not self.lock.acquire():
+                raise self.lock.busy()
+            took = True
+        try:
+            if self.mark is not None and self._disk_mark() != self.mark:
+                raise UserError(f"the review {self.path} was changed by another session since this one read it; "
+                                "this change was not saved: reopen the review")
+            yield
+            self.mark = self._disk_mark()
+        finally:
+            if took:
+                self.lock.release_one()
 
     # --- reading ----------------------------------------------------------------------------------------
     def read(self) -> dict:
@@ -78,6 +145,7 @@ class ReviewStore:
                     raise ValueError(f"revision {entry['rev']} follows {model.revision}{lost}")
                 model.apply({k: v for k, v in entry.items() if k != "rev"})
                 self.journal_entries += 1
+            self.mark = self._disk_mark()
         except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
             raise UserError(f"review journal {self.journal} is damaged ({exc}); it was kept as it is") from None
 
@@ -87,18 +155,21 @@ class ReviewStore:
 
     def save(self, model) -> None:
         """Write the whole model atomically (the journal's changes included, so the journal goes). Raises
-        ``OSError`` when the folder is not writable."""
-        remove_temps(self.path)  # what a killed save left beside the state file
-        atomic_write_text(self.path, self.to_json(model))
-        if self.journal_unreadable and self.journal_kept is None and self.journal.exists():
-            self.journal_kept = review_journal.keep_aside(self.journal, model.revision)
-        review_journal.remove(self.journal)
-        self.journal_entries = 0
-        self.on_disk = self.path
+        ``OSError`` when the folder is not writable, ``UserError`` (``ReviewBusy``) when another session
+        writes the review."""
+        with self._writing():
+            remove_temps(self.path)  # what a killed save left beside the state file
+            atomic_write_text(self.path, self.to_json(model))
+            if self.journal_unreadable and self.journal_kept is None and self.journal.exists():
+                self.journal_kept = review_journal.keep_aside(self.journal, model.revision)
+            review_journal.remove(self.journal)
+            self.journal_entries = 0
+            self.on_disk = self.path
 
     def compact(self, model) -> None:
-        """Fold the journal into the state file, if there is one (on open and exit)."""
-        if self.journal_entries or self.journal.exists():
+        """Fold the journal into the state file, if there is one (on open and exit); a read-only session
+        leaves it to the writer."""
+        if self.read_only is None and (self.journal_entries or self.journal.exists()):
             self.save(model)
 
     def commit(self, model, op: dict):
@@ -106,12 +177,13 @@ class ReviewStore:
         ``apply`` returns."""
         snap = model.snapshot()
         try:
-            result = model.apply(op)
-            if self.on_disk != self.path or self.journal_entries + 1 >= review_journal.COMPACT_EVERY:
-                self.save(model)
-            else:
-                review_journal.append(self.journal, {"rev": model.revision, **op})
-                self.journal_entries += 1
+            with self._writing():  # the revision is taken under the lock, on the files as last seen
+                result = model.apply(op)
+                if self.on_disk != self.path or self.journal_entries + 1 >= review_journal.COMPACT_EVERY:
+                    self.save(model)
+                else:
+                    review_journal.append(self.journal, {"rev": model.revision, **op})
+                    self.journal_entries += 1
         except BaseException:
             model.restore(snap)
             raise

@@ -107,7 +107,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     existing = state_path_for(out_p)
     previous = None
     if existing.exists() and not replace:
-        previous = ReviewState.load(existing)
+        previous = ReviewState.load(existing, lock="hold")  # another session writing it: refused here
         root = src_p if src_p.is_dir() else src_p.parent
         if previous.src.resolve() != root:
             raise UserError(f"{existing} holds the review of {previous.src}, not {root}; choose another --out "
@@ -220,13 +220,16 @@ def refresh(ws: Workspace | None, review: ReviewState, *, hip_version: str | Non
 
 
 def open_review(ws: Workspace, path: Path | None = None, *, progress: ProgressFn | None = None) -> Opened:
-    """The review at ``path`` (default: the workspace's), refreshed (``refresh``) and compacted; or, when
+    """The review at ``path`` (default: the workspace's), held for this session (``review_lock``), refreshed
+    (``refresh``) and compacted — or read-only (``review.read_only``) when another session holds it; or, when
     none exists yet, the workspace's recorded source and output. Raises ``UserError`` for a damaged or
     newer review (the file is kept as it is)."""
     path = path or review_path(ws)
     if path is None or not path.exists():
         return Opened(None, link=read_link(ws))
-    review = ReviewState.load(path)
+    review = ReviewState.load(path, lock="try")
+    if review.read_only is not None:  # another session writes it: shown as it is on disk, changed by none
+        return Opened(review, None, read_link(ws))
     try:
         reconciled = refresh(ws, review, progress=progress)
     except OSError as exc:

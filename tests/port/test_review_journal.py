@@ -117,7 +117,8 @@ def test_an_unreadable_journal_line_is_reported_once_with_its_line_number(tmp_pa
     state.decide([ids[0]], "accepted")
     with open(state.journal, "ab") as fh:  # a damaged line between two good changes
         fh.write(b'{"rev":2,"op":"decide","ids":[\x00garbage\n')
-    state.decide([ids[1]], "rejected")  # written as revision 2 (memory never saw the damaged line)
+    state = ReviewState.load(state.path)  # a torn line on disk (a crash), then the review reopened
+    state.decide([ids[1]], "rejected")  # written as revision 2 (the damaged line is skipped)
     again = ReviewState.load(state.path)
     assert again.journal_unreadable == [2]
     assert [again.decision(i).state for i in ids[:2]] == ["accepted", "rejected"]

@@ -13,14 +13,27 @@ from hipwizard.errors import UserError
 
 class ReviewActions:
     # --- decisions ------------------------------------------------------------------------------
+    def _read_only_says(self) -> bool:
+        """True (and says why) when another session writes this review: decisions, edits and writes do nothing."""
+        if self.review is None or self.review.read_only is None:
+            return False
+        self.notify(f"Read-only: {self.review.read_only}. Press r to re-read once it is closed.",
+                    severity="warning", timeout=8)
+        return True
+
     def _save_guard(self, change) -> list[str] | None:
         if self.busy:
             self.notify(f"Wait: {self.busy}", severity="warning")
+            return None
+        if self._read_only_says():
             return None
         try:
             return change()
         except OSError as exc:
             self.notify(f"✖ Not saved — {self.review.path}: {exc.strerror or exc}", severity="error", timeout=10)
+            return None
+        except UserError as exc:  # another session took the review, or the journal is a link
+            self.notify(f"✖ Not saved — {exc}", severity="error", timeout=10)
             return None
 
     def _decide(self, ids: list[str], state: str, *, advance: bool, only_pending: bool = False) -> None:
@@ -82,7 +95,7 @@ class ReviewActions:
         from hipwizard.port.hunk_edit import edit_lines
 
         hunk = self.nav.current
-        if hunk is None:
+        if hunk is None or self._read_only_says():
             return
         d = self.review.decision(hunk.hunk_id)
         try:

@@ -31,6 +31,8 @@ class ConflictActions:
     def ask_region(self, option_id: str) -> None:
         """Open one conflict (row id ``region|<n>|<path>``) to decide: mine or new."""
         _, index, rel = option_id.split("|", 2)
+        if self._read_only_says():
+            return
         try:
             regions = [h for h in services.output_hunks(self.review, edits=False) if h.file == rel]
         except UserError as exc:
@@ -61,6 +63,8 @@ class ConflictActions:
     def ask_resolve(self, rel: str) -> None:
         if self.busy:
             self.notify(f"Wait: {self.busy}", severity="warning")
+            return
+        if self._read_only_says():
             return
         why = services.worktree_status(self.review, edited=False)["conflicts"].get(rel)
         if why is None and self.last_write is not None:

@@ -125,6 +125,7 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
     def on_unmount(self) -> None:
         if self.review is not None:
             services.close(self.review)  # the state file complete again on exit, ready to commit
+            self.review.release()  # the review's lock: another session may write it now
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action in REVIEW_ACTIONS and self.review is None:
@@ -179,6 +180,8 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
                         + ", ".join(result.too_new), severity="warning", timeout=10)
 
     def _open_review(self, review: ReviewState, reconciled) -> None:
+        if review.read_only is None:
+            review.store.try_hold()  # this screen is the review's writer while it is open (review_lock)
         self.review = review
         self.nav = ReviewNav(review)
         self.query_one("#port-switch", ContentSwitcher).current = "port-review"
@@ -212,6 +215,7 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
     def _reread(self, opened: services.Opened) -> None:
         self.busy = ""
         keep, keep_filter = (self.nav.current.hunk_id if self.nav.current else None), self.nav.filter
+        self.review.release()  # the fresh copy holds the lock now (or is read-only)
         self.review = opened.review
         self.nav = ReviewNav(opened.review)
         self.nav.filter = keep_filter if keep_filter in self.nav.filter_keys() else "all"
@@ -285,6 +289,9 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
         st = status_of(self.review) if self.review is not None else None
         busy = f"   ◐ {self.busy}" if self.busy else ""
         text = f"{st.symbol} {st.summary}   filter: {self.nav.filter_label}{busy}" if st else busy.strip()
+        if self.review is not None and self.review.read_only is not None:
+            pid = self.review.read_only.pid
+            text = f"🔒 READ-ONLY: open in another session{f' (pid {pid})' if pid else ''}; r re-reads   " + text
         # One row, fixed height: no layout needed (a layout pass is most of a keystroke's cost).
         self.query_one("#port-status", Static).update(text, layout=False)
 
@@ -292,6 +299,8 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
     def action_write(self) -> None:
         if self.busy:
             self.notify(f"Wait: {self.busy}", severity="warning")
+            return
+        if self._read_only_says():
             return
         pending = self.review.counts()["pending"]
         if pending:

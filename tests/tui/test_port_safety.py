@@ -1,0 +1,62 @@
+"""Pilot tests of the Port screen's safety: one writer per review (a second session is read-only and says so)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from hipwizard.tui.app import HipwizardApp
+from hipwizard.tui.port.screen import PortScreen
+from hipwizard.workspace import Workspace
+from tests.port.review_factory import new_review
+from tests.tui.waiting import until
+
+HOLDER = """
+import sys
+from hipwizard.port.review_state import ReviewState
+review = ReviewState.load(sys.argv[1], lock="hold")
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def _status(screen) -> str:
+    return str(screen.query_one("#port-status").render())
+
+
+async def test_a_review_held_by_another_process_opens_read_only_and_keys_say_why(tmp_path):
+    review = new_review(tmp_path)
+    ws = Workspace(tmp_path)
+    ws.update_state("port", src=str(review.src), out=str(review.out))
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(review.path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        app = HipwizardApp(ws)
+        async with app.run_test(size=(110, 32)) as pilot:
+            await pilot.press("2")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, PortScreen) and screen.review is not None
+            assert "READ-ONLY" in _status(screen) and f"pid {holder.pid}" in _status(screen)
+            first = screen.nav.current.hunk_id
+            for key in ("y", "n", "a", "u", "w"):
+                await pilot.press(key)
+            await pilot.pause()
+            said = [str(n.message) for n in app._notifications]
+            assert any("Read-only" in m and "another session" in m for m in said), said
+            assert screen.review.decision(first).state == "pending" and not screen.review.journal.exists()
+            holder.stdin.close()  # the other session ends: r re-reads and this one becomes the writer
+            holder.wait(timeout=10)
+            await pilot.press("r")
+            await app.workers.wait_for_complete()
+            await until(pilot, lambda: "READ-ONLY" not in _status(screen))
+            await pilot.press("y")
+            await pilot.pause()
+            assert screen.review.read_only is None
+            assert screen.review.decision(first).state == "accepted"
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(timeout=10)
