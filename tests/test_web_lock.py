@@ -59,6 +59,8 @@ def _cases(port: int, token: str):
         ("page, token, rebound Host", "/" + q, {"Host": f"evil.example:{port}"}, False, 403),
         ("page, token, Host without port", "/" + q, {"Host": "127.0.0.1"}, False, 403),
         ("page, token, Host on another port", "/" + q, {"Host": f"127.0.0.1:{port + 1}"}, False, 403),
+        ("page, token, Host with a fragment", "/" + q, {"Host": f"{own}#x"}, False, 403),
+        ("page, token, Host with userinfo", "/" + q, {"Host": f"evil.example@{own}"}, False, 403),
         ("page, token, no Host", "/" + q, {}, False, (400, 403)),  # aiohttp refuses HTTP/1.1 with no Host itself
         ("page, token, foreign Origin", "/" + q, {"Host": own, "Origin": "http://evil.example"}, False, 403),
         ("ws, no token", "/ws", {"Host": own, "Origin": origin}, True, 403),

@@ -96,7 +96,7 @@ def _split_host_header(value: str) -> tuple[str, int] | None:
         name, port = parts.hostname, parts.port
     except ValueError:
         return None
-    if not name or parts.path or parts.query or parts.username is not None or parts.password is not None:
+    if not name or parts.path or parts.query or parts.fragment or "@" in parts.netloc:
         return None
     return name.rstrip("."), port if port is not None else 80
 
