@@ -1,7 +1,9 @@
 """Entry point ``hipwizard``.
 
-``hipwizard [DIR]`` opens the TUI on the workspace in DIR (default: the current folder);
-``hipwizard SUBCOMMAND ...`` runs a step headless. Each step of ``hipwizard.steps.STEPS`` contributes its
+``hipwizard [DIR]`` opens the TUI on the workspace in DIR (default: the current folder), ``--web`` serves it
+to a browser behind a token, Host and Origin checks (``hipwizard.cli.web``); a first argument that names no
+folder but is close to a sub-command (``statsu``) is refused as a typo. ``hipwizard SUBCOMMAND ...`` runs a
+step headless. Each step of ``hipwizard.steps.STEPS`` contributes its
 sub-commands from its module here (``hipwizard.cli.<step>``) with ``add_commands(subparsers)``; handlers
 return an exit code. ``main`` is the one error path of every command (``EXIT_CODES`` below, shown in
 ``--help``): bad input raises ``UserError`` and becomes one line on stderr with exit code 2 — never a
