@@ -14,13 +14,18 @@ On top of it, one variant per place the text lands:
 - ``markdown`` / ``markdown_cell``: HTML special characters as entities, link/image/math syntax neutralised,
   ``|`` escaped, one line, for untrusted text in a Markdown document.
 
-Pure functions, no imports beyond ``re``: the shared floor, usable by every step and both faces.
+``InertStream`` / ``inert_stdout``: the headless commands' stdout passes through ``inert`` (the CLI's entry
+wraps every sub-command in it), so no print of a name from outside can act on the terminal.
+
+Plain Python on the shared floor, usable by every step and both faces.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+import sys
 
 # A whole escape sequence, 7-bit or 8-bit introducer:
 #   CSI  ESC [ / 0x9b, parameters, intermediates, one final byte;
@@ -82,3 +87,34 @@ def markdown(text: object) -> str:
 
 
 markdown_cell = markdown  # a table cell needs nothing more: ``|`` is escaped and the text is one line
+
+
+class InertStream:
+    """A text stream that writes ``inert`` text (newlines and tabs kept) to the stream it wraps; every other
+    attribute (``flush``, ``fileno``, ``isatty``, ``encoding``...) is the wrapped stream's. A sequence split
+    over two writes cannot re-form: each write loses its own ESC."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(inert(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def inert_stdout():
+    """``sys.stdout`` as an ``InertStream`` for the block (a headless command's printing), then as it was."""
+    outer = sys.stdout
+    sys.stdout = InertStream(outer) if outer is not None and not isinstance(outer, InertStream) else outer
+    try:
+        yield
+    finally:
+        sys.stdout = outer

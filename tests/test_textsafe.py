@@ -57,3 +57,18 @@ def test_markdown_neutralises_html_links_math_and_cells():
     assert "\\$x^2\\$" in md and "\\|" in md and "\n" not in md
     assert textsafe.markdown("# title").startswith("\\#")
     assert textsafe.markdown("a\\[b") == "a\\\\\\[b"  # a backslash cannot un-escape the bracket
+
+
+def test_inert_stream_and_the_cli_stdout(capsys):
+    import io
+    import sys
+
+    buf = io.StringIO()
+    stream = textsafe.InertStream(buf)
+    assert stream.write("a\x1b]0;t\x07b\n") == len("a\x1b]0;t\x07b\n")
+    stream.writelines(["\x9b2Jc\t", "d\x1b"])
+    assert buf.getvalue() == "ab\nc\td" and stream.getvalue() == buf.getvalue()  # other attributes delegate
+    outer = sys.stdout
+    with textsafe.inert_stdout():
+        print("x\x1b]52;c;ZGF0YQ==\x07y")
+    assert sys.stdout is outer and capsys.readouterr().out == "xy\n"

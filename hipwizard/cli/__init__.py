@@ -23,7 +23,7 @@ from typing import Sequence
 from hipwizard import __version__
 from hipwizard.errors import UserError
 from hipwizard.steps import cli_modules, subcommands
-from hipwizard.textsafe import inert_line
+from hipwizard.textsafe import inert_line, inert_stdout
 
 
 EXIT_CODES = """exit codes (every sub-command):
@@ -126,7 +126,8 @@ def _dispatch(argv: list[str]) -> int:
         if args.command is None:
             build_parser().print_help()
             return 0
-        return int(args.func(args) or 0)
+        with inert_stdout():  # text from outside in any command's output never acts on the terminal
+            return int(args.func(args) or 0)
     return _open_app(argv)
 
 
@@ -193,8 +194,9 @@ def _open_app(argv: list[str]) -> int:
         return web.serve(workspace.root, host, port)
     from hipwizard.tui.app import HipwizardApp
 
-    HipwizardApp(workspace).run()
-    return 0
+    app = HipwizardApp(workspace)
+    app.run()
+    return app.return_code or 0  # a crash in the app is not a success
 
 
 def _refuse_mistyped_command(argv: list[str], args: argparse.Namespace) -> None:

@@ -10,6 +10,7 @@ import json
 import sys
 
 from hipwizard.errors import UserError
+from hipwizard.textsafe import inert_line
 
 
 def add_commands(sub) -> None:
@@ -55,12 +56,13 @@ def run_doctor(args) -> int:
     else:
         source = services.open_source(replay=args.replay, record=args.record)
     if source.paste_summary:
-        print(f"hipwizard: {source.paste_summary}", file=sys.stderr)
+        print(f"hipwizard: {inert_line(source.paste_summary)}", file=sys.stderr)
     with terminal_progress() as progress:
         result = services.diagnose(ws, source, timeout=timeout, progress=progress)
     report = result.report
     if result.save_error:
-        print(f"hipwizard: warning: report not saved in the workspace: {result.save_error}", file=sys.stderr)
+        print(f"hipwizard: warning: report not saved in the workspace: {inert_line(result.save_error)}",
+              file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

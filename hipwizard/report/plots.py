@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import math
 
+from hipwizard.textsafe import inert_line
+
 STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
 
 
@@ -50,14 +52,21 @@ def series_chart(xs: list, lines: dict[str, list], *, title: str, ylabel: str, x
     plt, fig, ax = _figure()
     for k, (name, (x, y)) in enumerate(drawn.items()):
         style, marker = STYLES[k % len(STYLES)]
-        ax.plot(x, y, style, marker=marker, markersize=3, linewidth=1.2, label=name)
+        ax.plot(x, y, style, marker=marker, markersize=3, linewidth=1.2, label=_plain(name).replace("$", r"\$"))
     if logy and all(v > 0 for _, y in drawn.values() for v in y):
         ax.set_yscale("log")
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_title(_plain(title), parse_math=False)
+    ax.set_xlabel(_plain(xlabel), parse_math=False)
+    ax.set_ylabel(_plain(ylabel), parse_math=False)
     ax.legend(loc="best", fontsize=7)
     return _svg(plt, fig)
+
+
+def _plain(text: str) -> str:
+    """A label from outside (a run or module name) with no control character. matplotlib reads ``$...$`` as TeX:
+    titles and axis labels are set with parse_math=False, a legend label (where it cannot be set) has its ``$``
+    escaped; a name like ``$\\x$`` would otherwise stop the report with a parse error."""
+    return inert_line(text)
 
 
 def depth_chart(rows: list[dict], *, title: str) -> str:
@@ -70,12 +79,13 @@ def depth_chart(rows: list[dict], *, title: str) -> str:
     plt, fig, ax = _figure(height=2.9)
     ax.plot(x, y, "-", marker="o", markersize=4, linewidth=1.2, label="relative L2 error")
     ax.set_yscale("log")
-    ax.set_title(title)
+    ax.set_title(_plain(title), parse_math=False)
     ax.set_xlabel("module, in the order of the pass")
     ax.set_ylabel("relative L2 error")
     if len(rows) <= 24:
         ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels([_short(r.get("name", "?")) for r in rows], rotation=35, ha="right", fontsize=6)
+        ax.set_xticklabels([_short(inert_line(r.get("name", "?"))) for r in rows], rotation=35, ha="right",
+                           fontsize=6, parse_math=False)
     ax.legend(loc="best", fontsize=7)
     return _svg(plt, fig)
 

@@ -2,7 +2,9 @@
 as SVG files beside it, written atomically.
 
 HTML: inline CSS and inline SVG, no script, no external resource, so it opens with no network and can be
-attached to a ticket as one file. Markdown: GitHub-flavoured tables; each chart is ``<name>.svg`` in a
+attached to a ticket as one file. Every text is made inert (``hipwizard.textsafe``): HTML-escaped with no control
+character; in Markdown, no raw HTML, link, image, math or stray cell boundary from a name. Markdown:
+GitHub-flavoured tables; each chart is ``<name>.svg`` in a
 ``<report>_files/`` folder next to the ``.md``, linked relatively, so the pair renders on GitHub.
 """
 
@@ -10,10 +12,12 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from urllib.parse import quote
 
 from hipwizard.atomic import atomic_write_text
 from hipwizard.doctor import fingerprint
 from hipwizard.report.document import stamp_text
+from hipwizard.textsafe import inert, markdown
 
 CSS = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 70rem; margin: 2rem auto;
@@ -34,7 +38,9 @@ def _stamp_details(fp: dict) -> list[tuple[str, str]]:
 
 
 def to_html(blocks: list[tuple]) -> str:
-    e = html.escape
+    def e(text) -> str:  # names from outside (GPU, run, module, file): escaped, no control character
+        return html.escape(inert(text, keep="\n"))
+
     title = next((b[1] for b in blocks if b[0] == "h1"), "hipwizard report")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -69,10 +75,6 @@ def to_html(blocks: list[tuple]) -> str:
     return "\n".join(parts)
 
 
-def _md_cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def to_markdown(blocks: list[tuple], files_dir: str) -> tuple[str, dict[str, str]]:
     """(Markdown text, {file name: SVG text}) — the charts are linked as ``files_dir/<name>.svg``."""
     out: list[str] = []
@@ -80,20 +82,20 @@ def to_markdown(blocks: list[tuple], files_dir: str) -> tuple[str, dict[str, str
     for b in blocks:
         kind = b[0]
         if kind in ("h1", "h2", "h3"):
-            out.append({"h1": "#", "h2": "##", "h3": "###"}[kind] + " " + b[1])
+            out.append({"h1": "#", "h2": "##", "h3": "###"}[kind] + " " + markdown(b[1]))
         elif kind == "p":
-            out.append(b[1])
+            out.append(markdown(b[1]))
         elif kind == "note":
-            out.append(f"_{b[1]}_")
+            out.append(f"_{markdown(b[1])}_")
         elif kind == "stamp":
-            out.append(f"> {stamp_text(b[1])}")
+            out.append(f"> {markdown(stamp_text(b[1]))}")
         elif kind == "table":
-            out.append("| " + " | ".join(_md_cell(h) or " " for h in b[1]) + " |")
+            out.append("| " + " | ".join(markdown(h) or " " for h in b[1]) + " |")
             out.append("|" + "---|" * len(b[1]))
-            out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b[2]]
+            out += ["| " + " | ".join(markdown(c) for c in row) + " |" for row in b[2]]
         elif kind == "chart":
             images[f"{b[1]}.svg"] = b[2]
-            out.append(f"![{b[1]}]({files_dir}/{b[1]}.svg)")
+            out.append(f"![{markdown(b[1])}]({quote(files_dir)}/{quote(b[1])}.svg)")
         out.append("")
     return "\n".join(out), images
 

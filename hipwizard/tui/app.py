@@ -11,6 +11,7 @@ from textual.screen import Screen
 
 from hipwizard import __version__
 from hipwizard.steps import STEP_KEYS, STEPS, step_by_key
+from hipwizard.textsafe import inert_line
 from hipwizard.tui.help_screen import HelpScreen, bindings_of
 from hipwizard.tui.home import HomeScreen
 from hipwizard.tui.keymap import load_keymap
@@ -38,7 +39,7 @@ class HipwizardApp(Jobs, App):
         super().__init__()
         self.workspace = workspace or Workspace(Path.cwd())
         self._resume = resume
-        self.sub_title = f"{self.workspace.root}  ·  v{__version__}"
+        self.sub_title = f"{inert_line(self.workspace.root)}  ·  v{__version__}"
 
     def get_default_screen(self) -> Screen:
         # Home is the bottom of the stack (not pushed over Textual's blank default screen): one screen to

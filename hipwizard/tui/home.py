@@ -6,7 +6,6 @@ list scrolls rather than pushing the footer off when even that does not fit.
 
 from __future__ import annotations
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -17,6 +16,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Static
 
 from hipwizard.steps import STEPS, Step
+from hipwizard.textsafe import markup
 from hipwizard.tui.workers import Jobs
 from hipwizard.workspace import StepStatus, Workspace
 
@@ -47,7 +47,7 @@ class StepCard(Widget, can_focus=True):
         self.set_class(state == "attention", "attention")
         hint = "   ➜ next" if suggested else ""
         self._title = f"[b]{spec.number}  {spec.title}[/b]   {symbol} {state}{hint}"
-        self._summary = escape(summary)
+        self._summary = markup(summary)  # from the workspace's state files: text from outside
         self.refresh(layout=True)
 
     @property
@@ -59,7 +59,7 @@ class StepCard(Widget, can_focus=True):
         summary = Content.from_markup(self._summary)
         if self.short:
             return Content("\n").join([title, _one_line(summary, self.content_region.width or 1)])
-        return Content("\n").join([title, summary, Content.from_markup(f"[dim]{escape(self.spec.blurb)}[/dim]")])
+        return Content("\n").join([title, summary, Content.from_markup(f"[dim]{markup(self.spec.blurb)}[/dim]")])
 
     @property
     def text(self) -> str:
@@ -112,7 +112,7 @@ class HomeScreen(Jobs, Screen):
 
     def on_mount(self) -> None:
         ws = self.app.workspace
-        self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]")
+        self.query_one("#workspace-line", Static).update(f"Workspace [b]{markup(ws.root)}[/b]")
         for spec in STEPS:
             self.query_one(f"#step-{spec.key}", StepCard).show("…", "reading", "reading the workspace …", False)
         # After the first frame: the worker's imports would otherwise compete with it for the GIL. At start-up
@@ -140,7 +140,7 @@ class HomeScreen(Jobs, Screen):
         statuses, demo = found
         ws = self.app.workspace
         suffix = "  (embedded demo)" if demo else ""
-        self.query_one("#workspace-line", Static).update(f"Workspace [b]{ws.root}[/b]{suffix}")
+        self.query_one("#workspace-line", Static).update(f"Workspace [b]{markup(ws.root)}[/b]{suffix}")
         nxt = next((s for s in STEPS if statuses[s.key].state != "done"), None)
         for spec in STEPS:
             st = statuses[spec.key]

@@ -7,7 +7,7 @@ runs ``services.diagnose_paste``), ``escape`` cancels.
 
 from __future__ import annotations
 
-from rich.markup import escape
+from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical

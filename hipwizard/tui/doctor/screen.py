@@ -9,7 +9,7 @@ names, else the real tools).
 
 from __future__ import annotations
 
-from rich.markup import escape
+from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -100,7 +100,7 @@ class DoctorScreen(Jobs, Screen):
         self.running = False
         self.report = report = result.report
         if result.save_error:
-            self.notify(f"report not saved: {result.save_error}", severity="warning")
+            self.notify(f"report not saved: {escape(result.save_error)}", severity="warning")
         verdict = "✖ not ready" if report.failed else "✔ no check fails"
         self.query_one("#doctor-summary", Static).update(
             f"[b]{verdict}[/b] — {report.summary()}  ·  {escape(report.origin)}")
@@ -162,6 +162,6 @@ class DoctorScreen(Jobs, Screen):
         exported = services.export_report(ws, self.report)
         self.app.copy_to_clipboard(exported.text)
         if exported.error:
-            self.notify(f"Copied to the clipboard; not saved: {exported.error}", severity="warning")
+            self.notify(f"Copied to the clipboard; not saved: {escape(exported.error)}", severity="warning")
             return
-        self.notify(f"Report copied to the clipboard and saved to {exported.path.relative_to(ws.root)}")
+        self.notify(f"Report copied to the clipboard and saved to {escape(exported.path.relative_to(ws.root))}")

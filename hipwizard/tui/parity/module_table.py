@@ -7,10 +7,12 @@ scrolls sideways. The table rebuilds itself only when the set of columns that fi
 
 from __future__ import annotations
 
+from rich.markup import escape as rich_escape
 from textual import events
 from textual.widgets import DataTable
 
 from hipwizard.parity.report import Comparison
+from hipwizard.textsafe import inert_line
 from hipwizard.tui.parity import views
 
 
@@ -48,7 +50,9 @@ class ModuleTable(DataTable):
         if comp is None:
             return
         for layer in comp.layers:
-            self.add_row(*(col.cell(layer, comp) for col in columns), key=layer.name)
+            # DataTable reads a str cell as Rich markup: a module name from a capture is shown as it is (Rich's
+            # escape, for Rich's parser), with no control character
+            self.add_row(*(rich_escape(inert_line(col.cell(layer, comp))) for col in columns), key=layer.name)
         names = [layer.name for layer in comp.layers]
         if cursor in names:
             self.move_cursor(row=names.index(cursor), animate=False)

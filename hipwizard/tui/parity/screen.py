@@ -21,6 +21,7 @@ from hipwizard.parity.curves import CurveGap
 from hipwizard.parity.report import Comparison
 from hipwizard.parity.requests import demo_request
 from hipwizard.parity.worker import WorkerRun
+from hipwizard.textsafe import markup
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.parity import views
 from hipwizard.tui.parity.module_table import ModuleTable
@@ -226,7 +227,7 @@ class ParityScreen(Jobs, Screen):
 
     def _curves_failed(self, text: str) -> None:
         panel = self.query_one("#parity-curves", Static)
-        panel.update(f"⚠ cannot read them: {text}")
+        panel.update(f"⚠ cannot read them: {markup(text)}")
         panel.display = True
 
     def _render_curves(self) -> None:
@@ -265,11 +266,11 @@ class ParityScreen(Jobs, Screen):
     def _compared(self, outcome: services.CompareOutcome) -> None:
         self._finished()
         self.show(outcome.comparison)
-        self.notify(outcome.comparison.headline())
+        self.notify(markup(outcome.comparison.headline()))
 
     def _compare_failed(self, text: str) -> None:
         self._finished()
-        self.notify(f"✖ {text}", severity="error", timeout=10)
+        self.notify(f"✖ {markup(text)}", severity="error", timeout=10)
 
     def _finished(self) -> None:
         self._run = None

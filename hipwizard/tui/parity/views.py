@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.markup import escape
+from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 
 from hipwizard.parity.curves import CurveGap
 from hipwizard.parity.report import Comparison, LayerResult, keep_every_element
@@ -23,12 +23,12 @@ def side_line(label: str, side: dict) -> str:
     """One side of a comparison, most telling first (a narrow window cuts the end): dtype and device,
     versions, then the file."""
     where = side.get("device_name") or side.get("device", "?")
-    versions = [f"torch {side['torch']}"] if side.get("torch") else []
+    versions = [f"torch {escape(str(side['torch']))}"] if side.get("torch") else []
     if side.get("hip"):
-        versions.append(f"HIP {side['hip']}")
+        versions.append(f"HIP {escape(str(side['hip']))}")
     if side.get("cuda"):
-        versions.append(f"CUDA {side['cuda']}")
-    parts = [f"{side.get('dtype', '?')} on {escape(str(where))}", ", ".join(versions), escape(str(side.get("file", "?")))]
+        versions.append(f"CUDA {escape(str(side['cuda']))}")
+    parts = [f"{escape(str(side.get('dtype', '?')))} on {escape(str(where))}", ", ".join(versions), escape(str(side.get("file", "?")))]
     return f"[b]{label}[/b] " + " · ".join(p for p in parts if p)
 
 
