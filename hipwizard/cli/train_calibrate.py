@@ -1,7 +1,7 @@
 """``hipwizard train calibrate`` and ``hipwizard train bench``: measure on this machine, headless.
 
 - ``train calibrate CONFIG.yaml [--candidates K] [--steps N] [--warmup W] [--seq-len N] [--lengths ...]
-  [--gpus 0] [--platform ...] [--bench] [--json]``: runs the advisor's top K candidates for N real steps
+  [--gpus 3,] [--platform ...] [--bench] [--json]``: runs the advisor's top K candidates for N real steps
   each through the launcher and saves what was measured; Ctrl-C stops the run in flight (nothing is left
   running) and keeps what was measured so far. Exit 0 when every candidate was measured, 1 otherwise, 2 on
   bad input, 130 when stopped.
@@ -17,6 +17,7 @@ from pathlib import Path
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
 from hipwizard.train.device import KNOWN_DEVICES
+from hipwizard.train.gpus import GPUS_HELP, parse_gpus
 from hipwizard.workspace import Workspace
 
 
@@ -30,7 +31,7 @@ def add_train_commands(train_sub) -> None:
     c.add_argument("--lengths", choices=("variable", "fixed"), default=None, help="as for `train plan`")
     c.add_argument("--vram", type=float, default=None, metavar="GIB", help="memory of the GPU (default: detected)")
     c.add_argument("--device", choices=sorted(KNOWN_DEVICES), default=None, help="the GPU, when not detected")
-    c.add_argument("--gpus", default=None, help="device id to run on, e.g. 0")
+    c.add_argument("--gpus", default=None, metavar="N|IDS", help=f"{GPUS_HELP}; calibration runs on one GPU")
     c.add_argument("--platform", choices=("rocm", "cuda", "cpu"), help="default: detected from /dev")
     c.add_argument("--bench", action="store_true", help="time a bf16 GEMM first (the MFU ceiling)")
     c.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR")
@@ -66,12 +67,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     ws = Workspace.open(args.workspace)
     if not args.config.is_file():
         raise UserError(f"{args.config} {'is not a file' if args.config.exists() else 'does not exist'}")
-    try:
-        gpus = [int(g) for g in args.gpus.split(",") if g.strip()] if args.gpus else None
-    except ValueError:
-        raise UserError(f"--gpus takes a device number like 0 (got {args.gpus!r})") from None
-    if gpus is not None and len(gpus) != 1:
-        raise UserError("calibration runs on one GPU: give one device id with --gpus")
+    choice = parse_gpus(args.gpus)
+    if choice is not None and choice.count != 1:
+        raise UserError("calibration runs on one GPU: --gpus 1, or one device by id: --gpus 3,")
+    gpus = list(choice.ids) if choice and choice.ids is not None else None
     options = LaunchOptions(gpus=gpus, platform=args.platform)
     with terminal_progress() as progress:
         cal = calibrate(ws, args.config, candidates=args.candidates, steps=args.steps, warmup=args.warmup,

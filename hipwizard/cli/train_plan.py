@@ -1,6 +1,6 @@
 """``hipwizard train plan`` and ``hipwizard train init``: the plan side of step 4, headless.
 
-- ``train plan CONFIG.yaml [--gpus N] [--vram GIB] [--device NAME] [--arch ISA] [--seq-len N]
+- ``train plan CONFIG.yaml [--gpus N|IDS] [--vram GIB] [--device NAME] [--arch ISA] [--seq-len N]
   [--lengths variable|fixed] [--json]``: validation, memory breakdown against the device, and the
   advisor's ranked suggestions.
   Exit 0 when the config is valid, 1 when it has errors, 2 on unusable input (malformed YAML, ...).
@@ -18,6 +18,7 @@ from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
 from hipwizard.train import services
 from hipwizard.train.device import KNOWN_DEVICES
+from hipwizard.train.gpus import GPUS_HELP, parse_gpus
 from hipwizard.train.plan import Plan
 from hipwizard.train.presets import DEFAULT_PRESET, DEMO_PRESET, load_presets
 from hipwizard.workspace import Workspace
@@ -26,7 +27,7 @@ from hipwizard.workspace import Workspace
 def add_train_commands(train_sub) -> None:
     p = train_sub.add_parser("plan", help="validate a LLaMA-Factory config, estimate its memory, suggest faster settings")
     p.add_argument("config", type=Path, metavar="CONFIG.yaml")
-    p.add_argument("--gpus", type=int, default=1, metavar="N", help="GPUs per run (data parallel; default 1)")
+    p.add_argument("--gpus", default=None, metavar="N|IDS", help=f"GPUs per run (data parallel; default 1): {GPUS_HELP}")
     p.add_argument("--vram", type=float, default=None, metavar="GIB",
                    help="memory of one GPU in GiB (default: the doctor's report, else an MI300X's 192)")
     p.add_argument("--device", choices=sorted(KNOWN_DEVICES), default=None, help="plan for a known GPU")
@@ -49,7 +50,8 @@ def add_train_commands(train_sub) -> None:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     ws = Workspace(args.workspace) if args.workspace.is_dir() else None
-    plan = services.plan_file(args.config, ws=ws, gpus=args.gpus, vram_gib=args.vram, device=args.device,
+    choice = parse_gpus(args.gpus)
+    plan = services.plan_file(args.config, ws=ws, gpus=choice.count if choice else 1, vram_gib=args.vram, device=args.device,
                               arch=args.arch, seq_len=args.seq_len, lengths=args.lengths)
     if args.json:
         print(json.dumps(plan.to_dict(), indent=2))

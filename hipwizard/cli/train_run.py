@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.train.gpus import GPUS_HELP, parse_gpus
 from hipwizard.train.manifest import CONFIG_NAME
 
 POLL_S = 1.0
@@ -22,7 +23,7 @@ def add_train_commands(train_sub) -> None:
     p.add_argument("target", nargs="?", help="a run directory (with config.yaml) or a LLaMA-Factory config.yaml")
     p.add_argument("--demo", action="store_true", help="a short LoRA run on the tiny demo model, on CPU")
     p.add_argument("--detach", action="store_true", help="launch and return at once (see `hipwizard runs`)")
-    p.add_argument("--gpus", help="device ids to use, e.g. 0,1 (HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES)")
+    p.add_argument("--gpus", metavar="N|IDS", help=f"{GPUS_HELP}; default: every visible device")
     p.add_argument("--nproc", type=int, help="processes per node (NPROC_PER_NODE)")
     p.add_argument("--nnodes", type=int, default=1)
     p.add_argument("--node-rank", type=int, default=0)
@@ -53,13 +54,14 @@ def add_commands(sub) -> None:
 def _options(args):
     from hipwizard.train.launcher import LaunchOptions
 
-    gpus = None
-    if args.gpus:
-        try:
-            gpus = [int(g) for g in args.gpus.split(",") if g.strip()]
-        except ValueError:
-            raise UserError(f"--gpus takes device numbers like 0,1 (got {args.gpus!r})") from None
-    return LaunchOptions(gpus=gpus, nproc_per_node=args.nproc, nnodes=args.nnodes, node_rank=args.node_rank,
+    choice = parse_gpus(args.gpus)
+    gpus = list(choice.ids) if choice and choice.ids is not None else None
+    nproc = args.nproc
+    if choice is not None and choice.ids is None:  # a count: that many processes on the visible devices
+        if nproc is not None and nproc != choice.count:
+            raise UserError(f"--gpus {choice.count} and --nproc {nproc} disagree: give one of them")
+        nproc = choice.count
+    return LaunchOptions(gpus=gpus, nproc_per_node=nproc, nnodes=args.nnodes, node_rank=args.node_rank,
                          master_addr=args.master_addr, master_port=args.master_port, platform=args.platform)
 
 
