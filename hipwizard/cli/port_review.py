@@ -2,7 +2,8 @@
 
 ``DIR`` is a workspace, an output folder (its ``<out>.review.json`` beside it) or the state file.
 ``--summary [--json]`` prints the decisions; ``--write`` applies them into the output folder and runs the
-compile check for the doctor's gfx arch (exit 1 when a file failed to compile, could not be written, or
+compile check (with hunks still pending it refuses and lists them, exit 2, unless ``--include-pending``: then
+only decided hunks are applied and pending ones stay the original CUDA, as ``git add -p`` leaves them) for the doctor's gfx arch (exit 1 when a file failed to compile, could not be written, or
 met conflicting hand edits: the user's file is then kept, one line per file). ``--resolve PATH=mine|new|merged``
 settles such a conflict: keep your file, take the new result, or write the merge with conflict markers;
 ``--resolve PATH#N=mine|new`` decides one conflict of the file (``--summary`` lists them as ``PATH#N``, and
@@ -27,6 +28,10 @@ def add_commands(sub) -> None:
     p.add_argument("--arch", help="with --write: offload arch for the compile check (default: detected)")
     p.add_argument("--force", action="store_true",
                    help="with --write: overwrite files in the output folder that hipwizard did not write")
+    p.add_argument("--include-pending", action="store_true",
+                   help="with --write: write even though some hunks are still pending; only decided hunks "
+                        "are applied, pending ones stay the original CUDA (without it, --write refuses and "
+                        "lists them)")
     p.add_argument("--resolve", action="append", metavar="PATH[#N]=mine|new|merged", default=[],
                    help="settle a write's conflict with your edits: keep mine, take new, or write merged "
                         "(with conflict markers); PATH#N=mine|new decides conflict N of the file alone "
@@ -146,10 +151,29 @@ def _manual_line(review) -> str:
             f"{u['low']} low) in {len(review.untouched)} file(s)")
 
 
+def pending_refs(review) -> list[str]:
+    """``path#N`` (N: the hunk's number in its file, as the Port screen counts) of every pending hunk."""
+    out = []
+    for rel, rows in review.by_file.items():
+        out += [f"{rel}#{n}" for n, i in enumerate(rows, 1)
+                if review.decision(review.hunks[i].hunk_id).state == "pending"]
+    return out
+
+
+def _pending_line(refs: list[str], total: int) -> str:
+    shown = ", ".join(refs[:5]) + (f", ... ({len(refs) - 5} more)" if len(refs) > 5 else "")
+    return f"{len(refs)} of {total} hunks still pending ({shown})"
+
+
 def _write(ws, review, args) -> int:
     from hipwizard.port import services
     from hipwizard.progress import terminal_progress
 
+    pending = pending_refs(review)
+    if pending and not args.include_pending:  # like `git add -p`: only what was decided is applied
+        raise UserError(f"{_pending_line(pending, len(review.hunks))}; decide them with `hipwizard review "
+                        f"{args.dir}` (the Port screen), or pass --include-pending to write anyway: only decided "
+                        "hunks are applied, pending ones stay the original CUDA")
     with terminal_progress() as progress:
         report = services.write(ws, review, arch=args.arch, check=not args.no_check,
                                 copy_untouched=args.copy_untouched, force=args.force, progress=progress)
@@ -158,6 +182,7 @@ def _write(ws, review, args) -> int:
         print(json.dumps({
             "out": str(report.out), "written": report.written, "copied": report.copied,
             "compile_errors": report.compile_errors, "note": report.check_note, "arch": report.arch,
+            "pending": pending,
             "untouched": {rel: [{**r.to_dict(), "written_line": review.written_line(rel, r)} for r in risks]
                           for rel, risks in review.untouched.items()},
             "files": [{"path": f.path, "status": f.status, "detail": f.detail, "check": f.check,
@@ -178,6 +203,8 @@ def _write(ws, review, args) -> int:
               + (f", copied {report.copied} others" if report.copied else "")
               + (f"; {report.compile_errors} compile error(s)" if report.compile_errors else "")
               + (f" (checked for {report.arch})" if report.arch else ""))
+        if pending:
+            print(f"  ○ {_pending_line(pending, len(review.hunks))}: left as the original CUDA")
         if review.untouched:
             print(_manual_line(review))
             for rel, risks in review.untouched.items():

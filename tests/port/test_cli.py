@@ -92,7 +92,7 @@ def test_review_write_and_check_compile_for_the_doctors_arch(tmp_path, capsys, m
     out = tmp_path / "out"
     assert main(["hipify", str(src), "--out", str(out), "--workspace", str(tmp_path), "--json"]) == 0
     capsys.readouterr()
-    assert main(["review", str(tmp_path), "--write", "--json"]) == 0
+    assert main(["review", str(tmp_path), "--write", "--json", "--include-pending"]) == 0
     written = json.loads(capsys.readouterr().out)
     assert written["arch"] == "gfx90a" and set(hipcc.archs) == {"gfx90a"}
     monkeypatch.chdir(tmp_path)  # `hipwizard check` reads the doctor of the current folder

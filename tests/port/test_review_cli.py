@@ -85,7 +85,30 @@ def test_summary_and_write_count_risks_on_unchanged_lines(tmp_path):
     assert "⚑ 2 risks on unchanged lines need a manual edit (2 high, 0 med, 0 low) in 1 file(s)" in text
     data = json.loads(_hipwizard("review", str(review.out), "--summary", "--json").stdout)
     assert data["untouched"]["total"] == 2
-    proc = _hipwizard("review", str(review.out), "--write", "--no-check")
+    proc = _hipwizard("review", str(review.out), "--write", "--no-check", "--include-pending")
     assert proc.returncode == 0, proc.stderr
     assert "⚑ include/common.cuh:4  WARP32_LITERAL (high)  #define WARP_SIZE 32" in proc.stdout
     assert (review.out / "include" / "common.cuh").read_text().splitlines()[3] == "#define WARP_SIZE 32"
+
+
+def test_headless_write_with_pending_hunks_lists_them_and_needs_include_pending(tmp_path):
+    review = new_review(tmp_path, {"k.cu": KERNEL})
+    ids = [h.hunk_id for h in review.hunks]
+    assert len(ids) >= 2
+    review.decide([ids[0]], "accepted")
+    refused = _hipwizard("review", str(review.out), "--write", "--no-check")
+    assert refused.returncode == 2 and refused.stdout == "" and "Traceback" not in refused.stderr
+    line = refused.stderr.strip()
+    assert "\n" not in line and line.startswith("hipwizard: error: ")
+    assert f"{len(ids) - 1} of {len(ids)} hunks still pending (k.cu#2" in line and "--include-pending" in line
+    assert "pending ones stay the original CUDA" in line and not review.out.exists()
+    proc = _hipwizard("review", str(review.out), "--write", "--no-check", "--include-pending")
+    assert proc.returncode == 0, proc.stderr
+    assert f"○ {len(ids) - 1} of {len(ids)} hunks still pending (k.cu#2" in proc.stdout
+    written = (review.out / "k.cu").read_text()
+    first, second = review.hunks[0], review.hunks[1]
+    assert "".join(first.new_lines) in written  # the decided hunk is applied
+    assert "".join(second.old_lines) in written and "".join(second.new_lines) not in written  # pending: CUDA
+    as_json = json.loads(_hipwizard("review", str(review.out), "--write", "--no-check", "--include-pending",
+                                    "--json").stdout)
+    assert as_json["pending"][0] == "k.cu#2" and len(as_json["pending"]) == len(ids) - 1

@@ -49,7 +49,8 @@ def _conflict(tmp_path, capsys) -> tuple[str, bytes]:
     target, mine = written_then_edited(tmp_path)
     (tmp_path / "src" / "k.cu").write_text(KERNEL.replace("cudaFree(d);", "cudaFree(d);  // release"))
     _hipify(tmp_path)
-    assert main(["review", str(tmp_path / "out"), "--write", "--no-check"]) == 1  # the conflict
+    # The changed hunk came back pending: written anyway (it keeps the original), the conflict is the point.
+    assert main(["review", str(tmp_path / "out"), "--write", "--no-check", "--include-pending"]) == 1
     capsys.readouterr()
     assert target.read_text() == mine
     new = (record_dir(tmp_path / "out") / "new" / "k.cu").read_bytes()
@@ -102,7 +103,7 @@ async def test_settle_a_conflict_with_mine_keeps_the_file_and_clears_the_conflic
     assert (tmp_path / "out" / "k.cu").read_text() == mine
     assert _conflicts(tmp_path, capsys) == {}
     # the new result is the base of the next merge: writing again keeps the user's edit, no conflict
-    assert main(["review", str(tmp_path / "out"), "--write", "--no-check"]) == 0
+    assert main(["review", str(tmp_path / "out"), "--write", "--no-check", "--include-pending"]) == 0
     assert (tmp_path / "out" / "k.cu").read_text() == mine
 
 
