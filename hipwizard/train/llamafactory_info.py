@@ -69,14 +69,40 @@ def deepspeed_installed() -> bool:
     return _package_dir("deepspeed") is not None
 
 
+# Datasets LLaMA-Factory's examples name that are files in its repository's data/ folder: the pip
+# package does not carry them, so they exist only beside a clone of the repository.
+REPO_DATASETS = frozenset({
+    "alpaca_en_demo", "alpaca_zh_demo", "identity", "glaive_toolcall_en_demo", "glaive_toolcall_zh_demo",
+    "mllm_demo", "mllm_audio_demo", "mllm_video_demo", "mllm_video_audio_demo", "dpo_en_demo", "dpo_zh_demo",
+    "kto_en_demo", "c4_demo", "wiki_demo",
+})
+HUB_COPIES = {"alpaca_en_demo": "llamafactory/alpaca_en", "alpaca_zh_demo": "llamafactory/alpaca_zh"}
+
+
+def repo_dataset_hint(names: list[str]) -> str:
+    """Why ``names`` (datasets of LLaMA-Factory's repository) are not found, and the fix; "" for none."""
+    ours = [n for n in names if n in REPO_DATASETS]
+    if not ours:
+        return ""
+    hint = (f"{', '.join(ours)} {'is a dataset' if len(ours) == 1 else 'are datasets'} of LLaMA-Factory's "
+            f"repository (its data/ folder), not of the pip package: clone it (git clone --depth 1 "
+            f"https://github.com/hiyouga/LLaMA-Factory) and set dataset_dir to LLaMA-Factory/data")
+    hub = [f"{n} -> {HUB_COPIES[n]}" for n in ours if n in HUB_COPIES]
+    if hub:
+        hint += f", or use the Hub copy with dataset_dir: ONLINE ({'; '.join(hub)})"
+    return hint
+
+
 def dataset_names(dataset_dir: Path) -> NameList:
     """Dataset names declared in ``dataset_dir/dataset_info.json``."""
+    from hipwizard.train.bounded import read_regular_text
+
     info = dataset_dir / "dataset_info.json"
     try:
-        data = json.loads(info.read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(info))
     except FileNotFoundError:
         return NameList(None, f"{info} not found")
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
         return NameList(None, f"{info} is unreadable: {exc}")
     if not isinstance(data, dict):
         return NameList(None, f"{info} does not hold a JSON object")

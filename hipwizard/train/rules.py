@@ -14,7 +14,8 @@ from typing import Literal
 
 from hipwizard.train.config import TrainConfig
 from hipwizard.train.device import DeviceTarget
-from hipwizard.train.llamafactory_info import NameList, dataset_names, deepspeed_installed, installed_templates
+from hipwizard.train.llamafactory_info import (NameList, dataset_names, deepspeed_installed, installed_templates,
+                                               repo_dataset_hint)
 from hipwizard.train.model_shape import ShapeResult, load_shape
 
 Severity = Literal["error", "warning", "info"]
@@ -100,12 +101,15 @@ def _check_data(config: TrainConfig, ctx: RuleContext, add) -> None:
     folder = resolve_path(config.dataset_dir, ctx.base_dir)
     names = dataset_names(folder)
     if names.names is None:
-        add("dataset_dir", "error", f"cannot check dataset names: {names.reason}")
+        hint = repo_dataset_hint(config.datasets)
+        add("dataset_dir", "error", f"cannot check dataset names: {names.reason}" + (f"; {hint}" if hint else ""))
         return
     missing = [d for d in config.datasets if d not in names.names]
     if missing:
         shown = ", ".join(sorted(names.names)[:6]) + (" ..." if len(names.names) > 6 else "")
-        add("dataset", "error", f"dataset {', '.join(missing)} not in {folder / 'dataset_info.json'} (it has: {shown})")
+        hint = repo_dataset_hint(missing)
+        add("dataset", "error", f"dataset {', '.join(missing)} not in {folder / 'dataset_info.json'} (it has: {shown})"
+            + (f"; {hint}" if hint else ""))
 
 
 def _check_template(config: TrainConfig, ctx: RuleContext, add) -> None:

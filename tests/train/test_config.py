@@ -70,6 +70,18 @@ def test_dataset_not_in_dataset_info(base):
     msg = issues_of(base, dataset="alpaca_en_demo,my_private_set")[("dataset", "error")]
     assert msg.startswith("dataset my_private_set not in") and "(it has: alpaca_en_demo, identity)" in msg
     assert "not found" in issues_of(base, dataset_dir="elsewhere")[("dataset_dir", "error")]
+    assert "LLaMA-Factory's repository" not in msg  # a private set gets no hint about LLaMA-Factory's data
+
+
+def test_a_dataset_of_llamafactorys_repository_is_named_as_such_with_the_fix(base, tmp_path):
+    """alpaca_en_demo ships in LLaMA-Factory's repository (data/), not in the pip package."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dataset_info.json").write_text('{"mine": {"file_name": "mine.json"}}')
+    for found in (issues_of(base, dataset_dir="elsewhere")[("dataset_dir", "error")],
+                  issues_of(base, dataset="alpaca_en_demo", dataset_dir=str(tmp_path / "data"))[("dataset", "error")]):
+        assert "alpaca_en_demo is a dataset of LLaMA-Factory's repository" in found and "not of the pip package" in found
+        assert "git clone --depth 1 https://github.com/hiyouga/LLaMA-Factory" in found
+        assert "dataset_dir to LLaMA-Factory/data" in found and "llamafactory/alpaca_en" in found
 
 
 def test_template_unknown_to_installed_llamafactory(base):
