@@ -160,3 +160,18 @@ def test_init_demo_plans_clean(tmp_path, capsys, monkeypatch, demo_assets):
     assert data["model_name_or_path"].endswith("model") and data["dataset"] == "hipwizard_demo"
     code, out, _ = run(capsys, "plan", str(tmp_path / "d" / "config.yaml"), "--vram", "16")
     assert code == 0 and "✔ ok: no problems found" in out and "✔ fits" in out
+
+
+def test_every_gpu_preset_plans_as_its_init_hint_says(tmp_path, capsys, monkeypatch):
+    """`train init --preset X` then the `train plan` its hint prints: a plan with no error (the preset's
+    dataset must not be one that exists only in LLaMA-Factory's repository)."""
+    from hipwizard.train.presets import DEMO_PRESET, load_presets
+
+    monkeypatch.chdir(tmp_path)
+    for name in sorted(set(load_presets()) - {DEMO_PRESET}):
+        assert main(["train", "init", "--preset", name, "--out", name]) == 0
+        hint = capsys.readouterr().out.split("next: hipwizard ", 1)[1].split("   then:")[0].split()
+        assert hint[:2] == ["train", "plan"], hint
+        code = main([*hint, "--vram", "192"])
+        out = capsys.readouterr().out
+        assert code == 0 and "✖" not in out, (name, out)
