@@ -136,12 +136,13 @@ def _hipify(args) -> int:
 
 
 def _print_summary(s: dict, report, *, quiet: bool) -> None:
-    sev = s["flags_by_severity"]
+    sev = s["flagged_hunks_by_severity"]
     unt = s["untouched_flags_by_severity"]
     print(f"hipify ({s['backend']}): {s['files']} files, {s['files_changed']} changed, {s['hunks']} hunks, "
           f"{s['flagged_hunks']} flagged")
-    print(f"  flags on hunks:          ✖ {sev['high']} high  ⚠ {sev['med']} med  ● {sev['low']} low")
-    print(f"  flags on untouched lines: ✖ {unt['high']} high  ⚠ {unt['med']} med  ● {unt['low']} low")
+    print(f"  flagged hunks (by highest flag): ✖ {sev['high']} high  ⚠ {sev['med']} med  ● {sev['low']} low")
+    print(f"  manual edits (risks on unchanged lines): {sum(unt.values())}: "
+          f"✖ {unt['high']} high  ⚠ {unt['med']} med  ● {unt['low']} low")
     if s["flags_by_rule"]:
         print("  rules: " + ", ".join(f"{k} {v}" for k, v in s["flags_by_rule"].items()))
     if s["unsupported"]:

@@ -110,7 +110,7 @@ def _summary(review, as_json: bool) -> int:
     print(f"  {data['accepted']} accepted, {data['edited']} edited, {data['rejected']} rejected, "
           f"{data['pending']} pending ({data['changed']} changed) in {data['files']} files")
     sev = data["flagged"]
-    print(f"  flagged hunks: {sev['high']} high, {sev['med']} med, {sev['low']} low")
+    print(f"  {data['flagged_hunks']} flagged hunks: {sev['high']} high, {sev['med']} med, {sev['low']} low")
     print(_manual_line(review))
     if data["too_new"]:
         print(f"  ⚠ newer than the target HIP {data['hip_version']}: " + ", ".join(data["too_new"]))

@@ -21,7 +21,7 @@ from hipwizard.port.backends.base import BIG_FILE
 from hipwizard.port.builtin import TranslateOptions
 from hipwizard.port.compat import Target, target_version
 from hipwizard.port.edits import carry_mask
-from hipwizard.port.hunks import hunks_from_edits, split_hunks
+from hipwizard.port.hunks import flagged_counts, hunks_from_edits, split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
 from hipwizard.port.risk_tree import flag_tree
 from hipwizard.port.risks import flag_translation, summarize_flags
@@ -64,7 +64,10 @@ class PortReport:
             "files": len(self.files),
             "files_changed": sum(1 for f in self.files if f.hunks),
             "hunks": sum(len(f.hunks) for f in self.files),
-            "flagged_hunks": sum(1 for f in self.files for h in f.hunks if h.flags),
+            # Flagged hunks by their highest flag (``hunks.flagged_counts``: the count every face shows).
+            "flagged_hunks": flagged_counts(h for f in self.files for h in f.hunks)["total"],
+            "flagged_hunks_by_severity": {s: n for s, n in flagged_counts(
+                h for f in self.files for h in f.hunks).items() if s != "total"},
             "flags_by_severity": {s: flags["hunks"].get(s, 0) for s in SEVERITY_ORDER},
             "untouched_flags_by_severity": {s: flags["untouched"].get(s, 0) for s in SEVERITY_ORDER},
             "flags_by_rule": dict(sorted(flags["rules"].items())),

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from hipwizard.port.edits import Span
 from hipwizard.port.linediff import line_opcodes
-from hipwizard.port.model import Hunk
+from hipwizard.port.model import SEVERITY_ORDER, Hunk
 
 
 def split_lines(text: str) -> list[str]:
@@ -114,6 +114,17 @@ def _hunks(path: str, a: list[str], ops, old: list[str], new: list[str], a_off: 
             context_after=a[hi:hi + context],
         ))
     return out
+
+
+def flagged_counts(hunks: Iterable[Hunk]) -> dict[str, int]:
+    """The one count of "flagged" everywhere (hipify, ``review --summary``, the Port screen): hunks with at
+    least one risk flag, each counted once under its highest severity; ``total`` is their sum. Risks on lines
+    the translation left unchanged are not hunks: they are "manual edits", counted apart."""
+    c = dict.fromkeys(SEVERITY_ORDER, 0)
+    for h in hunks:
+        if h.flags:
+            c[h.max_severity] += 1
+    return {**c, "total": sum(c.values())}
 
 
 def apply_hunks(original: str, hunks: Iterable[Hunk], accepted: Iterable[str]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from hipwizard.port.hunks import flagged_counts
 from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision
 
@@ -101,15 +102,20 @@ class ReviewQueries:
                     counts[d.name] = counts.get(d.name, 0) + 1
         return dict(sorted(counts.items()))
 
+    def flagged_counts(self) -> dict[str, int]:
+        """``hunks.flagged_counts`` of this review (remembered while the hunk list is the same)."""
+        if getattr(self, "_flagged_at", None) is not self.hunks:
+            self._flagged, self._flagged_at = flagged_counts(self.hunks), self.hunks
+        return dict(self._flagged)
+
     def summary(self) -> dict:
         c = self.counts()
-        sev = dict.fromkeys(SEVERITY_ORDER, 0)
-        for h in self.hunks:
-            if h.max_severity:
-                sev[h.max_severity] += 1
+        flagged = self.flagged_counts()
+        sev = {k: flagged[k] for k in SEVERITY_ORDER}
         return {"files": len(self.files), "hunks": c["total"],
                 "decided": c["accepted"] + c["rejected"] + c["edited"], **c,
-                "flagged": sev, "untouched": self.untouched_counts(), "revision": self.revision,
+                "flagged": sev, "flagged_hunks": flagged["total"], "untouched": self.untouched_counts(),
+                "revision": self.revision,
                 "last_write": self.last_write, "hip_version": self.hip_version,
                 "too_new": self.api_counts("too_new"), "unsupported": self.api_counts("unsupported"),
                 "src": str(self.src), "out": str(self.out)}

@@ -14,7 +14,7 @@ def test_a_file_without_hunks_but_with_risks_is_a_stop_with_nothing_to_decide(tm
     assert nav.files == [HEADER, "main.cu"]
     assert nav.go_to_file(HEADER) and nav.current is None and nav.current_file == HEADER
     assert nav.where() == "no hunks in this file · 1/" + str(len(nav.view)) + " shown"
-    assert nav.file_prompt(HEADER) == f"⚑ {HEADER}\n  ⚑2 on unchanged lines"
+    assert nav.file_prompt(HEADER) == f"⚑ {HEADER}\n  2 manual edits"
     assert nav.step(1) and nav.current.file == "main.cu"
     assert nav.step(-1) and nav.current_file == HEADER
     assert not nav.step_pending(-1) and nav.step_pending(1) and nav.current.file == "main.cu"
@@ -39,6 +39,6 @@ def test_counts_of_a_file_with_hunks_include_its_untouched_risks(tmp_path):
     review.untouched = {**review.untouched, "main.cu": review.untouched[HEADER]}
     nav = ReviewNav(review)
     n = len(review.by_file["main.cu"])
-    assert nav.file_prompt("main.cu") == f"○ main.cu\n  ○{n} ✔0 ✖0 ⚑2 (2 unchanged)"
+    assert nav.file_prompt("main.cu") == f"○ main.cu\n  ○{n} ✔0 ✖0 · 2 manual"
     nav.set_filter("flagged")
     assert nav.files == [HEADER, "main.cu"] and all(i < 0 for i in nav.view)  # shown for their risks only

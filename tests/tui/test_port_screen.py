@@ -345,7 +345,7 @@ async def test_a_file_with_only_untouched_risks_is_listed_shown_and_filtered(tmp
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(app, pilot)
         files = screen.query_one("#port-filelist")
-        assert str(files.get_option_at_index(0).prompt) == "⚑ include/common.cuh\n  ⚑2 on unchanged lines"
+        assert str(files.get_option_at_index(0).prompt) == "⚑ include/common.cuh\n  2 manual edits"
         assert screen.nav.current.file == "main.cu"  # opens at the first pending hunk
         await pilot.click("#port-filelist", offset=(4, 0))
         await pilot.pause()
@@ -488,7 +488,7 @@ async def test_demo_workspace_opens_on_the_demo_cuda_project(tmp_path, monkeypat
         warp = warp[warp.index("#define WARP_SIZE 32"):]
         assert warp.split("\n")[1].strip().startswith("✖ high WARP32_LITERAL")
         row = screen.query_one("#port-filelist").get_option_at_index(screen.nav.file_row["include/common.cuh"])
-        assert "unchanged)" in str(row.prompt)
+        assert "manual" in str(row.prompt)
 
 
 async def test_a_tall_hunk_scrolls_and_the_next_short_one_gets_the_full_width_back(tmp_path):

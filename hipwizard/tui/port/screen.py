@@ -288,7 +288,8 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
     def _show_status(self) -> None:
         st = status_of(self.review) if self.review is not None else None
         busy = f"   ◐ {self.busy}" if self.busy else ""
-        text = f"{st.symbol} {st.summary}   filter: {self.nav.filter_label}{busy}" if st else busy.strip()
+        flagged = f"   ⚑ {self.review.flagged_counts()['total']} flagged" if st else ""
+        text = f"{st.symbol} {st.summary}{flagged}   filter: {self.nav.filter_label}{busy}" if st else busy.strip()
         if self.review is not None and self.review.read_only is not None:
             pid = self.review.read_only.pid
             text = f"🔒 READ-ONLY: open in another session{f' (pid {pid})' if pid else ''}; r re-reads   " + text
