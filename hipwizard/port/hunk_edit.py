@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -16,24 +17,34 @@ from hipwizard.errors import UserError
 from hipwizard.port.hunks import split_lines
 
 
+# Tried in order when neither $VISUAL nor $EDITOR is set (Debian's choice first, then what most systems have).
+FALLBACK_EDITORS = ("sensible-editor", "editor", "nano", "vi")
+
+
 def editor_command() -> list[str]:
-    """``$VISUAL`` or ``$EDITOR`` as an argv list; ``UserError`` when neither is set."""
+    """``$VISUAL`` or ``$EDITOR`` as an argv list, else the first of ``FALLBACK_EDITORS`` on the PATH;
+    ``UserError`` when there is none (said before the terminal is handed to anything)."""
     value = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not value or not value.strip():
-        raise UserError("no editor: set $EDITOR (for example `export EDITOR=nano`) to edit a hunk")
+        found = next((path for name in FALLBACK_EDITORS if (path := shutil.which(name))), None)
+        if found is None:
+            raise UserError("no editor: set $EDITOR (for example `export EDITOR=nano`) to edit a hunk; none of "
+                            + ", ".join(FALLBACK_EDITORS) + " was found on the PATH")
+        return [found]
     try:
         return shlex.split(value)
     except ValueError as exc:
         raise UserError(f"$EDITOR {value!r} cannot be parsed: {exc}") from None
 
 
-def edit_lines(lines: list[str], *, suffix: str = ".hip.cpp") -> list[str] | None:
-    """Open ``lines`` in the editor; return the edited lines (endings kept), or None when unchanged.
+def edit_lines(lines: list[str], *, suffix: str = ".hip.cpp", argv: list[str] | None = None) -> list[str] | None:
+    """Open ``lines`` in the editor (``argv``, default ``editor_command()``); return the edited lines (endings
+    kept), or None when unchanged.
 
     Raises ``UserError`` when the editor is unset, missing, or exits with an error (the text is then
     left as it was).
     """
-    argv = editor_command()
+    argv = argv or editor_command()
     text = "".join(x if x.endswith("\n") else x + "\n" for x in lines)
     fd, name = tempfile.mkstemp(prefix="hipwizard-hunk-", suffix=suffix)
     path = Path(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -60,3 +61,29 @@ async def test_a_review_held_by_another_process_opens_read_only_and_keys_say_why
         if holder.poll() is None:
             holder.kill()
             holder.wait(timeout=10)
+
+
+async def test_e_without_editor_variables_falls_back_to_an_editor_on_the_path(tmp_path, monkeypatch):
+    review = new_review(tmp_path)
+    ws = Workspace(tmp_path)
+    ws.update_state("port", src=str(review.src), out=str(review.out))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "nano"  # found by name on the PATH, as a real nano would be
+    script.write_text('#!/bin/sh\nsed -i "s/hip/BY_NANO_/" "$1"\n')
+    script.chmod(0o755)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    (bin_dir / "sed").symlink_to(shutil.which("sed"))  # the PATH holds only this folder: no other editor
+    monkeypatch.setenv("PATH", str(bin_dir))
+    app = HipwizardApp(ws)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await pilot.press("2")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = app.screen
+        hunk = screen.nav.current
+        await pilot.press("e")
+        await pilot.pause()
+        d = screen.review.decision(hunk.hunk_id)
+        assert d.state == "edited" and any("BY_NANO_" in x for x in d.lines)

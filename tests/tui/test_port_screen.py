@@ -186,8 +186,9 @@ async def test_e_edits_in_editor_and_shows_the_edit(tmp_path, monkeypatch):
 async def test_e_with_missing_or_failing_editor_says_so_and_changes_nothing(tmp_path, monkeypatch, editor, words):
     ws, review = _workspace(tmp_path)
     monkeypatch.delenv("VISUAL", raising=False)
-    if editor is None:
+    if editor is None:  # and no fallback editor on the PATH either
         monkeypatch.delenv("EDITOR", raising=False)
+        monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     else:
         monkeypatch.setenv("EDITOR", editor)
     app = HipwizardApp(ws)

@@ -92,20 +92,21 @@ class ReviewActions:
         self.notify(f"Split into {len(children)} hunks.")
 
     def action_edit(self) -> None:
-        from hipwizard.port.hunk_edit import edit_lines
+        from hipwizard.port.hunk_edit import edit_lines, editor_command
 
         hunk = self.nav.current
         if hunk is None or self._read_only_says():
             return
         d = self.review.decision(hunk.hunk_id)
         try:
+            argv = editor_command()  # before the terminal is handed over: no editor is said here, inline
             try:
                 with self.app.suspend():
-                    lines = edit_lines(d.lines if d.state == "edited" else hunk.new_lines)
+                    lines = edit_lines(d.lines if d.state == "edited" else hunk.new_lines, argv=argv)
             except Exception as exc:  # a driver that cannot suspend (tests, web): run the editor as is
                 if type(exc).__name__ != "SuspendNotSupported":
                     raise
-                lines = edit_lines(d.lines if d.state == "edited" else hunk.new_lines)
+                lines = edit_lines(d.lines if d.state == "edited" else hunk.new_lines, argv=argv)
         except UserError as exc:
             self.notify(f"✖ {exc}", severity="error", timeout=8)
             return
