@@ -84,12 +84,6 @@ def _size(text: str) -> int:
     return int(value)
 
 
-def _fmt_size(n: int) -> str:
-    from hipwizard.port.scan import fmt_size
-
-    return fmt_size(n)
-
-
 def _hipify(args) -> int:
     from hipwizard.port import services
     from hipwizard.progress import terminal_progress
@@ -162,8 +156,7 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
     for item in s["unreadable"] + s["failed"]:
         print(f"  ✖ {item['path']}: {item['reason']}")
     if s["skipped"]:
-        print(f"  ○ {s['skipped_count']} file(s) skipped (files over {_fmt_size(s['max_file_bytes'])} are skipped; "
-              "--max-file-size changes that):")
+        print(f"  ○ {s['skipped_count']} file(s) skipped:")  # each line says its own reason
         for item in s["skipped"][:20]:
             print(f"    ○ {item['path']}: {item['reason']}")
         if len(s["skipped"]) > 20:

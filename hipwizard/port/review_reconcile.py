@@ -42,11 +42,13 @@ class ReconcileReport:
 def changed_files(src: Path, files: dict[str, dict]) -> list[str]:
     """Files (``{rel: {"sha256": ...}}``) whose source bytes under ``src`` differ from the fingerprint,
     or vanished."""
+    from hipwizard.port.scan import Skip, read_bounded
+
     out = []
     for rel, info in files.items():
         try:
-            raw = (src / rel).read_bytes()
-        except OSError:
+            raw = read_bounded(src / rel, 1 << 40)  # a FIFO or a device put in its place is never read
+        except (OSError, Skip):
             out.append(rel)
             continue
         if fingerprint(raw) != info.get("sha256"):

@@ -2,15 +2,17 @@
 
 ``scan_tree(src)`` walks ``src`` without following symlinked folders (no loops, nothing outside the tree);
 a symlinked file is used only when it resolves inside the tree. It keeps files with a C/C++/CUDA suffix
-that hold CUDA content, and reports what it skipped (binary, generated, too large, no CUDA) and what it
-could not read (with the OS's reason). Text is decoded as UTF-8; other bytes are kept through
-``surrogateescape`` so a non-UTF-8 file is written back byte for byte (``encode_source``).
+that hold CUDA content, and reports what it skipped (binary, generated, too large, no CUDA; a FIFO, device,
+socket: only regular files are read, ``read_bounded``, never more than the cap; a file name that is not
+UTF-8) and what it could not read (with the OS's reason). Text is decoded as UTF-8; other bytes are kept
+through ``surrogateescape`` so a non-UTF-8 file is written back byte for byte (``encode_source``).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,7 +84,7 @@ def scan_tree(src: str | os.PathLike[str], *, exclude: list[Path] | None = None,
 
     def onerror(err: OSError) -> None:
         rel = os.path.relpath(err.filename, root) if err.filename else "."
-        result.unreadable.append(SkippedFile(rel, err.strerror or str(err)))
+        result.unreadable.append(SkippedFile(shown_path(rel), err.strerror or str(err)))
 
     for folder, dirs, names in os.walk(root, onerror=onerror, followlinks=False):
         here = Path(folder)
@@ -92,7 +94,7 @@ def scan_tree(src: str | os.PathLike[str], *, exclude: list[Path] | None = None,
             if _skip_dir(d) or full.resolve() in excluded:
                 continue
             if full.is_symlink():
-                result.skipped.append(SkippedFile(_rel(full, root), "symlinked folder (not followed)"))
+                result.skipped.append(SkippedFile(shown_path(_rel(full, root)), "symlinked folder (not followed)"))
                 continue
             kept.append(d)
         dirs[:] = kept
@@ -107,19 +109,79 @@ def _rel(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
+class Skip(Exception):
+    """A file not read on purpose (not a regular file, too large): ``str(exc)`` says why."""
+
+
+# What a path is when it is not a regular file: reading a FIFO blocks forever, a device never ends.
+_NOT_REGULAR = ((stat.S_ISFIFO, "named pipe (FIFO)"), (stat.S_ISCHR, "character device"),
+                (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"), (stat.S_ISDIR, "folder"))
+
+
+def _not_regular(mode: int) -> str:
+    for test, what in _NOT_REGULAR:
+        if test(mode):
+            return f"a {what}, not a regular file (not read)"
+    return "" if stat.S_ISREG(mode) else "not a regular file (not read)"
+
+
+def read_bounded(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file at ``path`` (a symlink is followed), at most ``max_bytes`` of them.
+
+    Raises ``Skip`` for a FIFO, a device, a socket or a folder (never opened for reading: that blocks or
+    never ends) and for a file over ``max_bytes`` (also one that grows past it while read); ``OSError``
+    when the file cannot be read.
+    """
+    kind = _not_regular(os.stat(path).st_mode)
+    if kind:
+        raise Skip(kind)
+    # O_NONBLOCK: should the file have been swapped for a FIFO since the stat, the open does not wait for
+    # a writer; the fstat of what was opened decides.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        kind = _not_regular(st.st_mode)
+        if kind:
+            raise Skip(kind)
+        if st.st_size > max_bytes:
+            raise Skip(_too_large(st.st_size, max_bytes))
+        data = fh.read(st.st_size + 1)
+        while len(data) <= max_bytes:  # it grew since the fstat: read on, up to one byte past the cap
+            more = fh.read(min(1 << 20, max_bytes + 1 - len(data)))
+            if not more:
+                break
+            data += more
+    if len(data) > max_bytes:
+        raise Skip(_too_large(len(data), max_bytes, grew=True))
+    return data
+
+
+def _too_large(size: int, max_bytes: int, *, grew: bool = False) -> str:
+    what = f"over {fmt_size(max_bytes)} while read" if grew else f"{fmt_size(size)} > the {fmt_size(max_bytes)} cap"
+    return f"too large ({what}; raise it with --max-file-size)"
+
+
+def shown_path(rel: str) -> str:
+    """A path as it can be printed: bytes of a name that is not UTF-8 as ``\\xe9`` escapes."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
 def _consider(path: Path, rel: str, real_root: Path, result: ScanResult, max_bytes: int) -> None:
+    shown = shown_path(rel)
+    if shown != rel:
+        # Every later step (hunk ids, the review file, the terminal) needs the name as text: say so instead.
+        result.skipped.append(SkippedFile(shown, "the file name is not valid UTF-8 (rename it to port it)"))
+        return
     try:
         if path.is_symlink():
             target = path.resolve(strict=True)
             if not target.is_relative_to(real_root):
                 result.skipped.append(SkippedFile(rel, "symlink to a file outside the tree (not followed)"))
                 return
-        size = path.stat().st_size
-        if size > max_bytes:
-            result.skipped.append(SkippedFile(
-                rel, f"too large ({fmt_size(size)} > the {fmt_size(max_bytes)} cap; raise it with --max-file-size)"))
-            return
-        data = path.read_bytes()
+        data = read_bounded(path, max_bytes)
+    except Skip as why:
+        result.skipped.append(SkippedFile(rel, str(why)))
+        return
     except RuntimeError:  # pathlib reports a symlink loop this way
         result.unreadable.append(SkippedFile(rel, "symlink loop"))
         return

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
-from hipwizard.port.scan import encode_source, scan_tree
+import pytest
+
+from hipwizard.port.scan import Skip, encode_source, read_bounded, scan_tree
 
 
 def _reasons(result):
@@ -76,14 +82,14 @@ def test_symlinks_loops_and_escapes(tmp_path):
 def test_file_vanishing_mid_run_is_reported(tmp_path, monkeypatch):
     (tmp_path / "a.cu").write_text("__global__ void a(){}\n")
     (tmp_path / "b.cu").write_text("__global__ void b(){}\n")
-    real = Path.read_bytes
+    real = os.open
 
-    def flaky(self):
-        if self.name == "b.cu":
-            os.unlink(self)
-        return real(self)
+    def flaky(path, *args, **kwargs):
+        if Path(path).name == "b.cu":  # gone between the stat and the open
+            os.unlink(path)
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", flaky)
+    monkeypatch.setattr(os, "open", flaky)
     result = scan_tree(tmp_path)
     assert [f.path for f in result.files] == ["a.cu"]
     assert _reasons(result)["b.cu"] == "No such file or directory"
@@ -92,14 +98,14 @@ def test_file_vanishing_mid_run_is_reported(tmp_path, monkeypatch):
 def test_unreadable_file_is_reported_with_the_os_reason(tmp_path, monkeypatch):
     (tmp_path / "a.cu").write_text("__global__ void a(){}\n")
     (tmp_path / "k.cu").write_text("__global__ void k(){}\n")
-    real = Path.read_bytes
+    real = os.open
 
-    def denied(self):
-        if self.name == "k.cu":  # chmod 0 does not stop root, so the OS error is raised here
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    def denied(path, *args, **kwargs):
+        if Path(path).name == "k.cu":  # chmod 0 does not stop root, so the OS error is raised here
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", denied)
+    monkeypatch.setattr(os, "open", denied)
     result = scan_tree(tmp_path)
     assert [f.path for f in result.files] == ["a.cu"]
     assert _reasons(result)["k.cu"] == "Permission denied"
@@ -115,3 +121,62 @@ def test_generated_by_in_prose_does_not_skip_a_source(tmp_path):
     result = scan_tree(tmp_path)
     assert [f.path for f in result.files] == ["k.h", "spiral.cu"]
     assert {"gen.cu", "tool.cu"} == {r for r, why in _reasons(result).items() if "generated" in why}
+
+
+def test_only_regular_files_are_read_and_the_others_named(tmp_path):
+    (tmp_path / "k.cu").write_text("__global__ void k(){}\n")
+    os.mkfifo(tmp_path / "pipe.cu")  # opened for reading, it waits for a writer forever
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp_path / "sock.cu"))
+    sock.close()
+    result = scan_tree(tmp_path)
+    assert [f.path for f in result.files] == ["k.cu"]
+    assert result.unreadable == []
+    reasons = _reasons(result)
+    assert reasons["pipe.cu"] == "a named pipe (FIFO), not a regular file (not read)"
+    assert reasons["sock.cu"] == "a socket, not a regular file (not read)"
+
+
+def test_read_is_capped_even_when_the_file_grows(tmp_path, monkeypatch):
+    path = tmp_path / "grow.cu"
+    path.write_bytes(b"x" * 10)
+    real = os.fstat
+
+    def grown(fd):  # the file grows between the fstat's size and the read
+        st = real(fd)
+        with open(path, "ab") as fh:
+            fh.write(b"y" * 100)
+        return st
+
+    monkeypatch.setattr(os, "fstat", grown)
+    with pytest.raises(Skip, match="over 50 bytes while read"):
+        read_bounded(path, 50)
+    monkeypatch.undo()
+    assert read_bounded(path, 200) == b"x" * 10 + b"y" * 100
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_a_device_named_cu_is_never_read(tmp_path):
+    """A ``*.cu`` that is /dev/zero (1:5) grew memory ~300 MB/s until the machine gave out. Run in a child
+    with a 1 GiB memory limit and a timeout, so an unfixed scan fails this test instead of the machine."""
+    os.mknod(tmp_path / "zero.cu", 0o644 | 0o020000, os.makedev(1, 5))
+    (tmp_path / "k.cu").write_text("__global__ void k(){}\n")
+    code = textwrap.dedent(f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        from hipwizard.port.scan import scan_tree
+        r = scan_tree({str(tmp_path)!r})
+        print([f.path for f in r.files], {{s.path: s.reason for s in r.skipped}})
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['k.cu'] {'zero.cu': 'a character device, not a regular file (not read)'}"
+
+
+def test_a_file_name_that_is_not_utf8_is_named_escaped(tmp_path):
+    (tmp_path / "k.cu").write_text("__global__ void k(){}\n")
+    with open(os.path.join(os.fsencode(tmp_path), b"caf\xe9.cu"), "wb") as fh:
+        fh.write(b"__global__ void k(){}\n")
+    result = scan_tree(tmp_path)
+    assert [f.path for f in result.files] == ["k.cu"]
+    assert _reasons(result) == {"caf\\xe9.cu": "the file name is not valid UTF-8 (rename it to port it)"}
