@@ -403,6 +403,39 @@ def test_snapshot_flagged_hunk(tmp_path, snap_compare):
     assert snap_compare(_snap_app(tmp_path), terminal_size=SIZE, run_before=go)
 
 
+def test_snapshot_flagged_hunk_80x24(tmp_path, snap_compare):
+    """At 80x24 the flag's reason is on screen, above the diff (its details scroll into view with PgDn)."""
+    async def go(pilot):
+        await _settle(pilot)
+        await pilot.press("J")
+        await pilot.pause()
+    assert snap_compare(_snap_app(tmp_path), terminal_size=(80, 24), run_before=go)
+
+
+TALL = ("#include <cuda_runtime.h>\n__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n"
+        + "".join(f"  cudaDeviceSynchronize(); // {n}\n" for n in range(12))
+        + "  v += __shfl_down_sync(0xffffffff, v, 16);\n  x[0] = v;\n}\n")
+
+
+async def test_flag_reason_is_visible_at_80x24_and_pgdn_scrolls_to_the_details(tmp_path):
+    ws, _review = _workspace(tmp_path, {"tall.cu": TALL})
+    app = HipwizardApp(ws)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _open(app, pilot)
+        while not screen.nav.current.flags:
+            assert screen.nav.step(1)
+        screen._show_hunk()
+        await pilot.pause()
+        body = screen.query_one("#port-hunk-body")
+        flag = screen.nav.current.flags[0]
+        shown = [str(body.render_line(y).text) for y in range(body.content_region.height)]
+        assert any(flag.rule_id in row and flag.reason[:20] in row for row in shown), shown
+        if body.max_scroll_y > 0:  # the details do not fit: PgDn reaches them
+            await pilot.press("pagedown")
+            await pilot.pause()
+            assert body.scroll_y > 0
+
+
 def test_snapshot_filter_on(tmp_path, snap_compare):
     async def go(pilot):
         await _settle(pilot)

@@ -134,7 +134,12 @@ def render_hunk(hunk: Hunk, decision: str, *, edited: list[str] | None, changed:
         rows.append(_row(" ", after_no + k, None, body, ""))
     if edited is not None:
         rows.append(Text(f"      ✎ your edit replaces the translation ({len(hunk.new_lines)} lines)", style="italic"))
-    parts: list = [header, span, Text(""), *rows]
+    # The flags in one line each above the diff: at 80x24 the details below are past the fold (PgDn).
+    brief = [Text.assemble((f"{SEVERITY_LABEL[f.severity]} {f.rule_id}", SEVERITY_STYLE[f.severity]),
+                           f"  {f.reason}", no_wrap=True, overflow="ellipsis") for f in hunk.flags]
+    if brief:
+        brief.append(Text("  details below the diff · PgDn/↓ scroll", style="dim"))
+    parts: list = [header, span, *brief, Text(""), *rows]
     if hunk.flags:
         parts.append(Text(""))
         for f in hunk.flags:

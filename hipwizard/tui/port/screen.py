@@ -59,7 +59,8 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
                  "The translation checks APIs against the HIP version the Doctor found and Write compile-checks "
                  "for the Doctor's GPU arch; r re-reads the sources and reconciles your decisions. A file whose write "
                  "met your hand edits is kept and listed in the results: highlight it and press m (or Enter) to "
-                 "keep mine, take new, or write the merge with conflict markers.")
+                 "keep mine, take new, or write the merge with conflict markers. A hunk's flags are listed in one line each "
+                 "above its diff; PgDn/PgUp (or ↓/↑) scroll the hunk to their details.")
     # The footer shows the hunk verbs and the app's help; every key is listed by ? (help) and in the palette,
     # the rest would only push ? Help off an 80-column footer.
     BINDINGS = [
