@@ -46,7 +46,8 @@ def add_commands(sub) -> None:
     p.add_argument("--arch", help="offload arch for the compile check (default: detected, else gfx942)")
     p.add_argument("--max-file-size", type=_size, metavar="SIZE",
                    help="skip (and name) source files larger than SIZE, e.g. 500k, 16M (default: 8M)")
-    p.add_argument("--workspace", default=".", help="workspace that records this migration (default: .)")
+    p.add_argument("--workspace", help="workspace that records this migration (default: ., or the folder "
+                                       "holding --out when . is in the source tree: nothing is written there)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_hipify)
 
@@ -84,15 +85,31 @@ def _size(text: str) -> int:
     return int(value)
 
 
+def _hipify_workspace(given: str | None, src: Path, out: Path) -> Path:
+    """The workspace folder of a hipify run: ``--workspace``; else the current folder, unless it lies in the
+    source tree and is not a workspace yet (``cd src && hipwizard hipify . --out ../out`` must not write a
+    ``.hipwizard/`` into the sources): then the folder that holds ``--out`` and its review."""
+    from hipwizard.workspace import STATE_DIRNAME
+
+    if given is not None:
+        return Path(given)
+    here = Path.cwd().resolve()
+    root = src if src.is_dir() else src.parent
+    if here.is_relative_to(root) and not (here / STATE_DIRNAME).is_dir():
+        return out.parent
+    return here
+
+
 def _hipify(args) -> int:
     from hipwizard.port import services
     from hipwizard.progress import terminal_progress
     from hipwizard.workspace import Workspace
 
     accept = "all" if args.accept_all else "unflagged" if args.accept_unflagged else None
+    src, out = Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve()
     with terminal_progress() as progress:
         done = services.translate(
-            Workspace(args.workspace), Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve(),
+            Workspace(_hipify_workspace(args.workspace, src, out)), src, out,
             backend=args.backend, hip_version=args.hip_version,
             hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
             experimental=args.experimental, accept=accept, check=not args.no_check, arch=args.arch, force=args.force,

@@ -75,6 +75,11 @@ def replace_by_fifo(rel: str):
     return change
 
 
+def inside(rel: str):
+    """Run the row's command from ``rel`` (the table restores the folder afterwards)."""
+    return lambda tmp: os.chdir(tmp / rel)
+
+
 LATIN1 = b"src/caf\xe9.cu"
 
 ROWS: list[Case] = [
@@ -102,4 +107,12 @@ ROWS: list[Case] = [
          ("d\\xff/k.cu", "not valid utf-8", "wrote 1 file")),
     Case("review-with-not-utf8-file-name", ("review", "o", "--summary"),
          both(GOOD, raw_name(LATIN1, KERNEL.encode()), reviewed_then(lambda tmp: None)), 0, ("hunks",)),
+    # nothing written into the source tree: the workspace goes with the output
+    Case("hipify-from-inside-the-source", ("hipify", ".", "--out", "../o", "--backend", "builtin"),
+         both(GOOD, inside("src")), 0, ("review:",), unchanged=("src",), absent=("src/.hipwizard",),
+         appear=(STATE, ".hipwizard/port.json")),
+    Case("hipify-accept-all-from-a-source-subfolder",
+         ("hipify", "..", "--out", "../../o", "--backend", "builtin", "--accept-all", "--no-check"),
+         both(GOOD, write("src/sub/b.cu", KERNEL), inside("src/sub")), 0, ("wrote 2 file(s)",), unchanged=("src",),
+         absent=("src/sub/.hipwizard", "src/.hipwizard"), appear=("o/sub/b.cu", ".hipwizard/port.json")),
 ]

@@ -49,7 +49,7 @@ def _assert_operands(argv: list[str], options: set[str]) -> None:
     flags = [a for a in argv[1:] if a.startswith("-")]
     assert all(f in options or f.startswith(("--offload-arch=", "-o=")) for f in flags), flags
     for a in _from_paths(argv):
-        assert a.startswith(("/", "./")) or a.startswith("-o=/"), a
+        assert a.startswith(("/", "./", "-o=/")), a
 
 
 @pytest.mark.parametrize("name, expected", [
