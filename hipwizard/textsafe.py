@@ -39,7 +39,7 @@ _SEQUENCE = re.compile(
 )
 # C0 controls (tab, newline and carriage return handled by ``keep``), DEL, C1 controls, bidi overrides and
 # isolates (U+202A-U+202E, U+2066-U+2069): none is text a user meant to show.
-_CONTROLS = "".join(chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F),
+_CONTROLS = "".join(chr(c) for c in (*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F),
                                      *range(0x2066, 0x206A)))
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 

@@ -16,14 +16,13 @@ and ``hipwizard status`` call it to show "not started / in progress / done" with
 from __future__ import annotations
 
 import importlib
-import json
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from hipwizard import __version__
+from hipwizard import __version__, jsonread
 from hipwizard.atomic import atomic_write_json
 from hipwizard.errors import UserError
 from hipwizard.steps import STEP_KEYS, step_by_key
@@ -78,7 +77,7 @@ class Workspace:
         """The saved state of a step, or ``{}``. A damaged file is reported, not raised."""
         path = self.state_path(step)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = jsonread.read_json(path)  # capped and depth-limited: a damaged file is said, not a traceback
         except FileNotFoundError:
             return {}
         except (OSError, ValueError, UnicodeDecodeError) as exc:

@@ -51,12 +51,16 @@ def run_doctor(args) -> int:
         raise UserError("--replay and --record cannot be used together")
     ws = None if args.no_save else Workspace.open(args.workspace)
     if args.paste:
-        text, label = _read_paste(args.paste)
-        source = services.paste_source(text, label, args.record, ws)
+        from hipwizard.doctor.paste_input import read_paste
+
+        paste = read_paste(args.paste, getattr(sys.stdin, "buffer", sys.stdin))
+        source = services.paste_source(paste.text, paste.label, args.record, ws, note=paste.note)
     else:
         source = services.open_source(replay=args.replay, record=args.record)
     if source.paste_summary:
         print(f"hipwizard: {inert_line(source.paste_summary)}", file=sys.stderr)
+    if source.note:
+        print(f"hipwizard: warning: {inert_line(source.note)}", file=sys.stderr)
     with terminal_progress() as progress:
         result = services.diagnose(ws, source, timeout=timeout, progress=progress)
     report = result.report
@@ -70,19 +74,3 @@ def run_doctor(args) -> int:
         if source.record_dir is not None:
             print(f"recorded every tool output in {source.record_dir} — attach that folder to a support ticket")
     return 1 if report.failed else 0
-
-
-def _read_paste(name: str) -> tuple[str, str]:
-    """The paste's text and its label; '-' is stdin. A missing, unreadable or binary file is a UserError."""
-    if name == "-":
-        return sys.stdin.read(), "stdin"
-    from pathlib import Path
-
-    path = Path(name).expanduser()
-    try:
-        raw = path.read_bytes()[: 8 * 2**20]
-    except OSError as exc:
-        raise UserError(f"--paste {name}: cannot read it ({exc.strerror or exc})") from None
-    if b"\x00" in raw[:4096]:
-        raise UserError(f"--paste {name}: looks binary (NUL bytes), not a terminal log")
-    return raw.decode("utf-8", errors="replace"), path.name

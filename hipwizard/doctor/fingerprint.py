@@ -22,7 +22,7 @@ import json
 import platform
 from pathlib import Path
 
-from hipwizard import __version__
+from hipwizard import __version__, jsonread
 from hipwizard.workspace import Workspace
 
 PACKAGES = ("deepspeed", "flash_attn", "flash-attn", "llamafactory", "transformers", "peft", "accelerate",
@@ -124,7 +124,7 @@ def read_stamp(path: str | Path) -> dict:
         if not c.is_file():
             continue
         try:
-            data = _safetensors_meta(c) if c.suffix == ".safetensors" else json.loads(c.read_text(encoding="utf-8"))
+            data = _safetensors_meta(c) if c.suffix == ".safetensors" else jsonread.read_json(c)
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             raise ValueError(f"{c} cannot be read ({exc})") from None
         stamp = _find(data)
@@ -140,9 +140,9 @@ def _safetensors_meta(path: Path) -> dict:
         size = int.from_bytes(fh.read(8), "little")
         if not 0 < size <= 100_000_000:
             raise ValueError("not a safetensors file")
-        header = json.loads(fh.read(size))
-    meta = (header.get("__metadata__") or {}).get("hipwizard")
-    return json.loads(meta) if isinstance(meta, str) else {}
+        header = jsonread.loads(fh.read(size))
+    meta = (header.get("__metadata__") or {}).get("hipwizard") if isinstance(header, dict) else None
+    return jsonread.loads(meta) if isinstance(meta, str) else {}
 
 
 def _find(data) -> dict | None:

@@ -168,6 +168,7 @@ class DoctorReport:
     checks: list[Check]
     origin: str = "live"  # "live" or "replay of DIR"
     hipwizard_version: str = ""
+    notes: list[str] = field(default_factory=list)  # what the user must know about the inputs (a paste cut short)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -192,6 +193,7 @@ class DoctorReport:
         return {
             "hipwizard": self.hipwizard_version,
             "origin": self.origin,
+            "notes": list(self.notes),
             "summary": self.summary(),
             "counts": self.counts,
             "checks": [asdict(c) for c in self.checks],
@@ -214,7 +216,8 @@ class DoctorReport:
             env.deepspeed_ops.ops = {k: (bool(v[0]), bool(v[1])) for k, v in (ds.get("ops") or {}).items()}
         env.probes = [ProbeRecord(**_known(ProbeRecord, p)) for p in env_d.get("probes") or []]
         checks = [Check(**_known(Check, c)) for c in data.get("checks") or []]
-        return cls(env, checks, data.get("origin", "live"), data.get("hipwizard", ""))
+        notes = [str(n) for n in data.get("notes") or [] if isinstance(n, str)]
+        return cls(env, checks, data.get("origin", "live"), data.get("hipwizard", ""), notes)
 
 
 def _known(cls, data: dict[str, Any], skip: set[str] = frozenset()) -> dict[str, Any]:

@@ -55,6 +55,7 @@ def render_text(report: DoctorReport, details: bool = True) -> str:
     """The report as plain text (symbols + words, no colour): for the terminal, the clipboard and tickets."""
     env = report.env
     lines = [f"hipwizard doctor ({report.origin}) — {report.summary()}"]
+    lines += [f"⚠ note: {note}" for note in report.notes]
     if env.gpus:
         lines.append(f"GPUs: {len(env.gpus)} ({env.gpu_source or 'nvidia-smi'})")
     for c in report.checks:

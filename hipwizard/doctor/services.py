@@ -40,6 +40,7 @@ class Source:
     origin: str = "live"  # "live" or "replay of DIR"
     record_dir: Path | None = None  # recording: the folder that receives every tool output
     paste_summary: str = ""  # a paste: what was recognised in it (PasteResult.summary)
+    note: str = ""  # said in the report (DoctorReport.notes): e.g. a paste cut at the cap
 
     @classmethod
     def of(cls, runner: Runner) -> Source:
@@ -103,7 +104,7 @@ def open_source(replay: str | Path | None = None, record: str | Path | None = No
     return Source(SubprocessRunner())
 
 
-def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace | None) -> Source:
+def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace | None, note: str = "") -> Source:
     """A pasted terminal log -> a recording folder (``folder``, else ``.hipwizard/doctor-paste-TIME`` in the
     workspace, else a temporary folder) -> a replay of it. UserError when nothing in it is recognised or the
     folder cannot serve."""
@@ -132,7 +133,8 @@ def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace
         write_paste(result, target, label)
     except OSError as exc:
         raise UserError(f"paste {label}: cannot write the recording into {target} ({exc.strerror or exc})") from None
-    return Source(ReplayRunner(target), f"paste of {label}", record_dir=target, paste_summary=result.summary())
+    return Source(ReplayRunner(target), f"paste of {label}", record_dir=target, paste_summary=result.summary(),
+                  note=note)
 
 
 def _new_folder(base: Path) -> Path:
@@ -172,6 +174,8 @@ def diagnose(ws: Workspace | None, source: Source | None = None, *, timeout: flo
 
     source = source or workspace_source(ws)
     report = run_doctor(source.runner, timeout=timeout, origin=source.origin, on_probe=_probe_counter(progress))
+    if source.note:
+        report.notes.append(source.note)
     if source.record_dir is not None and source.record_dir.is_dir():
         from hipwizard.atomic import atomic_write_json
 

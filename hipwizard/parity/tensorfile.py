@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from hipwizard import jsonread
 from hipwizard.atomic import atomic_write_chunks
 from hipwizard.errors import UserError
+from hipwizard.jsonread import JsonTooDeep
 
 META_KEY = "hipwizard"
 _MAX_HEADER = 100 * 1024 * 1024
@@ -91,7 +93,9 @@ def read_header(path: Path) -> tuple[dict, int, int]:
     except IsADirectoryError:
         raise UserError(f"{path} is a directory, not a capture file") from None
     try:
-        header = json.loads(raw.decode("utf-8"))
+        header = jsonread.loads(raw.decode("utf-8"))
+    except JsonTooDeep as exc:
+        raise UserError(f"{path} is not a capture file hipwizard reads: its header's {exc}") from None
     except (UnicodeDecodeError, ValueError):
         raise UserError(f"{path} is not a safetensors file (its header is not JSON)") from None
     if not isinstance(header, dict):
@@ -160,7 +164,9 @@ def read_meta(source: str | Path | TensorFile) -> dict:
     if raw is None:
         raise UserError(f"{path} is a safetensors file but not a hipwizard capture (no '{META_KEY}' metadata)")
     try:
-        meta = json.loads(raw)
+        meta = jsonread.loads(raw)
+    except JsonTooDeep as exc:
+        raise UserError(f"{path}: its hipwizard metadata is {exc}, not a capture's") from None
     except ValueError:
         raise UserError(f"{path}: its hipwizard metadata is not valid JSON") from None
     if not isinstance(meta, dict):

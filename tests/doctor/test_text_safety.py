@@ -41,3 +41,19 @@ def test_a_hostile_paste_file_name_prints_inert(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert_inert(out + err)
     assert "paste of x.log" in out  # the CSI "\x9b2J" went whole
+
+
+def test_a_paste_over_the_cap_is_cut_at_a_line_and_says_so_in_the_json(tmp_path, capsys, monkeypatch):
+    import io
+
+    from tests.adversarial.rows_text_safety import big_paste
+
+    big_paste(tmp_path)
+    raw = (tmp_path / "big.log").read_bytes()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw)))  # through stdin this time
+    assert main(["doctor", "--paste", "-", "--no-save", "--json"]) == 0
+    out, err = capsys.readouterr()
+    data = json.loads(out)
+    assert any("larger than 8 MiB" in n and "whole lines" in n for n in data["notes"])
+    assert "larger than 8 MiB" in err
+    assert not re.search(r"AMD Instinc\b", json.dumps(data))  # the cut line is left out whole, not a GPU name
