@@ -352,3 +352,25 @@ async def test_D_runs_the_demo_preset_from_either_tab(ws, fake_launch, monkeypat
         cfg = yaml.safe_load((Path(run_dir) / "config.yaml").read_text())
         assert (cfg["lora_rank"], cfg["cutoff_len"], cfg["max_steps"]) == (8, 256, 8)
         assert not _view(app).launching and not screen.query_one("#run-job").display
+
+
+async def test_plan_tab_keys_work_on_entering_the_screen(ws):
+    """Entering Train shows the Plan tab with focus on none of its fields: its keys act there (they used
+    to answer that they "work on Train (Plan tab)" — where the user was)."""
+    from hipwizard.tui.train.dialogs import CalibrateDialog
+
+    app, screen = make_app(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(screen)
+        screen.set_focus(None)
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        assert screen.query_one("#train-tabs").active == "plan" and app.focused is None
+        await pilot.press("C")  # calibrate: asks how many candidates and steps first
+        await until(pilot, lambda: isinstance(app.screen, CalibrateDialog), timeout=10)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen, timeout=10)
+        screen.set_focus(None)
+        await pilot.press("ctrl+s")  # save the plan as a run directory: the Run tab shows it
+        await until(pilot, lambda: any(ws.runs_dir.glob("*/config.yaml")), timeout=10)
+        assert screen.query_one("#train-tabs").active == "run"

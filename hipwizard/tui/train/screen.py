@@ -41,6 +41,12 @@ class TrainScreen(Screen):
         Binding("r", "run('refresh')", "Refresh", id="train.refresh"),
         Binding("j", "run('next')", "Next run", show=False, id="train.next"),
         Binding("k", "run('previous')", "Previous run", show=False, id="train.previous"),
+        # The Plan tab's keys, here too: on entering the screen focus is on no field of the pane (its own
+        # bindings only fire with focus inside it), and the keys must work on the tab that is shown.
+        Binding("ctrl+s", "plan('save')", "Save", id="plan.save"),
+        Binding("ctrl+g", "plan('apply_suggestion')", "Apply", id="plan.apply"),
+        Binding("ctrl+n", "plan('next_suggestion')", "Next", id="plan.next_suggestion"),
+        Binding("C", "plan('calibrate')", "Calibrate", id="plan.calibrate"),
     ]
 
     def __init__(self, *, telemetry=None, host_probe=None, poll_s: float = 1.0, attach: str | None = None) -> None:
@@ -81,13 +87,23 @@ class TrainScreen(Screen):
         if action == "run" and parameters and parameters[0] == "postmortem":
             # only where it can act: the footer has no room for a key that would only say "no alarm"
             return self._run_tab_active() and self.query_one(RunView).has_alarm
+        if action == "run" and parameters and parameters[0] == "stop" and not self._run_tab_active():
+            return self.query_one(TrainPlanPane).calibrating  # X on the Plan tab stops a calibration
         if action == "run" and parameters and parameters[0] in RUN_TAB_ONLY:
             return self._run_tab_active()
+        if action == "plan":  # the active tab decides, not where focus happens to be
+            return not self._run_tab_active() and self.query_one(TrainPlanPane).check_action(parameters[0], ())
         return True
+
+    def action_plan(self, what: str) -> None:
+        getattr(self.query_one(TrainPlanPane), f"action_{what}")()
 
     def action_run(self, what: str) -> None:
         if what == "launch" and not self._run_tab_active():
             self._launch_plan()
+            return
+        if what == "stop" and not self._run_tab_active():
+            self.query_one(TrainPlanPane).action_stop_calibration()
             return
         if what == "demo":  # from either tab: the run shows on the Run tab
             self.query_one("#train-tabs", TabbedContent).active = "run"
