@@ -1,5 +1,7 @@
-"""``hipwizard doctor [--json] [--replay DIR] [--record DIR] [--timeout S] [--workspace DIR]``.
+"""``hipwizard doctor [--json] [--replay DIR] [--record DIR] [--timeout S] [--workspace DIR] [--quiet]``.
 
+While the tools are probed, progress goes to stderr (also with --json, whose document is on stdout): one
+self-overwriting line on a terminal, else a line per tool as it answers; --quiet shows none.
 Exit code: 0 when no check fails, 1 when a check fails, 2 on bad input (never a traceback).
 The report is saved in the workspace (``.hipwizard/doctor.json``) so the app shows the step's status.
 """
@@ -34,6 +36,8 @@ def add_commands(sub) -> None:
                    help="seconds each tool may take before it counts as hung (default 30; the Python probe gets 3x)")
     p.add_argument("--workspace", metavar="DIR", default=".", help="workspace to save the report in (default: .)")
     p.add_argument("--no-save", action="store_true", help="do not save the report in the workspace")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress on stderr while the tools are probed (shown by default, also with --json)")
     p.set_defaults(func=run_doctor)
 
 
@@ -62,6 +66,10 @@ def run_doctor(args) -> int:
     if source.note:
         print(f"hipwizard: warning: {inert_line(source.note)}", file=sys.stderr)
     with terminal_progress() as progress:
+        if args.quiet:
+            progress = None
+        elif progress is None and not (args.replay or args.paste):  # a log or a pipe: one line per answer
+            progress = _line_progress(timeout)
         result = services.diagnose(ws, source, timeout=timeout, progress=progress)
     report = result.report
     if result.save_error:
@@ -74,3 +82,17 @@ def run_doctor(args) -> int:
         if source.record_dir is not None:
             print(f"recorded every tool output in {source.record_dir} — attach that folder to a support ticket")
     return 1 if report.failed else 0
+
+
+def _line_progress(timeout: float):
+    """Progress for a stderr that is not a terminal (a log, CI, ``2>&1 | tee``): a line when probing starts
+    and one per tool as it answers, so a doctor waiting on a slow tool is never silent for seconds."""
+    from hipwizard.doctor.probes import default_probes
+
+    print(f"hipwizard: probing {len(default_probes())} tools (each may take up to {timeout:g} s; --quiet hides "
+          "this) ...", file=sys.stderr, flush=True)
+
+    def report(p) -> None:
+        print(f"hipwizard: {p.stage} {p.done}/{p.total}: {inert_line(p.item)} answered", file=sys.stderr, flush=True)
+
+    return report

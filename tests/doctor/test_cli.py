@@ -92,3 +92,23 @@ def test_record_writes_a_replayable_directory(tmp_path):
     live = json.loads((out / "doctor-report.json").read_text())
     replayed = diagnose(__import__("hipwizard.doctor.replay", fromlist=["x"]).ReplayRunner(out)).to_dict()
     assert [c["status"] for c in replayed["checks"]] == [c["status"] for c in live["checks"]]
+
+
+def test_probing_says_each_tool_on_stderr_when_it_is_not_a_terminal(tmp_path, capsys, monkeypatch):
+    """A live doctor in a log or a pipe: a line when probing starts and one per tool as it answers (stdout
+    keeps the JSON alone); --quiet shows none. (A replay/paste is instant and stays quiet.)"""
+    from hipwizard.doctor import services
+    from hipwizard.doctor.replay import ReplayRunner
+
+    monkeypatch.setattr(services, "open_source", lambda **_: services.Source(ReplayRunner(ENVS / "mi300x-8x-rocm62")))
+    assert main(["doctor", "--json", "--no-save"]) in (0, 1)
+    out, err = capsys.readouterr()
+    assert json.loads(out)["origin"] == "live"
+    lines = err.splitlines()
+    assert lines[0].startswith("hipwizard: probing ") and "--quiet" in lines[0]
+    answered = [line for line in lines if line.endswith(" answered")]
+    assert len(answered) >= 10 and any(": rocminfo answered" in line for line in answered)
+    assert main(["doctor", "--json", "--no-save", "--quiet"]) in (0, 1)
+    assert "probing" not in capsys.readouterr().err
+    assert main(["doctor", "--replay", str(ENVS / "mi300x-8x-rocm62"), "--no-save"]) in (0, 1)
+    assert "answered" not in capsys.readouterr().err
