@@ -175,8 +175,9 @@ def resolve_target(target: str | Path, runs_dir: Path) -> Path:
         return path
     if not path.exists():
         raise UserError(f"{path} does not exist")
-    if path.suffix not in (".yaml", ".yml"):
-        raise UserError(f"{path} is neither a run directory nor a .yaml config")
+    if path.suffix not in (".yaml", ".yml", ".sh"):
+        raise UserError(f"{path} is neither a run directory, a .yaml config nor a .sh script with a "
+                        f"llamafactory-cli train command")
     _refuse(path, launch_problems(path))
     loaded = load_yaml(path)
     run_dir = runs_dir / f"{path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -21,6 +21,7 @@ from ruamel.yaml.error import YAMLError
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.train.bounded import InputRefused, check_yaml_bounds, read_regular_text
+from hipwizard.train.command_line import convert, is_command_line
 from hipwizard.train.config import DERIVED_FIELDS, TrainConfig, build_config
 from hipwizard.train.deepspeed_config import ZeroSettings, read_zero_settings
 
@@ -100,7 +101,35 @@ def load_yaml(path: str | Path) -> LoadedConfig:
         raise UserError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {path}: {exc}") from None
+    if is_command_line(text):
+        return _from_command_line(text, path)
     return parse_yaml(text, path.resolve())
+
+
+def _from_command_line(text: str, path: Path) -> LoadedConfig:
+    """A ``llamafactory-cli train ...`` command line (or script) as the config it stands for, said in a note."""
+    try:
+        converted = convert(text)
+    except ValueError as exc:
+        raise UserError(f"{path} holds a llamafactory-cli train command that cannot be read: {exc}") from None
+    doc = CommentedMap()
+    if converted.base is not None:
+        base = load_yaml(resolve_base(converted.base, path))
+        doc = base.document
+    for key, value in converted.values.items():
+        doc[key] = value
+    buf = io.StringIO()
+    _yaml().dump(doc, buf)
+    loaded = parse_yaml(buf.getvalue(), path.resolve())
+    loaded.notes.append(f"converted from the llamafactory-cli train command in {path.name}: "
+                        f"{len(converted.values)} option(s)" + (f" over {converted.base}" if converted.base else "")
+                        + "; every option kept")
+    return loaded
+
+
+def resolve_base(name: str, script: Path) -> Path:
+    base = Path(name).expanduser()
+    return base if base.is_absolute() else script.resolve().parent / base
 
 
 def _fill_zero(loaded: LoadedConfig, ds_value: Any) -> None:
