@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
+from hipwizard.cli.workspace_option import add_workspace_option
 from hipwizard.errors import UserError
 from hipwizard.textsafe import inert_line
 
@@ -34,7 +35,7 @@ def add_commands(sub) -> None:
     p.add_argument("--record", metavar="DIR", help="also save every tool output into DIR (for support)")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="seconds each tool may take before it counts as hung (default 30; the Python probe gets 3x)")
-    p.add_argument("--workspace", metavar="DIR", default=".", help="workspace to save the report in (default: .)")
+    add_workspace_option(p, ", where the report is saved")
     p.add_argument("--no-save", action="store_true", help="do not save the report in the workspace")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress on stderr while the tools are probed (shown by default, also with --json)")

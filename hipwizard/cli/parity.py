@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from hipwizard.cli.workspace_option import add_workspace_option
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
 
@@ -26,9 +27,8 @@ def add_commands(sub) -> None:
     _run_args(cap, dtype_default="fp32")
     cap.add_argument("--out", type=Path, required=True, help="the capture file to write (.safetensors)")
     cap.add_argument("--json", action="store_true", help="print the result as JSON")
-    cap.add_argument("--workspace", type=Path, default=Path("."),
-                     help="workspace whose doctor report stamps the capture with this machine's environment "
-                          "(default .)")
+    add_workspace_option(cap, ", whose doctor report stamps the capture with this machine's environment",
+                         type=Path, default=Path("."))
     cap.set_defaults(func=cmd_capture)
 
     cmp_ = actions.add_parser("compare", help="compare a reference capture with a candidate, module by module")
@@ -118,7 +118,7 @@ def _run_args(p, dtype_default: str | None = None) -> None:
 
 
 def _workspace_args(p) -> None:
-    p.add_argument("--workspace", type=Path, default=Path("."), help="record the result in this workspace (default .)")
+    add_workspace_option(p, ", where the result is recorded", type=Path, default=Path("."))
     p.add_argument("--no-save", action="store_true", help="do not record the result in the workspace")
 
 

@@ -46,8 +46,9 @@ def add_commands(sub) -> None:
     p.add_argument("--arch", help="offload arch for the compile check (default: detected, else gfx942)")
     p.add_argument("--max-file-size", type=_size, metavar="SIZE",
                    help="skip (and name) source files larger than SIZE, e.g. 500k, 16M (default: 8M)")
-    p.add_argument("--workspace", help="workspace that records this migration (default: ., or the folder "
-                                       "holding --out when . is in the source tree: nothing is written there)")
+    p.add_argument("--workspace", metavar="DIR",
+                   help="the workspace folder, which records this migration (default: the current folder, or the "
+                        "folder holding --out when the current folder is in the source tree: nothing is written there)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_hipify)
 

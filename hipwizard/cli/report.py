@@ -1,6 +1,6 @@
 """``hipwizard report`` (one document of the migration) and ``hipwizard env`` (environment fingerprints).
 
-``hipwizard report [DIR] --out FILE.html|FILE.md [--full] [--demo]``: every step's results in the workspace,
+``hipwizard report [--workspace DIR] --out FILE.html|FILE.md [--full] [--demo]``: every step's results in the workspace,
 each stamped with the environment it came from. ``--demo`` first runs whatever step the demo workspace has
 not run yet (doctor, port, parity, a short training run), so the report of the embedded demo is full.
 ``hipwizard env [ARTEFACT [ARTEFACT]]``: this workspace's fingerprint, the one stamped on an artefact (a review
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from hipwizard.cli.workspace_option import add_workspace_option, workspace_dir
 from hipwizard.errors import UserError
 
 
@@ -24,7 +25,7 @@ ENV_HELP = ("Show this workspace's environment fingerprint (from the doctor's re
 def add_commands(sub) -> None:
     p = sub.add_parser("report", help="export the migration as one HTML or Markdown document",
                        description=REPORT_HELP)
-    p.add_argument("dir", nargs="?", default=".", help="workspace folder (default: current)")
+    add_workspace_option(p, positional=True)
     p.add_argument("--out", help="FILE.html (one self-contained file) or FILE.md (charts as SVG files beside "
                                  "it); default: hipwizard-report.html in the workspace")
     p.add_argument("--full", action="store_true", help="include full paths and the runs' environment variables")
@@ -36,7 +37,7 @@ def add_commands(sub) -> None:
     e = sub.add_parser("env", help="show or compare the environment stamped on artefacts",
                        description=ENV_HELP)
     e.add_argument("artefacts", nargs="*", metavar="ARTEFACT", help="zero, one or two artefacts")
-    e.add_argument("--workspace", default=".", help="workspace whose fingerprint to show (default: current)")
+    add_workspace_option(e, " whose fingerprint to show")
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.set_defaults(func=_env)
 
@@ -50,11 +51,11 @@ def _report(args) -> int:
         from hipwizard.progress import terminal_progress
         from hipwizard.report.demo import fill
 
-        ws = open_demo_workspace(None if args.dir == "." else args.dir).workspace
+        ws = open_demo_workspace(workspace_dir(args, default=None) if (args.dir or args.workspace) else None).workspace
         with terminal_progress() as progress:
             fill(ws, progress=progress)
     else:
-        ws = Workspace.open(args.dir, must_exist=True)
+        ws = Workspace.open(workspace_dir(args), must_exist=True)
     out = args.out or str(ws.root / "hipwizard-report.html")
     written = make_report(ws, out, full=args.full, force=args.force)
     print(f"✔ report written: {written[0]}" + (f" (+{len(written) - 1} chart files beside it)" if len(written) > 1 else ""))

@@ -1,22 +1,23 @@
-"""``hipwizard status [DIR]``: each step's status in the workspace, headless."""
+"""``hipwizard status [--workspace DIR]`` (or ``status DIR``): each step's status in the workspace, headless."""
 
 from __future__ import annotations
 
 import json
 
+from hipwizard.cli.workspace_option import add_workspace_option, workspace_dir
 from hipwizard.steps import STEPS
 from hipwizard.workspace import Workspace
 
 
 def add_commands(sub) -> None:
     p = sub.add_parser("status", help="show each step's status in a workspace")
-    p.add_argument("dir", nargs="?", default=".", help="workspace folder (default: current)")
+    add_workspace_option(p, positional=True)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_status)
 
 
 def _status(args) -> int:
-    ws = Workspace.open(args.dir, must_exist=True)
+    ws = Workspace.open(workspace_dir(args), must_exist=True)
     rows = {spec.key: ws.step_status(spec.key) for spec in STEPS}
     nxt = ws.next_step()
     damaged = ws.read_state("workspace").get("_error")

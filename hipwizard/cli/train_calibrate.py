@@ -34,12 +34,14 @@ def add_train_commands(train_sub) -> None:
     c.add_argument("--gpus", default=None, metavar="N|IDS", help=f"{GPUS_HELP}; calibration runs on one GPU")
     c.add_argument("--platform", choices=("rocm", "cuda", "cpu"), help="default: detected from /dev")
     c.add_argument("--bench", action="store_true", help="time a bf16 GEMM first (the MFU ceiling)")
-    c.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR")
+    c.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
+                   help="the workspace folder (default: the current folder)")
     c.add_argument("--json", action="store_true", help="print the calibration as JSON")
     c.set_defaults(func=cmd_calibrate)
     b = train_sub.add_parser("bench", help="time a bf16 GEMM on this GPU: the ceiling MFU is judged against")
     b.add_argument("--seconds", type=float, default=1.0, help="timed seconds per size (default 1)")
-    b.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR")
+    b.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
+                   help="the workspace folder (default: the current folder)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 

@@ -37,7 +37,8 @@ def add_train_commands(train_sub) -> None:
     p.add_argument("--lengths", choices=("variable", "fixed"), default=None,
                    help="sample lengths: variable (default; padding varies per batch and fragments memory) "
                         "or fixed (packed or equal-length samples)")
-    p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR", help="workspace with the doctor's report")
+    p.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
+                   help="the workspace folder, with the doctor's report (default: the current folder)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
 

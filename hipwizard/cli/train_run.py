@@ -30,7 +30,8 @@ def add_train_commands(train_sub) -> None:
     p.add_argument("--master-addr")
     p.add_argument("--master-port", type=int)
     p.add_argument("--platform", choices=("rocm", "cuda", "cpu"), help="default: detected from /dev")
-    p.add_argument("--workspace", default=".", help="workspace that remembers the run (default: .)")
+    p.add_argument("--workspace", default=".", metavar="DIR",
+                   help="the workspace folder, which remembers the run (default: the current folder)")
     p.set_defaults(func=cmd_train_run)
 
 
@@ -38,7 +39,7 @@ def add_commands(sub) -> None:
     p = sub.add_parser("runs", help="list training runs (running, finished, failed, stopped)")
     p.add_argument("dirs", nargs="*", help="extra folders to search for run directories")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--workspace", default=".")
+    p.add_argument("--workspace", default=".", metavar="DIR", help="the workspace folder (default: the current folder)")
     p.set_defaults(func=cmd_runs)
     p = sub.add_parser("attach", help="show a run's whole history, then follow it")
     p.add_argument("run_dir")
