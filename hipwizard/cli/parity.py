@@ -15,6 +15,7 @@ from pathlib import Path
 from hipwizard.cli.workspace_option import add_workspace_option
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
+from hipwizard.textsafe import inert_line
 
 TOLERANCE_CHOICES = ("fp64", "fp32", "fp16", "bf16")
 
@@ -230,7 +231,7 @@ def cmd_compare(args) -> int:
                 f"{k} {_size(v)}" if k.endswith("bytes") else f"{k} {v:.3f} s" for k, v in comp.timings.items()))
     if comp.verdict == "invalid":
         problems = comp.problems or (comp.backward.problems if comp.backward is not None else []) or ["invalid"]
-        print(f"hipwizard: error: {problems[0]}", file=sys.stderr)
+        print(f"hipwizard: error: {inert_line(problems[0])}", file=sys.stderr)
     return outcome.exit_code
 
 
