@@ -11,7 +11,7 @@ from textual.screen import Screen
 
 from hipwizard import __version__
 from hipwizard.steps import STEP_KEYS, STEPS, step_by_key
-from hipwizard.textsafe import inert_line
+from hipwizard.textsafe import inert, inert_line
 from hipwizard.tui.help_screen import HelpScreen, bindings_of
 from hipwizard.tui.home import HomeScreen
 from hipwizard.tui.keymap import load_keymap
@@ -97,6 +97,13 @@ class HipwizardApp(Jobs, App):
         extra = getattr(self.screen, "HELP_TEXT", "")
         here, everywhere = bindings_of(self.screen)
         self.push_screen(HelpScreen(title, here, everywhere, extra))
+
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every toast is plain text: its words carry file names, tool errors and run names from outside, so
+        they are never read as Textual markup (a ``[/]`` in a name crashed the app) and lose every control
+        sequence. No toast here uses markup on purpose; the ``markup`` argument is accepted and ignored."""
+        super().notify(inert(message), title=inert_line(title), severity=severity, timeout=timeout, markup=False)
 
     def _remember(self, key: str) -> None:
         try:

@@ -99,3 +99,19 @@ async def test_parity_screen_shows_hostile_device_and_module_names_as_text(tmp_p
         text = _screen_text(app)
         assert_inert(text)
         assert "[bold]Instinct[/]" in text and "[$accent]x" in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_a_toast_shows_text_from_outside_as_it_is(tmp_path, name):
+    """Toasts carry file names, tool errors and run names (``✖ cannot launch: ...``): a name with ``[/]`` in it
+    used to end the app (Textual read it as a closing tag) and escapes reached the terminal."""
+    app = HipwizardApp(Workspace(tmp_path), resume=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        app.notify(f"✖ cannot launch: {name}", severity="error")
+        await pilot.pause()
+        said = [n for n in app._notifications if "cannot launch" in n.message]
+        assert said and name.split("\x1b")[0] in said[0].message  # the name as it is
+        assert said[0].markup is False  # drawn as text: "a[/]" is not a closing tag
+        assert_inert(said[0].message)
+    assert app.return_code in (0, None)
