@@ -129,3 +129,21 @@ def test_help_and_an_error_on_an_ascii_stdout(tmp_path):
     done = _run(str(tmp_path / "caf\u00e9-\u2014"), PYTHONIOENCODING="ascii")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "does not exist" in _one_error_line(done.stderr)
+
+
+def test_an_argparse_error_quotes_the_arguments_inert(capsys):
+    """argparse's own error line echoes what the user typed: an escape in it must not reach the terminal."""
+    with pytest.raises(SystemExit) as stop:
+        main(["doctor", "--bogus\x1b]0;pwned\x07\x1b]52;c;ZGF0YQ==\x1b\\\x9b2J"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --bogus" in err
+    assert not any(c in err for c in "\x1b\x07\x9b")
+
+
+def test_a_sub_command_usage_names_the_sub_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "plan"])
+    err = capsys.readouterr().err
+    assert "usage: hipwizard train plan [-h]" in err
+    assert "hipwizard train plan: error:" in err

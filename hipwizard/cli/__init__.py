@@ -34,8 +34,17 @@ EXIT_CODES = """exit codes (every sub-command):
   141  the reader of the output went away (e.g. `| head -1`); nothing else is printed"""
 
 
+class InertParser(argparse.ArgumentParser):
+    """argparse, with its error line made inert: it quotes the user's own arguments (``unrecognized arguments:
+    ...``), which may carry terminal escapes. Sub-command parsers are made of this class too."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {inert_line(message)}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = InertParser(
         prog="hipwizard",
         usage="%(prog)s [--demo] [--web [--host HOST] [--port PORT]] [DIR]\n"
               "       %(prog)s SUBCOMMAND ...",
@@ -52,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     # parser below reads them, from the same definitions.
     _add_app_options(parser.add_argument_group("the wizard (no SUBCOMMAND; DIR: its workspace folder)"),
                      default=argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="SUBCOMMAND", prog="hipwizard")
     for name in cli_modules():
         importlib.import_module(name).add_commands(sub)
     return parser
@@ -74,7 +83,7 @@ def _add_app_options(group, default=None) -> None:
 
 
 def build_app_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hipwizard", add_help=False)
+    parser = InertParser(prog="hipwizard", add_help=False)
     parser.add_argument("dir", nargs="?", default=None)
     _add_app_options(parser)
     return parser
