@@ -196,7 +196,7 @@ def _open_app(argv: list[str]) -> int:
         demo = open_demo_workspace(args.dir)
         workspace = demo.workspace
         if demo.notice:
-            print(f"hipwizard: {demo.notice}", file=sys.stderr, flush=True)
+            print(f"hipwizard: {inert_line(demo.notice)}", file=sys.stderr, flush=True)
     else:
         workspace = Workspace.open(args.dir or ".", must_exist=True)
     if args.web:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.textsafe import inert_line
 from hipwizard.train.gpus import GPUS_HELP, parse_gpus
 from hipwizard.train.manifest import CONFIG_NAME
 
@@ -83,7 +84,7 @@ def cmd_train_run(args) -> int:
     else:
         launched = services.launch(ws, args.target, options)
     for warning in launched.warnings:
-        print(f"hipwizard: warning: {warning}", file=sys.stderr)
+        print(f"hipwizard: warning: {inert_line(warning)}", file=sys.stderr)
     manifest = launched.manifest
     print(f"launched {manifest.name}: pid {manifest.pid}, log {manifest.log_path}", flush=True)
     if args.detach:
