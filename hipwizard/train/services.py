@@ -288,6 +288,9 @@ def launched_manifest(run_dir: str | Path) -> RunManifest:
     manifest = load_manifest(path)
     if manifest is None:
         raise UserError(f"{file} lacks fields of a run manifest")
+    # The folder the user named, not the one the file claims: stop writes its marks there and tells the
+    # run's supervisor by it (a run.json edited to name another folder must not move either).
+    manifest.run_dir = str(path)
     return manifest
 
 

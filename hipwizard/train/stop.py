@@ -79,19 +79,47 @@ def _group(pgid: int) -> list[psutil.Process]:
     return out
 
 
+def _plausible_id(n: object) -> bool:
+    """A pid or group number that can be a run's: a whole number above 1 (0 and negatives mean "my own
+    group" or "every process" to kill(2); 1 is init, whose descendants are every process)."""
+    return isinstance(n, int) and not isinstance(n, bool) and n > 1
+
+
+def _is_supervisor_of(p: psutil.Process, run_dir: str) -> bool:
+    """True when ``p`` runs ``python -m hipwizard.train.supervise RUN_DIR -- ...`` for this run directory:
+    the marker of a run launched before the environment marker existed."""
+    try:
+        argv = p.cmdline()
+    except (psutil.Error, OSError):
+        return False
+    for i, arg in enumerate(argv[:-1]):
+        if arg == "hipwizard.train.supervise":
+            try:
+                return os.path.realpath(argv[i + 1]) == os.path.realpath(run_dir)
+            except (OSError, ValueError):
+                return False
+    return False
+
+
 def leader(manifest: RunManifest) -> psutil.Process | None:
-    """The run's supervisor, if it is alive and provably ours: the create time recorded at launch and,
-    for runs launched with a marker, the marker in its environment (a recycled pid has neither)."""
-    if not manifest.pid_create_time:
+    """The run's supervisor, if it is alive and provably ours: the create time recorded at launch and the
+    run's marker, in its environment (``HIPWIZARD_RUN``) or, for a run launched before that existed, its
+    command line (the supervisor of this run directory). A create time alone is not proof: a run.json
+    edited to name another process (pid 1 and the boot time) would hand every process on the machine to
+    the stop."""
+    if not manifest.pid_create_time or not _plausible_id(manifest.pid):
         return None  # nothing to tell our process from a recycled pid: never assume
     try:
         p = psutil.Process(manifest.pid)
         if abs(p.create_time() - manifest.pid_create_time) > 1.0:
             return None
-        if manifest.run_token and not marked(p, manifest.run_token):
+        if manifest.run_token:
+            if not marked(p, manifest.run_token):
+                return None
+        elif not _is_supervisor_of(p, manifest.run_dir):
             return None
         return p if _alive(p) else None
-    except psutil.Error:
+    except (psutil.Error, TypeError, ValueError):
         return None
 
 
@@ -99,6 +127,8 @@ def group_members(manifest: RunManifest) -> list[psutil.Process]:
     """The live members of the run's process group that are provably the run's: each carries the run's
     marker, or (a run recorded without one) the group's leader is the run's verified supervisor. A group
     number reused by someone else after the run ended gives nothing."""
+    if not _plausible_id(manifest.pgid):
+        return []
     members = _group(manifest.pgid)
     if manifest.run_token:
         return [p for p in members if marked(p, manifest.run_token)]
@@ -110,6 +140,8 @@ def group_members(manifest: RunManifest) -> list[psutil.Process]:
 def group_is_ours(manifest: RunManifest) -> bool:
     """True when the whole process group ``manifest.pgid`` is the run's (a leader and members that
     match it), so that signalling the group reaches no one else."""
+    if not _plausible_id(manifest.pgid):
+        return False  # killpg(0) is the caller's own group; 1 and below are never a run's
     members = _group(manifest.pgid)
     if not members:
         return False

@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 
 from . import (
-    rows_parity, rows_port, rows_port_inputs, rows_review_safety, rows_text_safety, rows_train, rows_train_safety,
-    rows_workspace,
+    rows_parity, rows_port, rows_port_inputs, rows_review_safety, rows_sweep, rows_text_safety, rows_train,
+    rows_train_safety, rows_workspace,
 )
 from .table import run_case
 
 ROWS = [
     *rows_workspace.ROWS, *rows_parity.ROWS, *rows_train.ROWS, *rows_port.ROWS, *rows_port_inputs.ROWS,
-    *rows_review_safety.ROWS, *rows_train_safety.ROWS, *rows_text_safety.ROWS,
+    *rows_review_safety.ROWS, *rows_train_safety.ROWS, *rows_text_safety.ROWS, *rows_sweep.ROWS,
 ]
 
 

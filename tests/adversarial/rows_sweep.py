@@ -1,0 +1,49 @@
+"""Adversarial rows from the re-sweep of issue 27 (safe by default): variations the first rows did not cover.
+See table.py for what every row checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from .table import Case, both, write
+
+RUN_JSON = {"name": "r", "command": ["llamafactory-cli", "train", "config.yaml"], "argv": [], "env_delta": {},
+            "env_removed": [], "started": "2026-01-01T00:00:00+00:00", "started_epoch": 0.0, "log": "train.log",
+            "platform": "cpu"}
+
+
+def hand_edited_run(rel: str, **fields):
+    """``rel/`` a run directory whose run.json was written by hand (``fields`` over a plausible record)."""
+    def build(tmp: Path) -> None:
+        run = tmp / rel
+        run.mkdir(parents=True, exist_ok=True)
+        data = {**RUN_JSON, "run_dir": str(run), "cwd": str(run), "output_dir": str(run / "out"), **fields}
+        (run / "run.json").write_text(json.dumps(data))
+    return build
+
+
+def stranger_run(rel: str):
+    """A run.json (no run marker, as runs before the marker have) naming an unrelated process of this user:
+    its pid, its group and its exact create time. Only a create time matches: that is no proof."""
+    def build(tmp: Path) -> None:
+        import psutil
+
+        # setsid execs in place: the sleep leads its own group, in its own session (a stray signal can
+        # reach nothing else); it ends by itself.
+        stranger = subprocess.Popen(["setsid", "sleep", "20"])
+        deadline = time.monotonic() + 10
+        while psutil.Process(stranger.pid).cmdline()[:1] != ["sleep"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        born = psutil.Process(stranger.pid).create_time()
+        hand_edited_run(rel, pid=stranger.pid, pgid=stranger.pid, pid_create_time=born, run_token="")(tmp)
+    return build
+
+
+ROWS: list[Case] = [
+    # process identity: a create time alone proves nothing; the stranger gets no signal
+    Case("stop-tokenless-run-json-naming-a-stranger", ("stop", "r", "--grace", "0"), stranger_run("r"), 0,
+         ("the run's processes are gone",), not_words=("SIGTERM", "SIGKILL", "SIGABRT"), absent=("r/stop_requested",)),
+]
