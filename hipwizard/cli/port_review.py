@@ -46,14 +46,17 @@ def _review(args) -> int:
     path = locate(args.dir)
     # Writing decisions or the output folder: this session is the review's one writer, or it refuses.
     review = ReviewState.load(path, lock="hold" if args.resolve or args.write else "none")
-    if args.resolve:
-        return _resolve(review, args.resolve)
-    if args.summary:
-        return _summary(review, args.json)
-    if args.write:
-        from hipwizard.port.state import review_workspace
+    try:
+        if args.resolve:
+            return _resolve(review, args.resolve)
+        if args.summary:
+            return _summary(review, args.json)
+        if args.write:
+            from hipwizard.port.state import review_workspace
 
-        return _write(review_workspace(args.dir, path), review, args)
+            return _write(review_workspace(args.dir, path), review, args)
+    finally:
+        review.release()  # the lock goes with the command (a caller in the same process keeps no hold)
     if args.json:
         raise UserError("--json goes with --summary or --write")
     from hipwizard.tui.port.launch import run_review

@@ -165,3 +165,17 @@ def test_the_lock_file_says_the_holder_and_is_released_on_close(tmp_path):
     finally:
         holder.stdin.close()
         holder.wait(timeout=10)
+
+
+def test_an_in_process_cli_write_gives_the_lock_back_when_it_returns(tmp_path):
+    from hipwizard.cli import main
+
+    review = new_review(tmp_path)
+    review.decide([h.hunk_id for h in review.hunks], "accepted")
+    assert main(["review", str(review.out), "--write", "--no-check"]) == 0
+    holder = _holder(review.path, "try")  # another process: writable, not read-only
+    try:
+        assert _tell(holder, review.hunks[0].hunk_id, "rejected").startswith("saved")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
