@@ -58,14 +58,26 @@ class RunManifest:
         return Path(self.output_dir) / "trainer_log.jsonl"
 
 
+_PATH_FIELDS = ("run_dir", "cwd", "log", "output_dir")
+
+
 def load_manifest(run_dir: str | Path) -> RunManifest | None:
-    """The manifest of a run directory, or None when it was never launched or the file is damaged."""
+    """The manifest of a run directory, or None when it was never launched or the file is damaged (a
+    path field that is not text or holds a NUL byte is damage: every later open would raise on it)."""
     try:
         data = json.loads((Path(run_dir) / MANIFEST_NAME).read_text(encoding="utf-8"))
         fields = RunManifest.__dataclass_fields__
-        return RunManifest(**{k: v for k, v in data.items() if k in fields})
+        manifest = RunManifest(**{k: v for k, v in data.items() if k in fields})
     except (OSError, ValueError, TypeError, AttributeError):  # AttributeError: not a JSON object
         return None
+    if any(not isinstance(getattr(manifest, k), str) or "\0" in getattr(manifest, k) for k in _PATH_FIELDS):
+        return None
+    # The folder the file is in, not the one it claims: logs are read and stop's marks written there, and
+    # a run.json edited (or copied) to name another folder must move neither.
+    manifest.run_dir = str(Path(run_dir).resolve())
+    if Path(manifest.log).name != manifest.log or manifest.log in ("", ".", ".."):
+        manifest.log = LOG_NAME  # the log is a file of the run directory, never a path out of it (/dev/zero)
+    return manifest
 
 
 def read_exit(run_dir: str | Path) -> dict[str, Any] | None:

@@ -283,14 +283,13 @@ def launched_manifest(run_dir: str | Path) -> RunManifest:
         value = data.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise UserError(f"{file}: {key} must be a {word}, not {value!r}")
+        if isinstance(value, str) and "\0" in value:
+            raise UserError(f"{file}: {key} holds a NUL byte")
     if data["pid"] <= 0 or data["pgid"] <= 0:
         raise UserError(f"{file}: pid and pgid must be positive, not {data['pid']} / {data['pgid']}")
     manifest = load_manifest(path)
     if manifest is None:
         raise UserError(f"{file} lacks fields of a run manifest")
-    # The folder the user named, not the one the file claims: stop writes its marks there and tells the
-    # run's supervisor by it (a run.json edited to name another folder must not move either).
-    manifest.run_dir = str(path)
     return manifest
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,20 @@ FULL_READ_BYTES = 16 * 1024 * 1024
 RECENT_BYTES = 4 * 1024 * 1024
 OVERVIEW_POINTS = 2000
 POLL_MAX_BYTES = 8 * 1024 * 1024  # bound one update's work; the rest comes next poll
+
+
+def open_regular(path: str | Path):
+    """``path`` opened for binary reading when it is a regular file; ``OSError`` otherwise. A log named
+    by a run.json may be a FIFO (``open`` would wait for a writer forever) or a device (``/dev/zero``
+    never ends): neither is a log. Opened without blocking, then checked on the open file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @dataclass
@@ -49,7 +64,7 @@ class FileTail:
 
     def poll(self, max_bytes: int = POLL_MAX_BYTES) -> TailChunk:
         try:
-            fh = open(self.path, "rb")
+            fh = open_regular(self.path)
         except FileNotFoundError:
             reset = self._ident is not None
             self._ident, self.offset, self._partial = None, 0, b""
@@ -159,7 +174,7 @@ def _line_start_after(path: Path, offset: int) -> int:
     """The offset of the first line that starts at or after ``offset``."""
     if offset <= 0:
         return 0
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(offset - 1)
         if fh.read(1) == b"\n":
             return offset
@@ -170,7 +185,7 @@ def _line_start_after(path: Path, offset: int) -> int:
 def sample_lines(path: Path, end: int, count: int) -> list[str]:
     """About ``count`` whole lines evenly spread over the first ``end`` bytes (one seek each)."""
     out = []
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         step = max(1, end // count)
         for pos in range(0, max(end, 0), step):
             fh.seek(pos)
@@ -187,10 +202,10 @@ def sample_lines(path: Path, end: int, count: int) -> list[str]:
 def last_record(path: str | Path, window: int = 64 * 1024, key: str | None = None) -> dict[str, Any] | None:
     """The last complete JSON record of a jsonl file (with ``key``, if given), reading only its end."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - window))
-            data = fh.read()
+            data = fh.read(window)
     except OSError:
         return None
     for line in reversed(data.split(b"\n")):
@@ -206,10 +221,10 @@ def last_record(path: str | Path, window: int = 64 * 1024, key: str | None = Non
 def read_end(path: str | Path, nbytes: int = 256 * 1024) -> str:
     """The last ``nbytes`` of a text file (from a line start), or "" when it cannot be read."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - nbytes))
-            data = fh.read()
+            data = fh.read(nbytes)
     except OSError:
         return ""
     if size > nbytes:

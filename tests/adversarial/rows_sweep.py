@@ -47,3 +47,35 @@ ROWS: list[Case] = [
     Case("stop-tokenless-run-json-naming-a-stranger", ("stop", "r", "--grace", "0"), stranger_run("r"), 0,
          ("the run's processes are gone",), not_words=("SIGTERM", "SIGKILL", "SIGABRT"), absent=("r/stop_requested",)),
 ]
+
+
+def fifo_at(rel: str):
+    def build(tmp: Path) -> None:
+        import os
+
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp / rel)
+    return build
+
+
+GONE = {"pid": 999_999_999, "pgid": 999_999_999, "pid_create_time": 1.0, "run_token": "t"}  # no such process
+
+ROWS += [
+    # a run.json's paths are data: a NUL byte is damage (a traceback in `runs` before), the log is a file of the
+    # run directory (a path out of it was read and its error lines shown as the run's), and a log that is a
+    # FIFO is no log (attach waited for a writer forever)
+    Case("runs-run-json-nul-in-run-dir", ("runs", "r", "--workspace", "{tmp}"),
+         hand_edited_run("r", run_dir="/tmp/\x00x", **GONE), 0, ("r",), stdout_empty=False),
+    Case("attach-run-json-nul-in-output-dir", ("attach", "--no-follow", "r"),
+         hand_edited_run("r", output_dir="o\x00", **GONE), 2, ("output_dir", "NUL")),
+    Case("attach-run-json-log-out-of-the-run-dir", ("attach", "--no-follow", "r"),
+         both(hand_edited_run("r", log="{tmp}/outside.log", **GONE),
+              lambda tmp: (tmp / "r" / "run.json").write_text((tmp / "r" / "run.json").read_text()
+                                                              .replace("{tmp}", str(tmp))),
+              write("outside.log", "RuntimeError: outside-marker\n")),
+         1, ("lost",), not_words=("outside-marker",)),
+    Case("attach-run-json-log-is-a-fifo", ("attach", "--no-follow", "r"),
+         both(hand_edited_run("r", log="pipe", **GONE), fifo_at("r/pipe")), 1, ("lost",)),
+    Case("runs-trainer-log-is-a-fifo", ("runs", "r", "--workspace", "{tmp}"),
+         both(hand_edited_run("r", **GONE), fifo_at("r/out/trainer_log.jsonl")), 0, ("lost",), stdout_empty=False),
+]

@@ -79,7 +79,7 @@ def test_launch_a_config_file_copies_it_into_a_new_run_dir(tmp_path):
     assert launched.run_dir.startswith(str(ws.runs_dir.resolve() / "mine-"))
     notes = tmp_path / "notes.txt"
     notes.write_text("hello\n")
-    with pytest.raises(UserError, match="neither a run directory nor a .yaml"):
+    with pytest.raises(UserError, match="neither a run directory, a .yaml config nor a .sh"):
         services.launch(ws, notes, LaunchOptions(platform="cpu"))
     with pytest.raises(UserError, match="does not exist"):
         services.launch(ws, tmp_path / "missing.yaml", LaunchOptions(platform="cpu"))
