@@ -7,14 +7,19 @@ hipify-perl runs the way hipwizard runs it (batches of 64 files, ``-inplace -qui
 The big file (``--big-mb``, default 7.6; 0 skips it) is the demo project's and the test corpus's files
 concatenated with varied names, under the 8 MiB cap: timed through ``port_tree`` (scan, translate, hunks from
 the edit log, risk rules), and the same pair through ``split_hunks`` (the line diff an external tool's
-output goes through).
+output goes through). Then (``--hipify-out-mb``, default 7.4; 0 skips it) a file of that size the same way made,
+through the real command a user runs, ``hipwizard hipify SRC --out DIR`` in a fresh process: start-up, scan,
+translation, hunks, risks, the review state built and saved (issue 27: > 120 s before, target < 25 s).
 
-Usage: ``python benchmarks/translate.py [--files N] [--hipify-perl PATH] [--big-mb MB]``
+Usage: ``python benchmarks/translate.py [--files N] [--hipify-perl PATH] [--big-mb MB] [--hipify-out-mb MB]``
+(``--files 0`` skips the tree and its peer ratio)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -78,12 +83,46 @@ def big_file(mb: float) -> None:
               f"{'same hunks as the edit log' if same else 'hunks DIFFER from the edit log'}")
 
 
+def hipify_out(mb: float) -> float:
+    """``hipwizard hipify SRC --out DIR`` on one generated file of ``mb`` MB, in a fresh process; its seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "src").mkdir()
+        make_big_file(root / "src" / "big.cu", mb)
+        size = (root / "src" / "big.cu").stat().st_size
+        argv = [sys.executable, "-m", "hipwizard", "hipify", str(root / "src"), "--out", str(root / "out"),
+                "--backend", "builtin", "--workspace", str(root), "--json"]
+        t0 = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=ROOT)
+        seconds = time.perf_counter() - t0
+        if done.returncode != 0:
+            print(f"hipify --out: exit {done.returncode}: {done.stderr.strip()[-500:]}")
+            return seconds
+        summary = json.loads(done.stdout)
+        state = root / "out.review.json"
+        print(f"hipify --out (fresh process, review state included): {size / 1e6:.1f} MB, {summary['hunks']} hunks, "
+              f"{summary['flagged_hunks']} flagged: {seconds:.1f} s (state file {state.stat().st_size / 1e6:.1f} MB)")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=600)
     parser.add_argument("--hipify-perl", help="path to hipify-perl (default: PATH and /opt/rocm/bin)")
     parser.add_argument("--big-mb", type=float, default=7.6, help="size of the big file in MB (0: skip it)")
+    parser.add_argument("--hipify-out-mb", type=float, default=7.4,
+                        help="size of the file timed through `hipwizard hipify --out` in MB (0: skip it)")
     args = parser.parse_args(argv)
+    if args.files > 0:
+        tree(args)
+    if args.big_mb > 0:
+        big_file(args.big_mb)
+    if args.hipify_out_mb > 0:
+        hipify_out(args.hipify_out_mb)
+    return 0
+
+
+def tree(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_tree(root, args.files)
@@ -111,9 +150,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ratio: builtin translate {perl_s / builtin_s:.0f}x, full engine {perl_s / full_s:.0f}x hipify-perl's files/s")
         else:
             print("hipify-perl: not installed (pass --hipify-perl PATH to compare)")
-    if args.big_mb > 0:
-        big_file(args.big_mb)
-    return 0
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ the review (state, screen). Plain dataclasses; JSON-friendly through ``to_dict``
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Literal
 
 Severity = Literal["high", "med", "low"]
@@ -24,7 +25,8 @@ class RiskFlag:
     line: int | None = None  # 1-based line in the translated file the flag points at
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # asdict's answer (the fields are plain values) without its deep copy: a big review has ~10^5 of these
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "RiskFlag":
@@ -86,7 +88,12 @@ class Hunk:
         return min((f.severity for f in self.flags), key=SEVERITY_ORDER.__getitem__)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        # asdict's fields and order, lists of lines copied one level (strings are immutable): asdict's deep
+        # copy of every line was most of a big review's save
+        d = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            d[f.name] = list(value) if isinstance(value, list) else asdict(value) if is_dataclass(value) else value
         d["flags"] = [f.to_dict() for f in self.flags]
         return d
 
@@ -159,10 +166,17 @@ class UntouchedRisk:
         if not ft.untouched_flags:
             return ()
         lines = ft.translated.split("\n")
+        # the shift at line n: lines removed minus lines added by the hunks that end at or above it (prefix
+        # sums over the hunks by their end, and a bisection per flag: linear in hunks + flags, not their product)
+        ends, shifts, total = [], [0], 0
+        for h in sorted(ft.hunks, key=lambda h: h.new_start + len(h.new_lines)):
+            ends.append(h.new_start + len(h.new_lines))
+            total += len(h.old_lines) - len(h.new_lines)
+            shifts.append(total)
         out = []
         for f in ft.untouched_flags:
             n = f.line or 0
-            shift = sum(len(h.old_lines) - len(h.new_lines) for h in ft.hunks if h.new_start + len(h.new_lines) <= n)
+            shift = shifts[bisect.bisect_right(ends, n)]
             code = lines[n - 1].rstrip("\r") if 0 < n <= len(lines) else ""
             out.append(cls(f, code, n + shift if n else None))
         return tuple(out)

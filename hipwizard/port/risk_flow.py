@@ -112,6 +112,8 @@ _SHFL = re.compile(r"\b__shfl\w*\s*\(|\.\s*shfl\w*\s*\(")
 
 
 _DEPTH = 3
+_FEW_NAMES = 16  # up to this many functions, a literal search per name is the faster way
+_WORD = re.compile(r"\w+")
 
 
 def warp_function_uses(lines: list[str], functions: dict[str, int] | set[str]) -> list[int]:
@@ -123,7 +125,16 @@ def warp_function_uses(lines: list[str], functions: dict[str, int] | set[str]) -
     name = "|".join(map(re.escape, sorted(functions)))
     use = re.compile(rf"(?<![\w.>:])(?:{name})\s*(?:<[^;]*?>\s*)?<<<|(?<![\w.>:])(?:{name})\s*<[^;<>]*>\s*\(|"
                      rf"hipLaunchKernelGGL\s*\(\s*(?:HIP_KERNEL_NAME\s*\(\s*)?(?:{name})\b")
-    return [i for i in matching_lines(use, lines) if not _FUNC.match(lines[i])]
+    if len(functions) <= _FEW_NAMES:
+        found = matching_lines(use, lines)
+    else:
+        # Many names (a big file has hundreds of kernels): one literal search per name is a pass over the text
+        # per name. Every form above holds the name as a whole identifier, so the lines holding one of the
+        # names as a word are the only candidates: one pass over the words of each line.
+        names = set(functions)
+        found = [i for i, line in enumerate(lines) if "(" in line or "<" in line
+                 if not names.isdisjoint(_WORD.findall(line)) and use.search(line)]
+    return [i for i in found if not _FUNC.match(lines[i])]
 
 
 def _warp_kernel_use(lines: list[str]) -> list[int]:
