@@ -89,7 +89,10 @@ def parse_yaml(text: str, path: Path | None = None) -> LoadedConfig:
     return loaded
 
 
-def load_yaml(path: str | Path) -> LoadedConfig:
+def load_yaml(path: str | Path, *, base_of: Path | None = None) -> LoadedConfig:
+    """The config in ``path`` (YAML, or a llamafactory-cli train command line); ``base_of``: the script
+    that names ``path`` as its base config, which must then be YAML (a script naming itself, or two
+    naming each other, would recurse without end)."""
     path = Path(path).expanduser()
     try:
         text = read_regular_text(path)
@@ -102,6 +105,9 @@ def load_yaml(path: str | Path) -> LoadedConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read {path}: {exc}") from None
     if is_command_line(text):
+        if base_of is not None:
+            raise UserError(f"{base_of}: its base config {path} is a llamafactory-cli command, not a YAML "
+                            "config; name the YAML file the command starts from")
         return _from_command_line(text, path)
     return parse_yaml(text, path.resolve())
 
@@ -114,7 +120,7 @@ def _from_command_line(text: str, path: Path) -> LoadedConfig:
         raise UserError(f"{path} holds a llamafactory-cli train command that cannot be read: {exc}") from None
     doc = CommentedMap()
     if converted.base is not None:
-        base = load_yaml(resolve_base(converted.base, path))
+        base = load_yaml(resolve_base(converted.base, path), base_of=path)
         doc = base.document
     for key, value in converted.values.items():
         doc[key] = value

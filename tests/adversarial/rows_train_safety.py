@@ -59,3 +59,13 @@ ROWS += [
     Case("plan-deepspeed-dev-zero", ("train", "plan", "r/c.yaml", "--workspace", "ws"),
          recipe(deepspeed="/dev/zero"), 0, ("could not be read",), stdout_empty=False),
 ]
+
+ROWS += [
+    # a train.sh whose base config is itself (or a script naming it back): a RecursionError traceback before
+    Case("plan-script-names-itself-as-base", plan_of("train.sh"),
+         write("train.sh", "llamafactory-cli train train.sh --learning_rate 1e-4\n"), 2,
+         ("train.sh", "base config", "not a YAML config")),
+    Case("run-scripts-name-each-other-as-base", ("train", "run", "a.sh", "--workspace", "ws"),
+         both(write("a.sh", "llamafactory-cli train b.sh --learning_rate 1e-4\n"),
+              write("b.sh", "llamafactory-cli train a.sh\n")), 2, ("b.sh", "not a YAML config"), absent=("ws/runs",)),
+]
