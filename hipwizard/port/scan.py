@@ -76,7 +76,7 @@ def scan_tree(src: str | os.PathLike[str], *, exclude: list[Path] | None = None,
     """Walk ``src`` (a folder, or a single file) and classify every candidate file."""
     root = Path(src)
     result = ScanResult()
-    if root.is_file():
+    if not root.is_dir():  # one file; a FIFO or a device given by name is named as such, not walked
         _consider(root, root.name, root.parent.resolve(), result, max_bytes)
         return result
     real_root = root.resolve()

@@ -92,6 +92,8 @@ ROWS: list[Case] = [
          ("s.cu: a socket, not a regular file",), not_words=("no such device",), appear=(STATE,)),
     Case("hipify-only-a-fifo", hipify(), both(mkdir("src"), fifo("src/f.cu")), 2,
          ("no cuda sources", "f.cu: a named pipe"), absent=(STATE, "o")),
+    Case("hipify-source-named-is-a-fifo", ("hipify", "src/f.cu", "--out", "o", "--backend", "builtin"),
+         both(mkdir("src"), fifo("src/f.cu")), 2, ("no cuda sources", "f.cu: a named pipe"), absent=(STATE, "o")),
     Case("review-source-replaced-by-fifo", ("review", "o", "--summary"),
          both(GOOD, write("src/b.cu", KERNEL), reviewed_then(replace_by_fifo("src/a.cu"))), 0,
          ("1 source file(s) changed since the review",)),
