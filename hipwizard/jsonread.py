@@ -9,7 +9,10 @@ is larger), then ``loads``. Callers already turn ``ValueError`` into their one-l
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +54,16 @@ def _depth_over(data: Any, limit: int) -> bool:
 
 def read_capped(path: str | Path, cap: int) -> bytes:
     """The bytes of ``path``, at most ``cap``; ``ValueError`` naming the cap when the file holds more.
-    ``OSError`` as ``open`` raises it."""
-    with open(path, "rb") as fh:
+    ``OSError`` as ``open`` raises it, and for anything but a regular file: a FIFO would block the open
+    until someone writes to it (``status`` hung on a FIFO named ``.hipwizard/doctor.json``), a device never
+    ends. Opened without blocking, then checked on the open file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         raw = fh.read(cap + 1)
     if len(raw) > cap:
         raise ValueError(f"larger than {_size(cap)}, more than hipwizard reads from such a file")

@@ -79,3 +79,10 @@ ROWS += [
     Case("runs-trainer-log-is-a-fifo", ("runs", "r", "--workspace", "{tmp}"),
          both(hand_edited_run("r", **GONE), fifo_at("r/out/trainer_log.jsonl")), 0, ("lost",), stdout_empty=False),
 ]
+
+ROWS += [
+    # a workspace state file that is a FIFO: `status` waited for a writer forever (jsonread opened it blocking)
+    *(Case(f"status-state-file-{step}-is-a-fifo", ("status", "--workspace", "{tmp}"), fifo_at(f".hipwizard/{step}.json"),
+           0, ("not a regular file",) if step == "doctor" else (), stdout_empty=False)
+      for step in ("doctor", "train")),
+]
