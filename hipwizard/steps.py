@@ -29,6 +29,10 @@ class Step:
         """The module that owns ``.hipwizard/<key>.json`` and provides ``summarize(ws)``."""
         return f"hipwizard.{self.key}.state"
 
+    def load_state(self):
+        """The step's state module (loading it registers its file's field types with the workspace)."""
+        return importlib.import_module(self.state_module)
+
     def load_screen(self):
         module, cls = self.screen.split(":")
         return getattr(importlib.import_module(module), cls)

@@ -9,13 +9,15 @@ Layout (every file JSON, written atomically, each with a ``version`` field)::
     DIR/.hipwizard/train.json       run directories
     DIR/.hipwizard/runs/            run directories created by the Train step
 
-Each step's ``hipwizard.<step>.state`` owns its file and provides ``summarize(ws) -> StepStatus``; the app
-and ``hipwizard status`` call it to show "not started / in progress / done" with a one-line summary.
+Each step's ``hipwizard.<step>.state`` owns its file: it alone reads and writes it (tests/test_architecture.py
+checks that), registers the file's field types (``register_state_fields``) and provides ``summarize(ws) ->
+StepStatus``; the app and ``hipwizard status`` ask for it through ``steps`` (this module imports no step) to
+show "not started / in progress / done" with a one-line summary. A damaged file is a value, ``StateFile.error``,
+never a traceback and never a key mixed into the data.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -30,9 +32,28 @@ from hipwizard.steps import STEP_KEYS, step_by_key
 STATE_VERSION = 1
 STATE_DIRNAME = ".hipwizard"
 
-# workspace.json's fields and their types (a step's own file: ``STATE_FIELDS`` in its state module).
-WORKSPACE_FIELDS: dict[str, type | tuple[type, ...]] = {
+FieldTypes = dict[str, type | tuple[type, ...]]
+
+# workspace.json's fields and their types (a step's own file: ``STATE_FIELDS``, registered by its state module).
+WORKSPACE_FIELDS: FieldTypes = {
     "created": str, "updated": str, "hipwizard": str, "last_screen": str, "demo": bool}
+
+_FIELDS: dict[str, FieldTypes] = {"workspace": WORKSPACE_FIELDS}
+
+
+def register_state_fields(step: str, fields: FieldTypes) -> None:
+    """Called by a step's state module when it loads: the top-level field types its file must have. A field of
+    another type is left out of ``StateFile.data`` and named in ``StateFile.error``."""
+    _FIELDS[step] = dict(fields)
+
+
+@dataclass(frozen=True)
+class StateFile:
+    """One state file as read: the fields that could be trusted, and why the file (or some of its fields)
+    could not be (``""`` when it was read whole or does not exist)."""
+
+    data: dict[str, Any]
+    error: str = ""
 
 StepState = Literal["not started", "in progress", "done", "attention"]
 
@@ -73,47 +94,39 @@ class Workspace:
     def state_path(self, step: str) -> Path:
         return self.state_dir / f"{step}.json"
 
-    def read_state(self, step: str) -> dict[str, Any]:
-        """The saved state of a step, or ``{}``. A damaged file is reported, not raised."""
+    def state_file(self, step: str) -> StateFile:
+        """The saved state of a step with its damage: ``{}`` when there is none. Never raises."""
         path = self.state_path(step)
         try:
             data = jsonread.read_json(path)  # capped and depth-limited: a damaged file is said, not a traceback
         except FileNotFoundError:
-            return {}
+            return StateFile({})
         except (OSError, ValueError, UnicodeDecodeError) as exc:
-            return {"_error": f"{path} is unreadable: {exc}"}
+            return StateFile({}, f"{path} is unreadable: {exc}")
         if not isinstance(data, dict):
-            return {"_error": f"{path} does not hold a JSON object"}
+            return StateFile({}, f"{path} does not hold a JSON object")
         version = data.get("version", STATE_VERSION)
         if not isinstance(version, int) or isinstance(version, bool):
-            return {"_error": f"{path}: version must be a whole number, not {version!r}"}
+            return StateFile({}, f"{path}: version must be a whole number, not {version!r}")
         if version > STATE_VERSION:
-            return {"_error": f"{path} was written by a newer hipwizard (version {version})"}
-        wrong = [key for key, kind in self._field_types(step).items()
+            return StateFile({}, f"{path} was written by a newer hipwizard (version {version})")
+        wrong = [key for key, kind in _FIELDS.get(step, {}).items()
                  if data.get(key) is not None and (not isinstance(data[key], kind) or
                                                    (isinstance(data[key], bool) and kind is not bool))]
         if wrong:
             # Readers get the fields they can trust (the rest stays on disk, in the .damaged copy, on the
             # next write) and the step shows "attention" naming the file and the fields.
             shown = ", ".join(f"{k} ({type(data[k]).__name__})" for k in wrong)
-            kept = {k: v for k, v in data.items() if k not in wrong}
-            return {**kept, "_error": f"{path}: wrong type of {shown}"}
-        return data
+            return StateFile({k: v for k, v in data.items() if k not in wrong}, f"{path}: wrong type of {shown}")
+        return StateFile(data)
 
-    @staticmethod
-    def _field_types(step: str) -> dict[str, type | tuple[type, ...]]:
-        """The top-level field types a state file must have: ``STATE_FIELDS`` of the step's state module."""
-        if step == "workspace":
-            return WORKSPACE_FIELDS
-        try:
-            module = importlib.import_module(step_by_key(step).state_module)
-        except (KeyError, ImportError):
-            return {}
-        return getattr(module, "STATE_FIELDS", {})
+    def read_state(self, step: str) -> dict[str, Any]:
+        """The trusted fields of a step's saved state (``state_file`` says what was damaged)."""
+        return dict(self.state_file(step).data)
 
-    def _keep_damaged(self, step: str, data: dict[str, Any]) -> None:
+    def _keep_damaged(self, step: str, state: StateFile) -> None:
         """Before a write replaces a state file that could not be read whole, keep it as ``<file>.damaged``."""
-        if "_error" not in data:
+        if not state.error:
             return
         path = self.state_path(step)
         try:
@@ -127,18 +140,17 @@ class Workspace:
         atomic_write_json(self.state_path(step), payload)
 
     def update_state(self, step: str, **changes: Any) -> dict[str, Any]:
-        data = self.read_state(step)
-        self._keep_damaged(step, data)
-        data.pop("_error", None)
-        data.update(changes)
+        state = self.state_file(step)
+        self._keep_damaged(step, state)
+        data = {**state.data, **changes}
         self.write_state(step, data)
         return data
 
     def touch(self, **changes: Any) -> None:
         """Record workspace-level facts (for example the last screen, so reopening resumes there)."""
-        data = self.read_state("workspace")
-        self._keep_damaged("workspace", data)
-        data.pop("_error", None)
+        state = self.state_file("workspace")
+        self._keep_damaged("workspace", state)
+        data = dict(state.data)
         data.setdefault("created", _now())
         data["hipwizard"] = __version__
         data.update(changes)
@@ -156,16 +168,20 @@ class Workspace:
         return value if isinstance(value, str) else None
 
     @property
+    def damage(self) -> str:
+        """Why ``workspace.json`` could not be read whole, or ``""``."""
+        return self.state_file("workspace").error
+
+    @property
     def runs_dir(self) -> Path:
         return self.state_dir / "runs"
 
     def step_status(self, step: str) -> StepStatus:
-        """Ask the step's own ``state.summarize`` (no heavy imports there)."""
-        state = self.read_state(step)
-        if "_error" in state:
-            return StepStatus("attention", state["_error"])
+        """Ask the step's own ``state.summarize`` (no heavy imports there); a damaged file is "attention"."""
         try:
-            return importlib.import_module(step_by_key(step).state_module).summarize(self)
+            summarize = step_by_key(step).load_state().summarize  # loading it registers the file's field types
+            damage = self.state_file(step).error
+            return StepStatus("attention", damage) if damage else summarize(self)
         except Exception as exc:  # a broken state file must not take the app down
             return StepStatus("attention", f"{self.state_path(step)} is unreadable: {type(exc).__name__}: {exc}")
 

@@ -94,3 +94,47 @@ def test_no_module_over_400_lines():
     long = {str(p.relative_to(package)): n for p in package.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
     assert long == {}
+
+
+# --- rule 3: .hipwizard/<step>.json is read and written only by that step's state.py (and workspace.py) ----
+STATE_CALLS = ("read_state", "update_state", "write_state", "state_file")
+
+
+def _state_file_touches(package) -> list[str]:
+    """``path:line name`` for every call of a workspace state-file method outside ``<pkg>/state.py`` and
+    ``workspace.py`` under ``package`` (a folder laid out as ``hipwizard/``)."""
+    import ast
+    from pathlib import Path
+
+    package = Path(package)
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if rel == "workspace.py" or (path.name == "state.py" and path.parent != package):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STATE_CALLS:
+                found.append(f"{rel}:{node.lineno} {node.func.attr}")
+    return found
+
+
+def test_state_files_are_read_and_written_only_by_their_state_module():
+    from pathlib import Path
+
+    assert _state_file_touches(Path(hipwizard.__file__).parent) == []
+
+
+def test_the_state_file_rule_fails_on_a_violation(tmp_path):
+    """The check above is not vacuous: a report module reading parity's file, a face writing train's, fail;
+    the owners (``parity/state.py``, ``workspace.py``) pass."""
+    import shutil
+    from pathlib import Path
+
+    package = tmp_path / "hipwizard"
+    shutil.copytree(Path(hipwizard.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__", "assets"))
+    (package / "report" / "collect.py").write_text(
+        (package / "report" / "collect.py").read_text() + "\n\ndef _peek(ws):\n    return ws.read_state('parity')\n")
+    (package / "tui" / "sneak.py").write_text("def f(ws):\n    ws.update_state('train', last_run='x')\n")
+    found = _state_file_touches(package)
+    assert len(found) == 2 and found[0].startswith("report/collect.py:") and found[0].endswith(" read_state")
+    assert found[1] == "tui/sneak.py:2 update_state"

@@ -24,7 +24,9 @@ def test_newer_state_version_is_refused(tmp_path):
     ws = Workspace(tmp_path)
     ws.state_dir.mkdir()
     ws.state_path("train").write_text(json.dumps({"version": 99}))
-    assert "newer hipwizard" in ws.read_state("train")["_error"]
+    saved = ws.state_file("train")
+    assert "newer hipwizard" in saved.error and saved.data == {}
+    assert ws.step_status("train").state == "attention"
 
 
 def test_status_cli_json(tmp_path, capsys):
@@ -57,3 +59,34 @@ def test_status_cli_lists_every_step_of_the_registry_in_order(tmp_path, capsys):
     rows = lines[1:-1]
     assert [r.split()[1:3] for r in rows] == [[str(s.number), s.key] for s in STEPS]
     assert all("not started" in r for r in rows) and lines[-1] == "next: doctor"
+
+
+def test_wrong_field_types_are_named_and_left_out_through_the_owner(tmp_path):
+    """A field of the wrong type never reaches a reader: the step's state module registers its fields, the
+    workspace drops the bad one and says which (``StateFile.error``), and the step shows "attention"."""
+    from hipwizard.parity import state as parity_state
+
+    ws = Workspace(tmp_path)
+    ws.state_dir.mkdir()
+    ws.state_path("parity").write_text(json.dumps({"version": 1, "comparisons": "not a list", "demo": True}))
+    saved = ws.state_file("parity")
+    assert "comparisons (str)" in saved.error and saved.data == {"version": 1, "demo": True}
+    assert parity_state.comparisons(ws) == [] and parity_state.is_demo(ws)
+    st = ws.step_status("parity")
+    assert st.state == "attention" and "comparisons (str)" in st.summary
+    parity_state.mark_demo(ws)  # already marked: nothing written
+    parity_state.record_curves(ws, "/a", "/b", 0.3, 0.05)  # a write keeps the damaged file beside
+    assert (ws.state_dir / "parity.json.damaged").is_file() and ws.state_file("parity").error == ""
+
+
+def test_workspace_module_imports_no_step():
+    import ast
+
+    import hipwizard.workspace as module
+
+    tree = ast.parse(open(module.__file__, encoding="utf-8").read())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
+        {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    steps = {"hipwizard.doctor", "hipwizard.port", "hipwizard.parity", "hipwizard.train"}
+    assert imported and not [m for m in imported if m in steps or m.startswith(tuple(f"{s}." for s in steps))]
+    assert "importlib" not in imported

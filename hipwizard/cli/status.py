@@ -20,7 +20,7 @@ def _status(args) -> int:
     ws = Workspace.open(workspace_dir(args), must_exist=True)
     rows = {spec.key: ws.step_status(spec.key) for spec in STEPS}
     nxt = ws.next_step()
-    damaged = ws.read_state("workspace").get("_error")
+    damaged = ws.damage
     if args.json:
         print(json.dumps({
             "workspace": str(ws.root), **({"error": damaged} if damaged else {}),

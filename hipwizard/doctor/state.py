@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hipwizard.doctor.models import DoctorReport, GpuInfo
-from hipwizard.workspace import StepStatus, Workspace
+from hipwizard.workspace import StepStatus, Workspace, register_state_fields
 
 STEP = "doctor"
-STATE_FIELDS = {"report": dict, "replay_dir": str, "demo_note": str}  # checked by Workspace.read_state
+STATE_FIELDS = {"report": dict, "replay_dir": str, "demo_note": str}  # checked by Workspace.state_file
+register_state_fields(STEP, STATE_FIELDS)
 
 
 @dataclass(frozen=True)

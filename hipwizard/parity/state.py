@@ -16,10 +16,11 @@ from typing import Any
 
 from hipwizard.atomic import atomic_write_json
 from hipwizard.parity.report import Comparison
-from hipwizard.workspace import StepStatus, Workspace
+from hipwizard.workspace import StepStatus, Workspace, register_state_fields
 
 STEP = "parity"
-STATE_FIELDS = {"curves": dict, "comparisons": list, "demo": bool}  # checked by Workspace.read_state
+STATE_FIELDS = {"curves": dict, "comparisons": list, "demo": bool}  # checked by Workspace.state_file
+register_state_fields(STEP, STATE_FIELDS)
 KEEP = 20  # comparisons remembered in the state file
 
 
@@ -44,6 +45,57 @@ def record_comparison(ws: Workspace, comparison: Comparison, label: str = "") ->
     history = list(ws.read_state(STEP).get("comparisons", []))[-(KEEP - 1):] + [entry]
     ws.update_state(STEP, comparisons=history)
     return path
+
+
+@dataclass(frozen=True)
+class ComparisonEntry:
+    """One remembered comparison, as ``parity.json`` lists it: its verdict and counts, and where its full
+    report lies (``report``: relative to ``.hipwizard/``)."""
+
+    report: str
+    verdict: str
+    passed: int | None = None
+    total: int | None = None
+    first_divergent: str | None = None
+    tolerance: str | None = None
+    label: str = ""
+    reference: str = ""  # "bf16 on cuda"
+    candidate: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ComparisonEntry | None:
+        """The entry, or None when it is damaged (no report path or verdict)."""
+        report, verdict = d.get("report"), d.get("verdict")
+        if not isinstance(report, str) or not isinstance(verdict, str):
+            return None
+
+        def num(key: str) -> int | None:
+            v = d.get(key)
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+        def text(key: str) -> str:
+            v = d.get(key)
+            return v if isinstance(v, str) else ""
+
+        return cls(report, verdict, num("passed"), num("total"), text("first_divergent") or None,
+                   text("tolerance") or None, text("label"), text("reference"), text("candidate"))
+
+
+def comparisons(ws: Workspace) -> list[ComparisonEntry]:
+    """The remembered comparisons, oldest first (damaged entries left out)."""
+    raw = ws.read_state(STEP).get("comparisons")
+    entries = [ComparisonEntry.from_dict(e) for e in raw if isinstance(e, dict)] if isinstance(raw, list) else []
+    return [e for e in entries if e is not None]
+
+
+def saved_report(ws: Workspace, entry: ComparisonEntry) -> dict[str, Any] | None:
+    """The full report of ``entry`` as it was saved (``Comparison.to_dict()`` plus ``environment``), or None
+    when it is gone or unreadable."""
+    try:
+        data = json.loads((ws.state_dir / entry.report).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,10 @@ class PortLink:
 
 def read_link(ws: Workspace) -> PortLink:
     """The recorded migration; relative paths are taken from the workspace folder."""
-    data = ws.read_state(STEP)
-    if "_error" in data:
-        return PortLink(error=str(data["_error"]))
+    saved = ws.state_file(STEP)
+    if saved.error:
+        return PortLink(error=saved.error)
+    data = saved.data
 
     def path(key: str) -> Path | None:
         value = data.get(key)

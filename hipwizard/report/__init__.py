@@ -11,10 +11,8 @@ import hashlib
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.report import state
 from hipwizard.workspace import Workspace
-
-
-STATE = "report"  # .hipwizard/report.json: what each report file held when hipwizard last wrote it
 
 
 def _digest(text: str | bytes) -> str:
@@ -23,7 +21,7 @@ def _digest(text: str | bytes) -> str:
 
 def _not_ours(ws: Workspace, targets) -> Path | None:
     """The first existing target that hipwizard did not write last, as it left it (a hand edit, another file)."""
-    written = ws.read_state(STATE).get("written") or {}
+    written = state.written_digests(ws)
     for target in targets:
         try:
             now = _digest(target.read_bytes())
@@ -64,10 +62,8 @@ def make_report(ws: Workspace, out: str | Path, *, full: bool = False, force: bo
         written = render.write(contents)
     except OSError as exc:
         raise UserError(f"cannot write the report {path}: {exc.strerror or exc}") from None
-    record = dict(ws.read_state(STATE).get("written") or {})
-    record.update({str(p): _digest(contents[p]) for p in written})
     try:
-        ws.update_state(STATE, written=record)
+        state.record_written(ws, {p: _digest(contents[p]) for p in written})
     except OSError:
         pass  # the report is written; the next run will ask before replacing it
     return written

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from hipwizard import __version__
 from hipwizard.doctor import fingerprint
+from hipwizard.parity import state as parity_state
 from hipwizard.workspace import Workspace
 
 KEEP_COMPARISONS = 10
@@ -141,22 +142,14 @@ def _port(ws: Workspace, red: Redactor) -> dict | None:
 
 # --- parity ---------------------------------------------------------------------------------------------
 def _parity(ws: Workspace, red: Redactor) -> dict | None:
-    entries = ws.read_state("parity").get("comparisons")
-    if not isinstance(entries, list) or not entries:
+    rows = parity_state.comparisons(ws)[-KEEP_COMPARISONS:]
+    if not rows:
         return None
-    rows = [e for e in entries if isinstance(e, dict)][-KEEP_COMPARISONS:]
-    latest = None
-    for e in reversed(rows):
-        path = ws.state_dir / str(e.get("report", ""))
-        try:
-            latest = json.loads(path.read_text(encoding="utf-8"))
-            break
-        except (OSError, ValueError):
-            continue
-    return {"comparisons": [{"verdict": e.get("verdict"), "passed": e.get("passed"), "total": e.get("total"),
-                             "first_divergent": e.get("first_divergent"), "tolerance": e.get("tolerance"),
-                             "label": e.get("label", "")} for e in reversed(rows)],
-            "latest": _comparison(latest, red) if isinstance(latest, dict) else None}
+    latest = next((d for d in (parity_state.saved_report(ws, e) for e in reversed(rows)) if d is not None), None)
+    return {"comparisons": [{"verdict": e.verdict, "passed": e.passed, "total": e.total,
+                             "first_divergent": e.first_divergent, "tolerance": e.tolerance,
+                             "label": e.label} for e in reversed(rows)],
+            "latest": _comparison(latest, red) if latest is not None else None}
 
 
 def _side(side, red: Redactor) -> dict:

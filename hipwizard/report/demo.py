@@ -19,6 +19,8 @@ import subprocess
 import sys
 
 from hipwizard.errors import UserError
+from hipwizard.parity import state as parity_state
+from hipwizard.train import state as train_state
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.workspace import Workspace
 
@@ -37,10 +39,10 @@ def _needed(ws: Workspace) -> list[tuple[str, list[str]]]:
     if link.src is not None and link.review_path is not None and not link.review_path.exists():
         steps.append(("port", ["hipify", str(link.src), "--out", str(link.out), "--workspace", w,
                                "--accept-unflagged"]))
-    if not ws.read_state("parity").get("comparisons"):
+    if not parity_state.comparisons(ws):
         steps.append(("parity", ["parity", "compare", "--demo", "--reference", "cpu", "--dtype", "bf16",
                                  "--backward", "--workspace", w]))
-    if not ws.read_state("train").get("launched_runs"):
+    if not train_state.load(ws).launched_runs:
         steps.append(("train", ["train", "run", "--demo", "--workspace", w]))
     return steps
 

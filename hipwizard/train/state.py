@@ -18,14 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hipwizard.workspace import StepStatus, Workspace
+from hipwizard.workspace import StepStatus, Workspace, register_state_fields
 
 if TYPE_CHECKING:
     from hipwizard.train.calibration import Calibration
     from hipwizard.train.ceiling import Ceiling
 
 STEP = "train"
-STATE_FIELDS = {"last_run": str, "launched_runs": list, "calibrations": list, "ceiling": dict}  # read_state checks
+STATE_FIELDS = {"last_run": str, "launched_runs": list, "calibrations": list, "ceiling": dict}  # checked by Workspace.state_file
+register_state_fields(STEP, STATE_FIELDS)
 KEEP = 200  # launched runs remembered
 KEEP_CAL = 10  # calibrations remembered
 

@@ -90,8 +90,9 @@ def test_kill_9_mid_write_leaves_a_whole_state_file(tmp_path):
         time.sleep(0.2 + 0.07 * attempt)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        state = ws.read_state("train")
-        assert "_error" not in state and len(state["launched_runs"]) == 2000
+        saved = ws.state_file("train")
+        state = saved.data
+        assert saved.error == "" and len(state["launched_runs"]) == 2000
         assert state["last_run"] == state["launched_runs"][0].rsplit("-", 1)[0]
     assert ws.step_status("train").state != "attention"
 

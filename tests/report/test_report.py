@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from hipwizard.cli import main
-from hipwizard.parity.state import reports_dir
+from hipwizard.parity.report import Comparison
+from hipwizard.parity.state import record_comparison
 from hipwizard.port.demo import DEMO_PROJECT
 from hipwizard.train.state import remember_run
 from hipwizard.workspace import Workspace
@@ -31,14 +32,9 @@ def _workspace(tmp_path: Path, capsys, doctor: Path = MI300X) -> Workspace:
     assert main(["hipify", str(root / "cuda"), "--out", str(root / "hip"), "--workspace", str(root),
                  "--backend", "builtin", "--accept-unflagged", "--no-check", "--json"]) == 0
     ws = Workspace.open(root)
-    # a real comparison report, recorded as the parity step saves it
-    target = reports_dir(ws) / "compare-recorded.json"
-    target.parent.mkdir(parents=True)
+    # a real comparison report, recorded by the parity step's own state module
     data = json.loads((REPORT / "compare-demo-bf16.json").read_text())
-    target.write_text(json.dumps(data))
-    ws.update_state("parity", comparisons=[{"report": "parity/compare-recorded.json", "verdict": data["verdict"],
-                                            "passed": 6, "total": 6, "first_divergent": None,
-                                            "tolerance": "bf16", "label": ""}])
+    record_comparison(ws, Comparison.from_dict(data))
     run = ws.state_dir / "runs" / "demo-lora"
     shutil.copytree(REPORT / "run-demo-lora", run)
     remember_run(ws, run)

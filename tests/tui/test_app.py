@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hipwizard.doctor.replay import ReplayRunner
+from hipwizard.port.state import record_link
 from hipwizard.steps import STEPS
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.help_screen import HelpScreen
@@ -151,7 +152,7 @@ def _reviewing(tmp_path) -> Workspace:
 
     review = new_review(tmp_path)
     ws = Workspace(tmp_path)
-    ws.update_state("port", src=str(review.src), out=str(review.out))
+    record_link(ws, str(review.src), str(review.out))
     return ws
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.widgets import Input, Static
 
 from hipwizard.port import services
+from hipwizard.port.state import record_link
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.home import HomeScreen, StepCard
 from hipwizard.workspace import Workspace
@@ -88,7 +89,7 @@ async def test_port_crafted_review_paths_are_named_and_nothing_is_written(tmp_pa
     path.write_text(json.dumps(data))
     crafted = path.read_text()
     ws = Workspace(tmp_path)
-    ws.update_state("port", src=str(tmp_path / "proj"), out=str(tmp_path / "out"))
+    record_link(ws, str(tmp_path / "proj"), str(tmp_path / "out"))
     app = HipwizardApp(ws, resume=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 
+from hipwizard.port.state import record_link
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.screen import PortScreen
 from hipwizard.workspace import Workspace
@@ -28,7 +29,7 @@ def _status(screen) -> str:
 async def test_a_review_held_by_another_process_opens_read_only_and_keys_say_why(tmp_path):
     review = new_review(tmp_path)
     ws = Workspace(tmp_path)
-    ws.update_state("port", src=str(review.src), out=str(review.out))
+    record_link(ws, str(review.src), str(review.out))
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(review.path)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -66,7 +67,7 @@ async def test_a_review_held_by_another_process_opens_read_only_and_keys_say_why
 async def test_e_without_editor_variables_falls_back_to_an_editor_on_the_path(tmp_path, monkeypatch):
     review = new_review(tmp_path)
     ws = Workspace(tmp_path)
-    ws.update_state("port", src=str(review.src), out=str(review.out))
+    record_link(ws, str(review.src), str(review.out))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "nano"  # found by name on the PATH, as a real nano would be

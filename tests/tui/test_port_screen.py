@@ -12,6 +12,7 @@ from textual.widgets import Input
 from hipwizard.cli import main
 from hipwizard.port import services
 from hipwizard.port.review_state import ReviewState
+from hipwizard.port.state import record_link
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.dialogs import ConfirmWrite
 from hipwizard.tui.port.screen import PortScreen
@@ -32,7 +33,7 @@ SIZE = (110, 32)
 def _workspace(tmp_path, files=None) -> tuple[Workspace, ReviewState]:
     review = new_review(tmp_path, files)
     ws = Workspace(tmp_path)
-    ws.update_state("port", src=str(review.src), out=str(review.out))
+    record_link(ws, str(review.src), str(review.out))
     return ws, review
 
 
@@ -336,7 +337,7 @@ async def test_bindings_are_remappable_by_id(tmp_path):
 def _risky_workspace(tmp_path) -> tuple[Workspace, ReviewState]:
     review = risky_project(tmp_path)
     ws = Workspace(tmp_path)
-    ws.update_state("port", src=str(review.src), out=str(review.out))
+    record_link(ws, str(review.src), str(review.out))
     return ws, review
 
 
