@@ -83,3 +83,37 @@ def test_many_warp_functions_give_the_same_uses_either_way(monkeypatch):
     assert by_words == risk_flow.warp_function_uses(lines, functions)
     assert len(by_words) >= 80  # both launches of every kernel
     assert text.count("\n") in [i + 1 for i in by_words]  # the host line's k3<<<, not not_k3 nor obj.k4
+
+
+def _written_line_quadratic(review, rel, risk):
+    shift = 0
+    for i in review.by_file.get(rel, ()):
+        h = review.hunks[i]
+        if h.old_start + len(h.old_lines) <= risk.old_line:
+            shift += len(review.chosen_lines(h)) - len(h.old_lines)
+    return risk.old_line + shift
+
+
+def test_written_lines_of_untouched_risks_follow_the_decisions(tmp_path):
+    from hipwizard.port.review_state import ReviewState
+
+    ft = _translation_that_shifts_lines()
+    n_lines = ft.translated.count("\n")
+    ft.untouched_flags = [RiskFlag("R", "low", "r", "h", line=n) for n in range(1, n_lines + 1)]
+    review = ReviewState.create(tmp_path / "src", tmp_path / "out", [ft], path=tmp_path / "out.review.json")
+    (risks,) = review.untouched.values()
+    ids = [h.hunk_id for h in review.hunks]
+    for step, (chosen, state) in enumerate([(ids[::2], "accepted"), (ids[1::3], "rejected"), (ids, "accepted")]):
+        review.decide(chosen, state)
+        if step == 1:
+            review.edit(ids[0], ["a\n", "b\n", "c\n", "d\n"])  # an edit of another length moves the lines too
+        got = [review.written_line("a.cu", r) for r in risks]  # remembered answers follow each decision
+        assert got == [_written_line_quadratic(review, "a.cu", r) for r in risks]
+        assert got != [r.old_line for r in risks]
+    # the hunks of the file are read once for all its risks, not once per risk
+    reads = []
+    real = type(review).chosen_lines
+    review.chosen_lines = lambda h: reads.append(h) or real(review, h)
+    review.decide(ids[:1], "rejected")
+    [review.written_line("a.cu", r) for r in risks]
+    assert len(reads) == len(ids)
