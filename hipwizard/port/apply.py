@@ -175,7 +175,9 @@ def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = Tru
     report = ApplyReport(out, results, copied)
     if check:
         _compile_check(report, arch=arch, runner=runner, jobs=jobs, progress=progress)
-    state.record_write(report.written, report.compile_errors)
+    compiled = any(f.check in ("ok", "failed", "missing-header") for f in report.files)
+    state.record_write(report.written, report.compile_errors, arch=report.arch if compiled else "",
+                       check_note=report.check_note)
     return report
 
 
@@ -231,11 +233,13 @@ def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None
     written = [f for f in report.files if f.status in ON_DISK]
     if not written:
         return
-    from hipwizard.port.compile_check import check_files
+    from hipwizard.port.compile_check import DEFAULT_ARCH, check_files
 
     checks = check_files(report.out, [f.path for f in written], arch=arch, runner=runner, jobs=jobs,
                          progress=progress)
     report.arch = next((c.arch for c in checks if c.arch), "")
+    if report.arch and report.arch != (arch or DEFAULT_ARCH):  # hipcc lacked the arch asked for: said once
+        report.check_note = next((c.note for c in checks if c.status in ("ok", "failed") and c.note), "")
     by_path = {f.path: f for f in written}
     seen: set[tuple[str, int, str]] = set()
     for c in checks:

@@ -172,7 +172,7 @@ class Writer:
         head = {"version": REVIEW_VERSION, "kind": KIND, "src": relative_to_state(path, state.src),
                 "out": relative_to_state(path, state.out),
                 "backend": state.backend, "hip_version": state.hip_version, "revision": state.revision,
-                "last_write": state.last_write}
+                "last_write": state.last_write.to_dict() if state.last_write is not None else None}
         if state.environment:
             head["environment"] = state.environment
         parts = ["{\n"]

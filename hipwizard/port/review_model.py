@@ -20,7 +20,9 @@ Decisions per hunk id: ``pending`` (keep the original), ``accepted`` (take the t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from hipwizard.port.model import Diagnostic, FileTranslation, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision, fingerprint
@@ -33,13 +35,46 @@ from hipwizard.port.split import split_hunk
 HISTORY_LIMIT = 500
 
 
+@dataclass(frozen=True)
+class WriteRecord:
+    """The review's last write (``last_write`` in its file): the revision whose decisions were written, how
+    many files, and the compile check's outcome with the arch it really used (after a fallback, e.g. gfx940
+    for a hipcc without gfx942, not the one asked for; "" when nothing was compiled) and its note."""
+
+    revision: int
+    files: int
+    compile_errors: int = 0
+    arch: str = ""
+    check_note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> WriteRecord | None:
+        """The record, or None for none or a damaged one; files written before ``arch``/``check_note`` load
+        with them empty."""
+        if not isinstance(data, dict):
+            return None
+
+        def whole(key: str) -> int | None:
+            v = data.get(key, 0)
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+        revision, files, errors = whole("revision"), whole("files"), whole("compile_errors")
+        if revision is None or files is None or errors is None:
+            return None
+        arch, note = data.get("arch"), data.get("check_note")
+        return cls(revision, files, errors, arch if isinstance(arch, str) else "", note if isinstance(note, str) else "")
+
+
 class ReviewModel(ReviewQueries):
     """What a review holds. ``src``/``out`` are absolute; the file format keeps them relative."""
 
     def __init__(self, src: Path, out: Path, *, backend: str = "", files: dict | None = None,
                  hunks: Iterable[Hunk] = (), decisions: dict[str, Decision] | None = None,
                  splits: dict | None = None, history: list | None = None, revision: int = 0,
-                 last_write: dict | None = None, untouched: dict[str, tuple[UntouchedRisk, ...]] | None = None,
+                 last_write: WriteRecord | None = None, untouched: dict[str, tuple[UntouchedRisk, ...]] | None = None,
                  diagnostics: dict[str, tuple[Diagnostic, ...]] | None = None, hip_version: str = "",
                  vanished: list[dict] | None = None, needs_untouched: bool = False,
                  environment: dict | None = None) -> None:

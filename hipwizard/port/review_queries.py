@@ -132,7 +132,7 @@ class ReviewQueries:
                 "decided": c["accepted"] + c["rejected"] + c["edited"], **c,
                 "flagged": sev, "flagged_hunks": flagged["total"], "untouched": self.untouched_counts(),
                 "revision": self.revision,
-                "last_write": self.last_write, "hip_version": self.hip_version,
+                "last_write": self.last_write.to_dict() if self.last_write is not None else None, "hip_version": self.hip_version,
                 "too_new": self.api_counts("too_new"), "unsupported": self.api_counts("unsupported"),
                 "src": str(self.src), "out": str(self.out)}
 

@@ -29,7 +29,7 @@ from hipwizard.port.review_format import (
     fingerprint,
     state_path_for,
 )
-from hipwizard.port.review_model import HISTORY_LIMIT, ReviewModel
+from hipwizard.port.review_model import HISTORY_LIMIT, ReviewModel, WriteRecord
 from hipwizard.port.review_reconcile import ReconcileReport
 from hipwizard.port.review_store import ReviewStore
 from hipwizard.port.split import split_hunk
@@ -157,10 +157,11 @@ class ReviewState(ReviewModel):
             return None
         return self.store.commit(self, {"op": "undo"})
 
-    def record_write(self, files: int, compile_errors: int) -> None:
-        """Remember that the decisions of this revision were written (the step is done when nothing pends)."""
+    def record_write(self, files: int, compile_errors: int, *, arch: str = "", check_note: str = "") -> None:
+        """Remember that the decisions of this revision were written (the step is done when nothing pends),
+        with the arch the compile check really used and its note."""
         previous = self.last_write
-        self.last_write = {"revision": self.revision, "files": files, "compile_errors": compile_errors}
+        self.last_write = WriteRecord(self.revision, files, compile_errors, arch, check_note)
         try:
             self.save()
         except OSError:

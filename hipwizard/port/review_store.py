@@ -26,6 +26,7 @@ from hipwizard.port import review_format, review_journal
 from hipwizard.port.review_lock import ReviewBusy, ReviewLock
 from hipwizard.port.model import Diagnostic, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision
+from hipwizard.port.review_model import WriteRecord
 from hipwizard.port.worktree import remove_temps
 
 
@@ -114,7 +115,7 @@ class ReviewStore:
                 files=data.get("files", {}), hunks=[Hunk.from_dict(h) for h in data.get("hunks", [])],
                 decisions={k: Decision.from_dict(v) for k, v in data.get("decisions", {}).items()},
                 splits=data.get("splits", {}), history=data.get("history", []),
-                revision=int(data.get("revision", 0)), last_write=data.get("last_write"),
+                revision=int(data.get("revision", 0)), last_write=WriteRecord.from_dict(data.get("last_write")),
                 untouched={f: tuple(UntouchedRisk.from_dict(r) for r in risks)
                            for f, risks in data.get("untouched", {}).items()},
                 diagnostics={f: tuple(Diagnostic.from_dict(d) for d in diags)

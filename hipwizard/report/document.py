@@ -95,10 +95,12 @@ def _port(p: dict | None) -> list[tuple]:
         out += [("h3", f"API diagnostics for the target HIP {p['hip_version']}"),
                 ("table", ["kind", "CUDA API", "places"], diags)]
     w = p["last_write"]
-    if w:
-        errors = w.get("compile_errors", 0)
-        out.append(("p", f"Last write: {w.get('files', 0)} file(s) at revision {w.get('revision')}; compile check: "
-                         + ("✔ no errors" if not errors else f"✖ {errors} error(s)") + "."))
+    if w is not None:
+        check = (f"compile check for {w.arch}: " + ("✔ no errors" if not w.compile_errors
+                                                      else f"✖ {w.compile_errors} error(s)")) if w.arch \
+            else "not compile-checked"
+        out.append(("p", f"Last write: {w.files} file(s) at revision {w.revision}; {check}."
+                         + (f" {w.check_note}." if w.check_note else "")))
         out.append(_stamp_or_none(p["written_environment"]))
     else:
         out.append(("p", "Not written yet."))

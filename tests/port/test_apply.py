@@ -159,7 +159,8 @@ def test_apply_records_the_write_in_the_state(tmp_path):
     state = new_review(tmp_path)
     apply(state, check=False)
     from hipwizard.port.review_state import ReviewState
-    assert ReviewState.load(state.path).last_write == {"revision": 0, "files": 2, "compile_errors": 0}
+    assert ReviewState.load(state.path).last_write.to_dict() == {"revision": 0, "files": 2, "compile_errors": 0,
+                                                              "arch": "", "check_note": ""}
 
 
 def test_blame_line_maps_errors_to_hunks():

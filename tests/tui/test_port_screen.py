@@ -281,7 +281,7 @@ async def test_write_asks_when_pending_and_writes_on_yes(tmp_path):
         await pilot.pause()
         assert (review.out / "main.cu").read_text() == (review.src / "main.cu").read_text()  # all pending
         assert screen.query_one("#port-results").display
-        assert _disk(review).last_write["files"] == 1
+        assert _disk(review).last_write.files == 1
 
 
 async def test_no_migration_offers_a_source_picker_and_translates(tmp_path):
@@ -484,7 +484,7 @@ async def test_write_compile_error_jumps_to_its_hunk(tmp_path):
         await pilot.press("enter")
         await pilot.pause()
         assert screen.nav.current.hunk_id == current.hunk_id
-    assert _disk(review).last_write["compile_errors"] >= 1
+    assert _disk(review).last_write.compile_errors >= 1
 
 
 @needs_hipcc
@@ -611,7 +611,7 @@ async def test_write_compile_checks_for_the_doctors_arch(tmp_path, monkeypatch):
         assert hipcc.archs and set(hipcc.archs) == {"gfx90a"}
         assert screen.last_write.arch == "gfx90a" and screen.last_write.files[0].check == "ok"
         assert "ℹ compile-checked for gfx90a" in _rows(screen.query_one("#port-results"))
-    assert _disk(review).last_write["files"] == 1
+    assert _disk(review).last_write.files == 1
 
 
 async def test_r_rereads_the_sources_and_reconciles_keeping_decisions(tmp_path):
