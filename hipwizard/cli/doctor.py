@@ -44,8 +44,8 @@ def add_commands(sub) -> None:
 
 def run_doctor(args) -> int:
     from hipwizard.doctor import services
-    from hipwizard.doctor.probes import DEFAULT_TIMEOUT_S
-    from hipwizard.doctor.report import render_text
+    from hipwizard.doctor.probe.tools import DEFAULT_TIMEOUT_S
+    from hipwizard.doctor.pipeline import render_text
     from hipwizard.progress import terminal_progress
     from hipwizard.workspace import Workspace
 
@@ -56,7 +56,7 @@ def run_doctor(args) -> int:
         raise UserError("--replay and --record cannot be used together")
     ws = None if args.no_save else Workspace.open(args.workspace)
     if args.paste:
-        from hipwizard.doctor.paste_input import read_paste
+        from hipwizard.doctor.paste.input import read_paste
 
         paste = read_paste(args.paste, getattr(sys.stdin, "buffer", sys.stdin))
         source = services.paste_source(paste.text, paste.label, args.record, ws, note=paste.note)
@@ -88,7 +88,7 @@ def run_doctor(args) -> int:
 def _line_progress(timeout: float):
     """Progress for a stderr that is not a terminal (a log, CI, ``2>&1 | tee``): a line when probing starts
     and one per tool as it answers, so a doctor waiting on a slow tool is never silent for seconds."""
-    from hipwizard.doctor.probes import default_probes
+    from hipwizard.doctor.probe.tools import default_probes
 
     print(f"hipwizard: probing {len(default_probes())} tools (each may take up to {timeout:g} s; --quiet hides "
           "this) ...", file=sys.stderr, flush=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Callable
 
 from hipwizard import __version__
-from hipwizard.doctor.checks import run_checks
-from hipwizard.doctor.environment import build_env
-from hipwizard.doctor.matrix import load_matrix
+from hipwizard.doctor.judge.checklist import run_checks
+from hipwizard.doctor.read.environment import build_env
+from hipwizard.doctor.judge.matrix import load_matrix
 from hipwizard.doctor.models import DoctorReport
-from hipwizard.doctor.probes import DEFAULT_TIMEOUT_S, run_probes
+from hipwizard.doctor.probe.tools import DEFAULT_TIMEOUT_S, run_probes
 from hipwizard.runner import RunResult, Runner
 
 
@@ -28,7 +28,7 @@ def diagnose(
     replay_problems = {}
     problems_by_slug = getattr(runner, "problems", None)
     if problems_by_slug:
-        from hipwizard.doctor.replay import slug
+        from hipwizard.doctor.probe.replay import slug
 
         for name, res in results.items():
             if slug(res.argv) in problems_by_slug:
@@ -44,8 +44,8 @@ def _recorded_evidence(runner: Runner, timeout: float) -> dict[str, RunResult]:
     recorded = getattr(runner, "recorded_slugs", None)
     if recorded is None:
         return {}
-    from hipwizard.doctor.probes import EVIDENCE_PROBES
-    from hipwizard.doctor.replay import slug
+    from hipwizard.doctor.probe.tools import EVIDENCE_PROBES
+    from hipwizard.doctor.probe.replay import slug
 
     have = recorded()
     return {p.name: runner.run(p.argv, timeout=timeout) for p in EVIDENCE_PROBES if slug(p.argv) in have}

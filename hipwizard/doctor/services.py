@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hipwizard.doctor.models import DoctorReport
-from hipwizard.doctor.probes import DEFAULT_TIMEOUT_S, default_probes
+from hipwizard.doctor.probe.tools import DEFAULT_TIMEOUT_S, default_probes
 from hipwizard.doctor.state import replay_dir, save_report
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
@@ -74,9 +74,9 @@ def open_source(replay: str | Path | None = None, record: str | Path | None = No
     from hipwizard.runner import SubprocessRunner
 
     if replay:
-        from hipwizard.doctor.replay import ReplayRunner, slug
+        from hipwizard.doctor.probe.replay import ReplayRunner, slug
 
-        from hipwizard.doctor.paste_record import known_slugs, materialise
+        from hipwizard.doctor.paste.recording import known_slugs, materialise
 
         path = Path(replay).expanduser()
         if not path.is_dir():
@@ -89,7 +89,7 @@ def open_source(replay: str | Path | None = None, record: str | Path | None = No
         note = f" ({pasted[1].summary()})" if pasted else ""
         return Source(runner, f"replay of {path.name}", paste_summary=note.strip(" ()"))
     if record:
-        from hipwizard.doctor.replay import RecordingRunner
+        from hipwizard.doctor.probe.replay import RecordingRunner
 
         path = Path(record).expanduser()
         if path.exists() and not path.is_dir():
@@ -110,9 +110,9 @@ def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace
     folder cannot serve."""
     import time
 
-    from hipwizard.doctor.paste import parse_paste
-    from hipwizard.doctor.paste_record import write_paste
-    from hipwizard.doctor.replay import ReplayRunner
+    from hipwizard.doctor.paste.recognise import parse_paste
+    from hipwizard.doctor.paste.recording import write_paste
+    from hipwizard.doctor.probe.replay import ReplayRunner
 
     result = parse_paste(text)
     if not result.recognised:
@@ -157,7 +157,7 @@ def workspace_source(ws: Workspace | None) -> Source:
     else the live tools."""
     folder = replay_dir(ws) if ws is not None else None
     if folder and Path(folder).is_dir():
-        from hipwizard.doctor.replay import ReplayRunner
+        from hipwizard.doctor.probe.replay import ReplayRunner
 
         return Source(ReplayRunner(folder), f"replay of {Path(folder).name}")
     from hipwizard.runner import SubprocessRunner
@@ -170,7 +170,7 @@ def diagnose(ws: Workspace | None, source: Source | None = None, *, timeout: flo
     """Run the doctor: ``source`` (default: ``workspace_source(ws)``) -> report; saved in ``ws`` unless ws is
     None. Never raises for a tool's behaviour; a workspace that cannot be written is ``save_error``, not an
     exception. Raises OSError only when a recording folder cannot take ``doctor-report.json``."""
-    from hipwizard.doctor.report import diagnose as run_doctor
+    from hipwizard.doctor.pipeline import diagnose as run_doctor
 
     source = source or workspace_source(ws)
     report = run_doctor(source.runner, timeout=timeout, origin=source.origin, on_probe=_probe_counter(progress))
@@ -199,7 +199,7 @@ def export_report(ws: Workspace, report: DoctorReport) -> ExportedReport:
     """The report as plain text, saved to ``.hipwizard/doctor-report.txt``; a workspace that cannot be
     written is ``error`` (the text is still there to copy)."""
     from hipwizard.atomic import atomic_write_text
-    from hipwizard.doctor.report import render_text
+    from hipwizard.doctor.pipeline import render_text
 
     text = render_text(report)
     target = ws.state_dir / REPORT_TEXT_FILE

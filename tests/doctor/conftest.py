@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from hipwizard.doctor.replay import read_recording
+from hipwizard.doctor.probe.replay import read_recording
 
 ROCM = Path(__file__).parent.parent / "fixtures" / "rocm"
 ENVS = Path(__file__).parent.parent / "fixtures" / "doctor"

@@ -7,9 +7,9 @@ import shutil
 import pytest
 from tests.doctor.conftest import ENVS
 
-from hipwizard.doctor.matrix import load_matrix
-from hipwizard.doctor.replay import ReplayRunner
-from hipwizard.doctor.report import diagnose, render_text
+from hipwizard.doctor.judge.matrix import load_matrix
+from hipwizard.doctor.probe.replay import ReplayRunner
+from hipwizard.doctor.pipeline import diagnose, render_text
 
 
 def _by_id(report):

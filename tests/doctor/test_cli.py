@@ -11,8 +11,8 @@ import sys
 from tests.doctor.conftest import ENVS
 
 from hipwizard.cli import main
-from hipwizard.doctor.probes import Probe, run_probes
-from hipwizard.doctor.report import diagnose
+from hipwizard.doctor.probe.tools import Probe, run_probes
+from hipwizard.doctor.pipeline import diagnose
 from hipwizard.runner import SubprocessRunner
 from hipwizard.workspace import Workspace
 
@@ -90,7 +90,7 @@ def test_record_writes_a_replayable_directory(tmp_path):
     assert (out / "rocminfo.txt").is_file() and (out / "python_-m_hipwizard.doctor.pyprobe.txt").is_file()
     assert "attach that folder" in proc.stdout
     live = json.loads((out / "doctor-report.json").read_text())
-    replayed = diagnose(__import__("hipwizard.doctor.replay", fromlist=["x"]).ReplayRunner(out)).to_dict()
+    replayed = diagnose(__import__("hipwizard.doctor.probe.replay", fromlist=["x"]).ReplayRunner(out)).to_dict()
     assert [c["status"] for c in replayed["checks"]] == [c["status"] for c in live["checks"]]
 
 
@@ -98,7 +98,7 @@ def test_probing_says_each_tool_on_stderr_when_it_is_not_a_terminal(tmp_path, ca
     """A live doctor in a log or a pipe: a line when probing starts and one per tool as it answers (stdout
     keeps the JSON alone); --quiet shows none. (A replay/paste is instant and stays quiet.)"""
     from hipwizard.doctor import services
-    from hipwizard.doctor.replay import ReplayRunner
+    from hipwizard.doctor.probe.replay import ReplayRunner
 
     monkeypatch.setattr(services, "open_source", lambda **_: services.Source(ReplayRunner(ENVS / "mi300x-8x-rocm62")))
     assert main(["doctor", "--json", "--no-save"]) in (0, 1)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from hipwizard.doctor import services
-from hipwizard.doctor.evidence import product_key
-from hipwizard.doctor.rawtext import major_minor
+from hipwizard.doctor.read.evidence import product_key
+from hipwizard.doctor.read.versions import major_minor
 from tests.doctor.conftest import ENVS
 
 CORPUS = ENVS / "corpus"

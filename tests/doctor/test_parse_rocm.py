@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.doctor.conftest import fixture_result, fixture_section
 
-from hipwizard.doctor.rawtext import parse_version_line
+from hipwizard.doctor.read.versions import parse_version_line
 from hipwizard.gpu.parsers.rocm_smi import parse_rocm_smi_json, parse_rocm_smi_text
 from hipwizard.gpu.parsers.rocminfo import parse_rocminfo
 from hipwizard.gpu.parsers.text import driver_down_note
@@ -111,8 +111,8 @@ def test_rocm_smi_csv_tables_list_one_gpu_per_card_row_and_none_for_cardsystem()
 
 
 def test_a_rocm_smi_csv_paste_gives_the_doctor_its_gpus():
-    from hipwizard.doctor.environment import build_env
-    from hipwizard.doctor.matrix import load_matrix
+    from hipwizard.doctor.read.environment import build_env
+    from hipwizard.doctor.judge.matrix import load_matrix
     from hipwizard.runner import RunResult
 
     env = build_env({"rocm-smi concise": RunResult(("rocm-smi",), "ok", 0, _CSV, "", 0.0)}, load_matrix())
@@ -138,7 +138,7 @@ def test_a_rocminfo_agent_excerpt_without_its_header_is_read_as_one_agent():
 
 
 def test_hipconfig_full_view_after_prose_gives_the_hip_version():
-    from hipwizard.doctor.rawtext import hip_version
+    from hipwizard.doctor.read.versions import hip_version
 
     text = "Again my hipconfig lookes like:\nHIP version: 6.2.41133-dd7f95766\n\n==hipconfig\nHIP_PATH :/opt/rocm-6.2.0\n"
     assert hip_version(text, "hipconfig").value == "6.2.41133-dd7f95766"

@@ -7,8 +7,8 @@ import io
 import json
 
 from hipwizard.cli import main
-from hipwizard.doctor.paste import parse_paste
-from hipwizard.doctor.replay import read_recording
+from hipwizard.doctor.paste.recognise import parse_paste
+from hipwizard.doctor.probe.replay import read_recording
 from tests.doctor.conftest import ROCM
 
 
@@ -104,7 +104,7 @@ def test_without_any_gpu_tool_output_the_gpu_checks_are_unknown_not_no_gpu(tmp_p
 
 
 def test_unseen_forms_are_recognised_by_their_content():
-    from hipwizard.doctor.paste import identify
+    from hipwizard.doctor.paste.recognise import identify
 
     assert identify("device,Card series,Card model\ncard0,Arcturus GL-XL [AMD Instinct MI100],0x0c34\n") == "rocm-smi"
     assert identify("GPU: 0\n    MEMORY_PARTITION:\n        CAPS: N/A\n        CURRENT: NPS1\n") == "amd-smi static"

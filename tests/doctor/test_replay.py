@@ -7,8 +7,8 @@ import sys
 
 from tests.doctor.conftest import ENVS
 
-from hipwizard.doctor.replay import RecordingRunner, ReplayRunner, format_recording, read_recording, slug
-from hipwizard.doctor.report import diagnose
+from hipwizard.doctor.probe.replay import RecordingRunner, ReplayRunner, format_recording, read_recording, slug
+from hipwizard.doctor.pipeline import diagnose
 from hipwizard.runner import RunResult, SubprocessRunner
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hipwizard.doctor.replay import ReplayRunner
+from hipwizard.doctor.probe.replay import ReplayRunner
 from hipwizard.port.state import record_link
 from hipwizard.steps import STEPS
 from hipwizard.tui.app import HipwizardApp

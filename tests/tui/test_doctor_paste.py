@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import Static, TextArea
 
-from hipwizard.doctor.replay import ReplayRunner, read_recording
+from hipwizard.doctor.probe.replay import ReplayRunner, read_recording
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.doctor.paste_box import PasteBox
 from hipwizard.tui.doctor.screen import DoctorScreen

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import OptionList, Static
 
-from hipwizard.doctor.replay import ReplayRunner
+from hipwizard.doctor.probe.replay import ReplayRunner
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.doctor.screen import DoctorScreen
 from hipwizard.workspace import Workspace

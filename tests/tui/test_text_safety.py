@@ -55,7 +55,7 @@ def _screen_text(app) -> str:
 
 async def test_doctor_screen_shows_a_hostile_gpu_name_as_text(tmp_path, capsys):
     from hipwizard.cli import main
-    from hipwizard.doctor.replay import ReplayRunner
+    from hipwizard.doctor.probe.replay import ReplayRunner
     from tests.doctor.test_text_safety import _paste
     from tests.hostile_text import HOSTILE
 

@@ -6,8 +6,8 @@ counts, torch built for another ROCm line than the host's, a driver that ships w
 
 from __future__ import annotations
 
-from hipwizard.doctor.context import CheckContext
-from hipwizard.doctor.evidence import findings
+from hipwizard.doctor.judge.context import CheckContext
+from hipwizard.doctor.read.evidence import findings
 from hipwizard.doctor.models import Check
 
 

@@ -7,18 +7,18 @@ and why it is skipped.
 
 from __future__ import annotations
 
-from hipwizard.doctor import checks_gpu as gpu
-from hipwizard.doctor.checks_evidence import check_evidence
-from hipwizard.doctor import checks_stack as stack
-from hipwizard.doctor.context import CheckContext
-from hipwizard.doctor.matrix import CompatMatrix
+from hipwizard.doctor.judge import machine, stack
+from hipwizard.doctor.judge.agreement import check_evidence
+from hipwizard.doctor.judge.context import CheckContext
+from hipwizard.doctor.judge.matrix import CompatMatrix
 from hipwizard.doctor.models import Check, EnvReport
 
 CHECKS = (
-    gpu.check_gpu, gpu.check_driver, gpu.check_rocm, gpu.check_arch, gpu.check_partitions, gpu.check_bf16,
+    machine.check_gpu, machine.check_driver, machine.check_rocm, machine.check_arch, machine.check_partitions,
+    machine.check_bf16,
     stack.check_torch_build, stack.check_torch_rocm_match, stack.check_torch_devices,
     stack.check_deepspeed, stack.check_flash_attn, stack.check_bitsandbytes, stack.check_llamafactory,
-    gpu.check_toolchain, check_evidence, stack.check_probes,
+    machine.check_toolchain, check_evidence, stack.check_probes,
 )
 
 

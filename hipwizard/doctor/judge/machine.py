@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from hipwizard.doctor.context import GPU_TOOLS, ROCM_SOURCES, CheckContext
+from hipwizard.doctor.judge.context import GPU_TOOLS, ROCM_SOURCES, CheckContext
 from hipwizard.doctor.models import Check
-from hipwizard.doctor.rawtext import major_minor
+from hipwizard.doctor.read.versions import major_minor
 from hipwizard.units import fmt_bytes
 
 MI300X_HOST_HINT = ("run `hipwizard doctor` on the MI300X host (or an AMD Developer Cloud MI300X droplet); "

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from hipwizard.doctor.rawtext import major_minor
+from hipwizard.doctor.read.versions import major_minor
 from hipwizard.paths import assets_dir
 
 

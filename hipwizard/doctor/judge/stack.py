@@ -3,10 +3,10 @@ LLaMA-Factory's pins, and whether every probe's output could be read."""
 
 from __future__ import annotations
 
-from hipwizard.doctor.context import PYTHON_SOURCES, ROCM_SOURCES, CheckContext
+from hipwizard.doctor.judge.context import PYTHON_SOURCES, ROCM_SOURCES, CheckContext
 from hipwizard.doctor.models import Check
-from hipwizard.doctor.rawtext import major_minor, torch_rocm_tag
-from hipwizard.doctor.replay import NOT_RECORDED
+from hipwizard.doctor.read.versions import major_minor, torch_rocm_tag
+from hipwizard.doctor.probe.replay import NOT_RECORDED
 
 UNKNOWN = "unknown: library versions were not reported (no Python probe output)"
 PINNED = ("transformers", "peft", "trl", "datasets", "accelerate", "torch")

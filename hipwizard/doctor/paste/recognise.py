@@ -6,7 +6,7 @@ cuts it where a prompt line or the first line of a known output starts, then ``i
 what it says, never by the prompt (a prompt only names a part whose output has no shape of its own: a bare
 version number after ``$ cat /opt/rocm/.info/version``, or ``command not found``).
 
-Kinds and the probe (``probes.py``) whose recording they become are in ``KIND_PROBE``. ``paste_record``
+Kinds and the probe (``probe.tools``) whose recording they become are in ``KIND_PROBE``. ``paste.recording``
 writes them in the ``--record`` layout.
 """
 

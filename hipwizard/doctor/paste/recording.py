@@ -1,7 +1,7 @@
-"""A paste (``paste.parse_paste``) -> a recording folder in the ``--record`` layout, so the usual report
+"""A paste (``recognise.parse_paste``) -> a recording folder in the ``--record`` layout, so the usual report
 replays it and the folder can be attached to a ticket.
 
-Each recognised part becomes the recording of its probe (``paste.KIND_PROBE``): ``# argv:`` of that probe,
+Each recognised part becomes the recording of its probe (``recognise.KIND_PROBE``): ``# argv:`` of that probe,
 ``# status:`` (ok, or missing/failed when the paste shows the tool or file absent), ``# source: pasted, lines
 A-B of LABEL``. Parts of one probe that read well together (rocm-smi views, pip listings, lspci lines) are
 joined; of any other probe the first part is used and the others are listed in ``PASTE-NOTES.txt``, with
@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 
 from hipwizard.atomic import atomic_write_text
-from hipwizard.doctor.paste import PastePart, PasteResult, parse_paste
-from hipwizard.doctor.probes import default_probes, probe_by_name, EVIDENCE_PROBES
-from hipwizard.doctor.replay import format_recording, slug
+from hipwizard.doctor.paste.recognise import PastePart, PasteResult, parse_paste
+from hipwizard.doctor.probe.tools import default_probes, probe_by_name, EVIDENCE_PROBES
+from hipwizard.doctor.probe.replay import format_recording, slug
 from hipwizard.runner import RunResult
 
 NOTES_FILE = "PASTE-NOTES.txt"

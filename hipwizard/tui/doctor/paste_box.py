@@ -1,6 +1,6 @@
 """The Doctor's paste box: a text area for a terminal log (any number of tool outputs, prompts or not).
 
-Layout and wiring only: ``hipwizard.doctor.paste.parse_paste`` says what it recognises, shown live under the
+Layout and wiring only: ``hipwizard.doctor.paste.recognise.parse_paste`` says what it recognises, shown live under the
 box; a paste with nothing recognisable stays open with that message inline. ``ctrl+s`` checks it (the screen
 runs ``services.diagnose_paste``), ``escape`` cancels.
 """
@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from hipwizard.doctor.paste import parse_paste
+from hipwizard.doctor.paste.recognise import parse_paste
 
 
 class PasteBox(ModalScreen[str | None]):
