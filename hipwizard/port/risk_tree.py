@@ -37,12 +37,22 @@ def flag_tree(files: list[FileTranslation]) -> int:
     folders: dict[str, list[str]] = {}
     for path in by_path:
         folders.setdefault(posixpath.dirname(path), []).append(path)
-    seen = {path: _visible(path, by_path, folders) for path in by_path}
+    # What a file sees is its folder (the file itself aside) and the files it includes. Each fact below is
+    # "the union over what it sees, minus its own": the union over its whole folder, its own included, minus
+    # its own is the same set, so each folder's union is made once (a flat folder of F files: F, not F^2).
+    includes = {path: _included(path, by_path) for path in by_path}
+
+    def seen_union(facts: dict[str, set[str]], path: str, by_folder: dict[str, set[str]]) -> set[str]:
+        out = set(by_folder[posixpath.dirname(path)])
+        for p in includes[path]:
+            out |= facts.get(p, set())
+        return out
+
     # a function is warp-sized by its own file's facts or by a constant it sees in another file
     funcs: dict[str, dict[str, int]] = {}
     own: dict[str, dict[str, int]] = {}
-    foreigns = {path: set().union(*(consts.get(p, set()) for p in seen[path])) - consts.get(path, set())
-                for path in by_path}
+    folder_consts = _folder_unions(folders, consts)
+    foreigns = {path: seen_union(consts, path, folder_consts) - consts.get(path, set()) for path in by_path}
     for ft in files:
         foreign = foreigns[ft.path]
         if ft.path in lines:
@@ -54,21 +64,25 @@ def flag_tree(files: list[FileTranslation]) -> int:
         elif ft.path in own:
             funcs[ft.path] = own[ft.path]
     # callers of another file's warp-sized helpers are warp-sized too (a kernel in main.cu calling kernels.h's
-    # block reduction)
+    # block reduction); a file's own shuffling helpers are among its functions, so "minus its own functions"
+    # also takes them out of its folder's union
     shuffling = {p: reducers(lines[p], funcs.get(p, {})) for p in list(lines)}  # once per file, not per viewer
+    folder_shuffling = _folder_unions(folders, shuffling)
     for ft in files:
-        callees = {n for p in seen[ft.path] for n in shuffling.get(p, ())} - set(funcs.get(ft.path, {}))
+        callees = seen_union(shuffling, ft.path, folder_shuffling) - set(funcs.get(ft.path, {}))
         callees = {n for n in callees if n in ft.translated}
         if callees:
             if ft.path not in lines:
                 lines[ft.path] = code_lines(ft.translated)
             funcs[ft.path] = warp_functions(lines[ft.path], foreigns[ft.path], callees)
+    func_names = {p: set(f) for p, f in funcs.items()}
+    folder_funcs = _folder_unions(folders, func_names)
     added = 0
     for ft in files:
         path = ft.path
         own_funcs = own.get(path, {})
         new_funcs = {n: i for n, i in funcs.get(path, {}).items() if n not in own_funcs}
-        other_funcs = {n for p in seen[path] for n in funcs.get(p, {})} - set(funcs.get(path, {}))
+        other_funcs = seen_union(func_names, path, folder_funcs) - func_names.get(path, set())
         if not (new_funcs or other_funcs):
             continue
         ls = lines.get(path) or code_lines(ft.translated)
@@ -81,10 +95,15 @@ def flag_tree(files: list[FileTranslation]) -> int:
     return added
 
 
-def _visible(path: str, by_path: dict[str, FileTranslation], folders: dict[str, list[str]]) -> set[str]:
-    """The other files of ``path``'s folder, and the files it includes by a relative path."""
+def _folder_unions(folders: dict[str, list[str]], facts: dict[str, set[str]]) -> dict[str, set[str]]:
+    """{folder: the union of its files' ``facts``}."""
+    return {folder: set().union(*(facts.get(p, set()) for p in paths)) for folder, paths in folders.items()}
+
+
+def _included(path: str, by_path: dict[str, FileTranslation]) -> set[str]:
+    """The other files of the tree that ``path`` includes by a relative path."""
     folder = posixpath.dirname(path)
-    out = {p for p in folders[folder] if p != path}
+    out = set()
     for inc in _INCLUDE.findall(by_path[path].translated):
         target = posixpath.normpath(posixpath.join(folder, inc))
         if target in by_path and target != path:
