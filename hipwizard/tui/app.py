@@ -16,6 +16,7 @@ from hipwizard.tui.help_screen import HelpScreen, bindings_of
 from hipwizard.tui.home import HomeScreen
 from hipwizard.tui.keymap import load_keymap
 from hipwizard.tui.keys import explain_bindings, explanation
+from hipwizard.tui.step_screen import StepScreen, screen_title
 from hipwizard.tui.workers import Jobs
 from hipwizard.workspace import Workspace
 
@@ -62,7 +63,7 @@ class HipwizardApp(Jobs, App):
         # the current one; dialogs above it close.
         while len(self.screen_stack) > 2:
             self.pop_screen()
-        if getattr(self.screen, "step_key", None) == key:
+        if isinstance(self.screen, StepScreen) and self.screen.step_key == key:
             return
         if len(self.screen_stack) == 2:
             self.pop_screen()
@@ -87,16 +88,14 @@ class HipwizardApp(Jobs, App):
 
     def action_explain_key(self, key: str) -> None:
         """A verb key pressed where it does nothing: say so, and where it works."""
-        title = getattr(self.screen, "HELP_TITLE", None) or type(self.screen).__name__.removesuffix("Screen")
-        self.notify(explanation(key, title), timeout=4)
+        self.notify(explanation(key, screen_title(self.screen)), timeout=4)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        title = getattr(self.screen, "HELP_TITLE", None) or type(self.screen).__name__.removesuffix("Screen")
-        extra = getattr(self.screen, "HELP_TEXT", "")
+        extra = self.screen.help_text if isinstance(self.screen, StepScreen) else ""
         here, everywhere = bindings_of(self.screen)
-        self.push_screen(HelpScreen(title, here, everywhere, extra))
+        self.push_screen(HelpScreen(screen_title(self.screen), here, everywhere, extra))
 
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = True) -> None:

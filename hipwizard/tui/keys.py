@@ -14,52 +14,91 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from hipwizard.steps import step_by_key
+
+
+@dataclass(frozen=True)
+class At:
+    """One screen where a verb works: the screen's key (a step key, or "home") and, in brackets after the
+    screen's name, where on it or what the key does there ("Run tab", "demo comparison")."""
+
+    screen: str
+    note: str = ""
+
+    def __str__(self) -> str:
+        name = "Home" if self.screen == "home" else step_by_key(self.screen).title
+        return f"{name} ({self.note})" if self.note else name
+
 
 @dataclass(frozen=True)
 class Verb:
     key: str  # Textual key name
     name: str  # what it does, as the footer and help say it
-    where: str  # the screens where it does it
+    where: tuple[At, ...] = ()  # the screens where it does it; () for a key that means the same everywhere
+
+    @property
+    def places(self) -> str:
+        """``where`` in words: "Doctor, Port, Train (Run tab)"."""
+        return ", ".join(str(at) for at in self.where)
 
 
-# Global keys (bound by the app, active everywhere): ? help, h home, q quit, 1-4 a step, g the suggested
-# next step, ctrl+p the command palette. The verbs below are screen keys.
+DOCTOR, PORT, PARITY, TRAIN, HOME = At("doctor"), At("port"), At("parity"), At("train"), At("home")
+RUN_TAB, PLAN_TAB = At("train", "Run tab"), At("train", "Plan tab")
+
+# Keys that mean the same on every screen: the app's (? help, h home, q quit, 1-4 a step, g the suggested next
+# step, ctrl+p the command palette) and the keys every list and dialog reads the same way. Screens may bind
+# them (Home's g, arrows) to the same meaning; they get no "does nothing here" note.
+EVERYWHERE: tuple[Verb, ...] = (
+    Verb("question_mark", "help"),
+    Verb("h", "home"),
+    Verb("q", "quit"),
+    *(Verb(str(n), f"step {n}") for n in range(1, 5)),
+    Verb("g", "the suggested next step"),
+    Verb("ctrl+p", "command palette"),
+    Verb("down", "next item"),
+    Verb("up", "previous item"),
+    Verb("escape", "close (a search, a dialog, help)"),
+)
+
+# The verbs below are screen keys.
 VERBS: tuple[Verb, ...] = (
-    Verb("j", "next item", "Doctor, Port, Train (Run tab)"),
-    Verb("k", "previous item", "Doctor, Port, Train (Run tab)"),
-    Verb("r", "re-run / refresh", "Doctor (re-run the checks), Port (re-read the sources), Parity (reload "
-                                  "results), Train (refresh the runs, Run tab)"),
-    Verb("c", "copy the report", "Doctor"),
-    Verb("p", "paste tool outputs to check", "Doctor"),
-    Verb("y", "accept the hunk", "Port"),
-    Verb("n", "reject the hunk", "Port"),
-    Verb("a", "accept the file", "Port"),
-    Verb("d", "reject the file", "Port"),
-    Verb("A", "accept every unflagged hunk", "Port"),
-    Verb("u", "undo", "Port"),
-    Verb("s", "split the hunk", "Port"),
-    Verb("e", "edit the hunk", "Port"),
-    Verb("J", "next pending hunk", "Port"),
-    Verb("K", "previous pending hunk", "Port"),
-    Verb("slash", "search", "Port"),
-    Verb("f", "filter", "Port"),
-    Verb("w", "write the accepted hunks (asks to confirm)", "Port"),
-    Verb("m", "settle a write conflict with your edits: mine / new / merged (asks which)", "Port (results panel)"),
-    Verb("D", "run the demo job", "Parity (demo comparison), Train (demo training run)"),
-    Verb("t", "change the candidate dtype", "Parity"),
-    Verb("b", "switch forward / backward (gradients)", "Parity"),
-    Verb("v", "show the next attention backend's table", "Parity (with --attn a,b,...)"),
-    Verb("x", "launch the planned run (asks to confirm)", "Train"),
-    Verb("X", "stop the run or the calibration (asks to confirm)", "Train (Run tab: the run; Plan tab: a calibration)"),
-    Verb("o", "open (attach to) a run", "Train (Run tab)"),
+    Verb("j", "next item", (DOCTOR, PORT, RUN_TAB, HOME)),
+    Verb("k", "previous item", (DOCTOR, PORT, RUN_TAB, HOME)),
+    Verb("r", "re-run / refresh", (At("doctor", "re-run the checks"), At("port", "re-read the sources"),
+                                   At("parity", "reload results"), At("train", "refresh the runs, Run tab"))),
+    Verb("c", "copy the report", (DOCTOR,)),
+    Verb("p", "paste tool outputs to check", (DOCTOR,)),
+    Verb("y", "accept the hunk", (PORT,)),
+    Verb("n", "reject the hunk", (PORT,)),
+    Verb("a", "accept the file", (PORT,)),
+    Verb("d", "reject the file", (PORT,)),
+    Verb("A", "accept every unflagged hunk", (PORT,)),
+    Verb("u", "undo", (PORT,)),
+    Verb("s", "split the hunk", (PORT,)),
+    Verb("e", "edit the hunk", (PORT,)),
+    Verb("J", "next pending hunk", (PORT,)),
+    Verb("K", "previous pending hunk", (PORT,)),
+    Verb("slash", "search", (PORT,)),
+    Verb("f", "filter", (PORT,)),
+    Verb("w", "write the accepted hunks (asks to confirm)", (PORT,)),
+    Verb("m", "settle a write conflict with your edits: mine / new / merged (asks which)",
+         (At("port", "results panel"),)),
+    Verb("D", "run the demo job", (At("parity", "demo comparison"), At("train", "demo training run"))),
+    Verb("t", "change the candidate dtype", (PARITY,)),
+    Verb("b", "switch forward / backward (gradients)", (PARITY,)),
+    Verb("v", "show the next attention backend's table", (At("parity", "with --attn a,b,..."),)),
+    Verb("x", "launch the planned run (asks to confirm)", (TRAIN,)),
+    Verb("X", "stop the run or the calibration (asks to confirm)",
+         (At("train", "Run tab: the run; Plan tab: a calibration"),)),
+    Verb("o", "open (attach to) a run", (RUN_TAB,)),
     Verb("P", "post-mortem: the alarm step's batch through Parity",
-         "Train (Run tab, on a run with a NaN/inf loss or a grad_norm spike; any step: "
-         "hipwizard parity postmortem RUN_DIR --step N)"),
-    Verb("ctrl+s", "save the run folder", "Train (Plan tab)"),
-    Verb("ctrl+g", "apply the suggestion", "Train (Plan tab)"),
-    Verb("ctrl+n", "next suggestion", "Train (Plan tab)"),
-    Verb("C", "calibrate: run the top candidates a few steps each and measure them", "Train (Plan tab)"),
-    Verb("E", "export the migration report (HTML)", "Home (and 'Export report' in the command palette)"),
+         (At("train", "Run tab, on a run with a NaN/inf loss or a grad_norm spike; any step: "
+                      "hipwizard parity postmortem RUN_DIR --step N"),)),
+    Verb("ctrl+s", "save the run folder", (PLAN_TAB,)),
+    Verb("ctrl+g", "apply the suggestion", (PLAN_TAB,)),
+    Verb("ctrl+n", "next suggestion", (PLAN_TAB,)),
+    Verb("C", "calibrate: run the top candidates a few steps each and measure them", (PLAN_TAB,)),
+    Verb("E", "export the migration report (HTML)", (At("home", "and 'Export report' in the command palette"),)),
 )
 
 _BY_KEY = {v.key: v for v in VERBS}
@@ -80,4 +119,4 @@ def explanation(key: str, screen_title: str) -> str:
     if v is None:
         return f"{key} does nothing on {screen_title}."
     shown = "/" if key == "slash" else key
-    return f"{shown} ({v.name}) does nothing on {screen_title}; it works on {v.where}."
+    return f"{shown} ({v.name}) does nothing on {screen_title}; it works on {v.places}."

@@ -306,4 +306,4 @@ async def test_v_is_inert_without_a_matrix_and_in_help(tmp_path):
     async with app.run_test(size=(160, 45)) as pilot:
         await _open(pilot)
         assert app.screen.check_action("next_backend", ()) is False
-        assert "v shows the next backend" in ParityScreen.HELP_TEXT
+        assert "v shows the next backend" in ParityScreen.help_text

@@ -425,7 +425,7 @@ async def test_flag_reason_is_visible_at_80x24_and_pgdn_scrolls_to_the_details(t
         screen = await _open(app, pilot)
         while not screen.nav.current.flags:
             assert screen.nav.step(1)
-        screen._show_hunk()
+        screen.show_hunk()
         await pilot.pause()
         body = screen.query_one("#port-hunk-body")
         flag = screen.nav.current.flags[0]
@@ -516,7 +516,7 @@ async def test_demo_workspace_opens_on_the_demo_cuda_project(tmp_path, monkeypat
         assert "matmul.cu" in screen.nav.files and screen.review.rule_ids()
         # hipify leaves `#define WARP_SIZE 32` alone; it is still shown as a risk under the file's hunks
         assert screen.nav.go_to_file("include/common.cuh")
-        screen._show_hunk()
+        screen.show_hunk()
         body = _body(screen)
         assert "Risks on unchanged lines of this file" in body
         warp = body[body.index("Risks on unchanged lines"):]

@@ -13,3 +13,9 @@ async def until(pilot, predicate, timeout: float = 30.0) -> None:
             return
         await pilot.pause(0.05)
     raise AssertionError("condition not reached in time")
+
+
+def notifications(app) -> list[str]:
+    """The words of the app's toasts still on screen, oldest first. Textual has no public reader for them:
+    this is the one place a test touches its private ``_notifications``."""
+    return [str(n.message) for n in app._notifications]

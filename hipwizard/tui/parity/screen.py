@@ -13,7 +13,6 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Sparkline, Static
 
 from hipwizard.parity import services, state
@@ -25,17 +24,17 @@ from hipwizard.textsafe import markup
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.parity import views
 from hipwizard.tui.parity.module_table import ModuleTable
-from hipwizard.tui.workers import Jobs
+from hipwizard.tui.step_screen import StepScreen
 
 DTYPE_CYCLE = ("bf16", "fp16", "fp32")
 NARROW = 110  # columns: below this the details pane goes under the table
 
 
-class ParityScreen(Jobs, Screen):
+class ParityScreen(StepScreen):
     step_key = "parity"
     CSS_PATH = "parity.tcss"
-    HELP_TITLE = "Parity"
-    HELP_TEXT = (
+    help_title = "Parity"
+    help_text = (
         "Each module's output on the candidate is compared with the reference: cosine similarity, max abs "
         "error, relative L2 error and the share of elements outside tolerance. ✔ pass / ✖ FAIL / ✖ NaN / "
         "✖ Inf / ✖ missing / ✖ shape. 'Divergence starts' (◀) marks the first module where the error jumps — "
@@ -61,9 +60,13 @@ class ParityScreen(Jobs, Screen):
         Binding("r", "reload", "Reload", id="parity.reload"),
         Binding("b", "toggle_direction", "Fwd/Bwd", id="parity.direction"),
         Binding("v", "next_backend", "Backend", id="parity.backend"),
-        # Outside the demo, D and t say why they do nothing (the app's note would point back to this screen).
-        Binding("D", "demo_only", "", show=False),
-        Binding("t", "demo_only", "", show=False),
+        # D and t have two bindings each, on purpose. Textual tries a key's bindings in order and moves on
+        # when ``check_action`` refuses one: in the demo workspace the bindings above act; elsewhere
+        # check_action refuses them (and the footer leaves them out) and these silent ones say why D and t
+        # do nothing here (the app's own note would point back to this very screen). Each shares its twin's
+        # id, so a keymap that moves D or t moves both.
+        Binding("D", "demo_only", "", show=False, id="parity.run"),
+        Binding("t", "demo_only", "", show=False, id="parity.dtype"),
     ]
 
     def __init__(self, comparison: Comparison | None = None) -> None:
@@ -121,7 +124,8 @@ class ParityScreen(Jobs, Screen):
 
     # --- state --------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The demo run needs the embedded model; elsewhere comparisons come from the CLI.
+        # The demo run needs the embedded model; elsewhere comparisons come from the CLI, and D / t fall
+        # through to their demo_only twins (see BINDINGS).
         if action in ("run_demo", "cycle_dtype"):
             return self._demo
         if action == "toggle_direction":

@@ -1,7 +1,8 @@
 """The Port screen's review keys: decide (y n a d A u s e), move (j k J K, the file list, the results), filter
 (f) and search (/). A mixin of ``PortScreen``: it works on the screen's ``review`` (``ReviewState``, which saves
-every change at once) and ``nav`` (``ReviewNav``), and redraws through the screen's ``_fill_files``,
-``_update_files`` and ``_show_hunk``.
+every change at once) and ``nav`` (``ReviewNav``), and redraws through the screen's ``fill_files``,
+``update_files`` and ``show_hunk`` (all declared in ``host.ReviewHost``). Decisions wait while a write or a
+re-read holds the screen (``when_idle``); moving around does not.
 """
 
 from __future__ import annotations
@@ -9,11 +10,24 @@ from __future__ import annotations
 from textual.widgets import Input, OptionList, Select
 
 from hipwizard.errors import UserError
+from typing import TYPE_CHECKING
+from textual.app import SuspendNotSupported
+from hipwizard.tui.port.host import ReviewHost
+from hipwizard.tui.step_screen import when_idle
 
 
-class ReviewActions:
+# Above this many changed hunks a decision redraws the whole file list instead of its rows one by one.
+WHOLE_LIST_REDRAW = 50
+
+if TYPE_CHECKING:
+    _Host = ReviewHost  # the mixin is typed against what it assumes of the screen
+else:
+    _Host = object
+
+
+class ReviewActions(_Host):
     # --- decisions ------------------------------------------------------------------------------
-    def _read_only_says(self) -> bool:
+    def read_only_says(self) -> bool:
         """True (and says why) when another session writes this review: decisions, edits and writes do nothing."""
         if self.review is None or self.review.read_only is None:
             return False
@@ -22,10 +36,7 @@ class ReviewActions:
         return True
 
     def _save_guard(self, change) -> list[str] | None:
-        if self.busy:
-            self.notify(f"Wait: {self.busy}", severity="warning")
-            return None
-        if self._read_only_says():
+        if self.read_only_says():
             return None
         try:
             return change()
@@ -40,31 +51,37 @@ class ReviewActions:
         changed = self._save_guard(lambda: self.review.decide(ids, state, only_pending=only_pending))
         if changed is None:
             return
-        self._update_files({self.review.hunk(i).file for i in changed} if len(changed) < 50 else self.nav.files)
+        self.update_files({self.review.hunk(i).file for i in changed} if len(changed) < WHOLE_LIST_REDRAW else self.nav.files)
         if advance:
             self.nav.step(1)
-        self._show_hunk()
+        self.show_hunk()
 
+    @when_idle
     def action_accept(self) -> None:
         if self.nav.current:
             self._decide([self.nav.current.hunk_id], "accepted", advance=True)
 
+    @when_idle
     def action_reject(self) -> None:
         if self.nav.current:
             self._decide([self.nav.current.hunk_id], "rejected", advance=True)
 
+    @when_idle
     def action_accept_file(self) -> None:
         if self.nav.current:
             self._decide(self.nav.file_ids(self.nav.current.file), "accepted", advance=False, only_pending=True)
 
+    @when_idle
     def action_reject_file(self) -> None:
         if self.nav.current:
             self._decide(self.nav.file_ids(self.nav.current.file), "rejected", advance=False, only_pending=True)
 
+    @when_idle
     def action_accept_unflagged(self) -> None:
         ids = [h.hunk_id for h in self.review.hunks if not h.flags]
         self._decide(ids, "accepted", advance=False, only_pending=True)
 
+    @when_idle
     def action_undo(self) -> None:
         current = self.nav.current.hunk_id if self.nav.current else None
         touched = self._save_guard(self.review.undo)
@@ -74,9 +91,10 @@ class ReviewActions:
             return
         self.nav.rebuild(keep=touched[-1] if touched[-1] in self.review.index_of else current,
                          keep_file=self.nav.current_file)
-        self._fill_files()
-        self._show_hunk()
+        self.fill_files()
+        self.show_hunk()
 
+    @when_idle
     def action_split(self) -> None:
         hunk = self.nav.current
         if hunk is None:
@@ -87,15 +105,16 @@ class ReviewActions:
                 self.notify("This hunk cannot be split further.")
             return
         self.nav.rebuild(keep=children[0].hunk_id)
-        self._fill_files()
-        self._show_hunk()
+        self.fill_files()
+        self.show_hunk()
         self.notify(f"Split into {len(children)} hunks.")
 
+    @when_idle
     def action_edit(self) -> None:
         from hipwizard.port.hunk_edit import edit_lines, editor_command
 
         hunk = self.nav.current
-        if hunk is None or self._read_only_says():
+        if hunk is None or self.read_only_says():
             return
         d = self.review.decision(hunk.hunk_id)
         try:
@@ -103,9 +122,7 @@ class ReviewActions:
             try:
                 with self.app.suspend():
                     lines = edit_lines(d.lines if d.state == "edited" else hunk.new_lines, argv=argv)
-            except Exception as exc:  # a driver that cannot suspend (tests, web): run the editor as is
-                if type(exc).__name__ != "SuspendNotSupported":
-                    raise
+            except SuspendNotSupported:  # a driver that cannot suspend (tests, web): run the editor as is
                 lines = edit_lines(d.lines if d.state == "edited" else hunk.new_lines, argv=argv)
         except UserError as exc:
             self.notify(f"✖ {exc}", severity="error", timeout=8)
@@ -115,13 +132,13 @@ class ReviewActions:
             self.notify("No change made in the editor.")
             return
         if self._save_guard(lambda: self.review.edit(hunk.hunk_id, lines) or []) is not None:
-            self._update_files([hunk.file])
-            self._show_hunk()
+            self.update_files([hunk.file])
+            self.show_hunk()
 
     # --- navigation -----------------------------------------------------------------------------
     def _move(self, moved: bool, what: str) -> None:
         if moved:
-            self._show_hunk()
+            self.show_hunk()
         else:
             self.notify(f"No {what}.", timeout=2)
 
@@ -145,17 +162,17 @@ class ReviewActions:
         elif event.option_list.id == "port-results" and (event.option.id or "").startswith("region|"):
             self.ask_region(event.option.id)
         elif event.option_list.id == "port-results" and event.option.id:
-            self._jump_to_hunk(event.option.id.split("|", 1)[1])
+            self.jump_to_hunk(event.option.id.split("|", 1)[1])
 
-    def _jump_to_hunk(self, hunk_id: str) -> None:
+    def jump_to_hunk(self, hunk_id: str) -> None:
         if hunk_id not in self.review.index_of:
             return
         if not self.nav.go_to_id(hunk_id):
             self.query_one("#port-filter", Select).value = "all"
             self.nav.set_filter("all")
-            self._fill_files()
+            self.fill_files()
             self.nav.go_to_id(hunk_id)
-        self._show_hunk()
+        self.show_hunk()
         self.query_one("#port-hunk-body").focus()
 
     # --- filter and search ----------------------------------------------------------------------
@@ -177,8 +194,8 @@ class ReviewActions:
         if self.nav is None or event.value == self.nav.filter or event.value is Select.NULL:
             return
         self.nav.set_filter(str(event.value))
-        self._fill_files()
-        self._show_hunk()
+        self.fill_files()
+        self.show_hunk()
 
     def on_descendant_focus(self, event) -> None:
         # The rule filters appear in the dropdown once a review is open.
@@ -204,4 +221,4 @@ class ReviewActions:
         if found is None:
             self.notify(f"No hunk matches {event.value!r}.", severity="warning")
         else:
-            self._jump_to_hunk(found)
+            self.jump_to_hunk(found)

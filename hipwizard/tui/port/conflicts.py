@@ -1,7 +1,8 @@
 """The Port screen's conflict keys: settle a write's conflict with the user's edits from the results panel —
 the whole file (m or Enter on its row: mine / new / merged, ``services.resolve``) or one conflict at a time
 (m or Enter on a conflict's row: mine / new, ``services.choose``; the file is written once all are decided).
-A mixin of ``PortScreen``: it uses the screen's ``review``, ``last_write``, ``busy`` and ``_fill_results``.
+A mixin of ``PortScreen``: it uses the screen's ``review``, ``last_write``, ``busy`` and ``fill_results`` (all
+declared in ``host.ReviewHost``). Settling waits while a write or a re-read holds the screen (``when_idle``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,18 @@ from textual.widgets import OptionList
 from hipwizard.errors import UserError
 from hipwizard.port import services
 from hipwizard.tui.port.dialogs import ChooseRegion, ResolveConflict
+from typing import TYPE_CHECKING
+from hipwizard.tui.port.host import ReviewHost
+from hipwizard.tui.step_screen import when_idle
 
 
-class ConflictActions:
+if TYPE_CHECKING:
+    _Host = ReviewHost  # the mixin is typed against what it assumes of the screen
+else:
+    _Host = object
+
+
+class ConflictActions(_Host):
     # --- settling a write's conflict with the user's edits ---------------------------------------
     def action_resolve(self) -> None:
         results = self.query_one("#port-results", OptionList)
@@ -28,10 +38,11 @@ class ConflictActions:
             return
         self.ask_resolve(option.id.split("|", 1)[1])
 
+    @when_idle
     def ask_region(self, option_id: str) -> None:
         """Open one conflict (row id ``region|<n>|<path>``) to decide: mine or new."""
         _, index, rel = option_id.split("|", 2)
-        if self._read_only_says():
+        if self.read_only_says():
             return
         try:
             regions = [h for h in services.output_hunks(self.review, edits=False) if h.file == rel]
@@ -40,7 +51,7 @@ class ConflictActions:
             return
         hunk = next((h for h in regions if h.index == int(index)), None)
         if hunk is None:
-            self._fill_results()
+            self.fill_results()
             self.notify(f"{rel} has no conflict #{index} any more.", severity="warning")
             return
         self.app.push_screen(ChooseRegion(hunk, len(regions)),
@@ -56,15 +67,13 @@ class ConflictActions:
             for f in (self.last_write.files if self.last_write is not None else ()):
                 if f.path == rel and f.status == "conflict":
                     f.status, f.detail = "written", "every conflict decided"
-        self._fill_results()
+        self.fill_results()
         self.notify(f"✔ {rel}#{index}: {'yours' if choice == 'mine' else 'new result'} chosen"
                     + ("; every conflict decided, file written." if done else "; the file is written once all are decided."))
 
+    @when_idle
     def ask_resolve(self, rel: str) -> None:
-        if self.busy:
-            self.notify(f"Wait: {self.busy}", severity="warning")
-            return
-        if self._read_only_says():
+        if self.read_only_says():
             return
         why = services.worktree_status(self.review, edited=False)["conflicts"].get(rel)
         if why is None and self.last_write is not None:
@@ -84,5 +93,5 @@ class ConflictActions:
         for f in (self.last_write.files if self.last_write is not None else ()):
             if f.path == rel and f.status == "conflict":
                 f.status, f.detail = done
-        self._fill_results()
+        self.fill_results()
         self.notify(f"✔ {rel}: {done[1]}.")

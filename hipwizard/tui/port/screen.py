@@ -16,7 +16,6 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import (
     Button,
     ContentSwitcher,
@@ -40,17 +39,14 @@ from hipwizard.tui.port.dialogs import ConfirmWrite, MigrationForm
 from hipwizard.tui.port.file_list import FileList
 from hipwizard.tui.port.hunk_view import HunkView, render_file_risks, render_hunk
 from hipwizard.tui.port.results import api_options, result_options, target_label, worktree_options
-from hipwizard.tui.workers import Jobs
-
-REVIEW_ACTIONS = {"accept", "reject", "undo", "split", "edit", "accept_file", "reject_file", "accept_unflagged",
-                  "next", "prev", "next_pending", "prev_pending", "search", "cycle_filter", "write", "reread", "resolve"}
+from hipwizard.tui.step_screen import StepScreen, when_idle
 
 
-class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
+class PortScreen(ReviewActions, ConflictActions, StepScreen):
     step_key = "port"
     CSS_PATH = "port.tcss"
-    HELP_TITLE = "Port — review hipify hunks"
-    HELP_TEXT = ("Like `git add -p`: each hunk is a change hipify made. y takes the translation, n keeps the "
+    help_title = "Port — review hipify hunks"
+    help_text = ("Like `git add -p`: each hunk is a change hipify made. y takes the translation, n keeps the "
                  "original, e lets you write your own. Pending hunks keep the original when you write. Every "
                  "decision is saved at once beside the output folder (<output>.review.json and its journal).\n"
                  "File list: ○ pending  ✔ accepted/edited  ✖ rejected  ⚑ risk flags (on hunks, and on lines the "
@@ -62,7 +58,8 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
                  "keep mine, take new, or write the merge with conflict markers. A hunk's flags are listed in one line each "
                  "above its diff; PgDn/PgUp (or ↓/↑) scroll the hunk to their details.")
     # The footer shows the hunk verbs and the app's help; every key is listed by ? (help) and in the palette,
-    # the rest would only push ? Help off an 80-column footer.
+    # the rest would only push ? Help off an 80-column footer. A "review." id means the key acts on the open
+    # review: it is shown disabled until one is open (REVIEW_ACTIONS, below).
     BINDINGS = [
         Binding("y", "accept", "Accept", id="review.accept"),
         Binding("n", "reject", "Reject", id="review.reject"),
@@ -91,7 +88,6 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
         self.nav: ReviewNav | None = None
         self.errors: dict[str, list[tuple[int | None, str]]] = {}
         self.last_write = None  # the ApplyReport of this session's last Write
-        self.busy = ""
 
     # --- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -141,7 +137,6 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
             self.query_one("#port-loading", Static).update(f"Loading the review… {p.text()}")
         elif self.busy:  # a write or a re-read under way (a late report after it ended is dropped)
             self.busy = f"{p.text()}…"
-            self._show_status()
 
     # --- loading or starting a migration --------------------------------------------------------
     def _loaded(self, opened: services.Opened) -> None:
@@ -186,11 +181,11 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
         self.review = review
         self.nav = ReviewNav(review)
         self.query_one("#port-switch", ContentSwitcher).current = "port-review"
-        self._fill_files()
+        self.fill_files()
         first = review.first_pending()
         self.nav.go_to_hunk(first if first is not None else 0)
-        self._fill_results()
-        self._show_hunk()
+        self.fill_results()
+        self.show_hunk()
         self.query_one("#port-hunk-body").focus()
         self.refresh_bindings()
         if reconciled is not None:
@@ -202,12 +197,9 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
                     severity="warning", timeout=8)
 
     # --- re-reading the sources -----------------------------------------------------------------
+    @when_idle
     def action_reread(self) -> None:
-        if self.busy:
-            self.notify(f"Wait: {self.busy}", severity="warning")
-            return
         self.busy = "re-reading the sources…"
-        self._show_status()
         # A fresh copy of the review is refreshed in the job (every decision is on disk already); decisions
         # wait while it runs (``busy``), moving around does not.
         self.start_job("reread", services.open_review, self.app.workspace, self.review.path, progress=True,
@@ -223,9 +215,9 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
         self.nav.rebuild(keep=keep)
         if self.nav.filter != keep_filter:
             self.query_one("#port-filter", Select).value = "all"
-        self._fill_files()
-        self._fill_results()
-        self._show_hunk()
+        self.fill_files()
+        self.fill_results()
+        self.show_hunk()
         if opened.reconciled is None:
             self.notify("The sources are as the review knows them: nothing to reconcile.")
         else:
@@ -234,20 +226,19 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
     def _job_failed(self, text: str) -> None:
         self.busy = ""
         self.notify(f"✖ {text}", severity="error", timeout=10)
-        self._show_status()
 
     # --- drawing --------------------------------------------------------------------------------
-    def _fill_files(self) -> None:
+    def fill_files(self) -> None:
         self.query_one("#port-filelist", FileList).fill([(rel, self.nav.file_prompt(rel)) for rel in self.nav.files])
 
-    def _update_files(self, rels) -> None:
+    def update_files(self, rels) -> None:
         files = self.query_one("#port-filelist", FileList)
         for rel in rels:
             row = self.nav.file_row.get(rel)
             if row is not None:
                 files.set_prompt_at(row, self.nav.file_prompt(rel))
 
-    def _fill_results(self) -> None:
+    def fill_results(self) -> None:
         """Write results (after a Write) and the API notes kept with the review; hidden when there are none."""
         rows = result_options(self.last_write, self.review) if self.last_write is not None else []
         try:
@@ -262,7 +253,7 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
         results.add_options(rows)
         results.display = bool(rows)
 
-    def _show_hunk(self) -> None:
+    def show_hunk(self) -> None:
         body = self.query_one("#port-hunk-body", HunkView)
         hunk, rel = self.nav.current, self.nav.current_file
         if rel is None:
@@ -284,9 +275,9 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
             files = self.query_one("#port-filelist", OptionList)
             if row is not None and files.highlighted != row:
                 files.highlighted = row
-        self._show_status()
+        self.show_status()
 
-    def _show_status(self) -> None:
+    def show_status(self) -> None:
         st = status_of(self.review) if self.review is not None else None
         busy = f"   ◐ {self.busy}" if self.busy else ""
         flagged = f"   ⚑ {self.review.flagged_counts()['total']} flagged" if st else ""
@@ -298,11 +289,9 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
         self.query_one("#port-status", Static).update(text, layout=False)
 
     # --- write ----------------------------------------------------------------------------------
+    @when_idle
     def action_write(self) -> None:
-        if self.busy:
-            self.notify(f"Wait: {self.busy}", severity="warning")
-            return
-        if self._read_only_says():
+        if self.read_only_says():
             return
         pending = self.review.counts()["pending"]
         if pending:
@@ -312,7 +301,6 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
 
     def _write(self) -> None:
         self.busy = "writing and compile-checking…"
-        self._show_status()
         self.start_job("write", services.write, self.app.workspace, self.review, progress=True,
                        done=self._written, failed=lambda text: self._job_failed(f"Write failed: {text}"))
 
@@ -324,14 +312,18 @@ class PortScreen(Jobs, ReviewActions, ConflictActions, Screen):
             for e in f.errors:
                 if e.hunk_id:
                     self.errors.setdefault(e.hunk_id, []).append((e.line, e.message))
-        self._fill_results()
+        self.fill_results()
         first_error = next((e.hunk_id for f in report.files for e in f.errors if e.hunk_id), None)
         if first_error:
-            self._jump_to_hunk(first_error)
+            self.jump_to_hunk(first_error)
         else:
-            self._show_hunk()
+            self.show_hunk()
         manual, conflicts = self.review.untouched_counts()["total"], len(report.conflicts)
         self.notify(f"Wrote {report.written} of {len(report.files)} files; {report.compile_errors} compile error(s)"
                     + (f"; ✖ {conflicts} file(s) in conflict with your edits, kept (see the results)" if conflicts else "")
                     + (f"; ⚑ {manual} risks on unchanged lines need a manual edit." if manual else "."),
                     severity="error" if report.compile_errors or conflicts else "information")
+
+
+# Every "review." binding acts on the open review (check_action shows it disabled until one is open).
+REVIEW_ACTIONS = frozenset(b.action for b in PortScreen.BINDINGS if (b.id or "").startswith("review."))

@@ -2,23 +2,38 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
 from hipwizard.tui.train.dialogs import ConfirmAction
 from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.tui.train.run_view import RunView
+from hipwizard.tui.step_screen import StepScreen
 
 RUN_TAB_ONLY = ("stop", "attach", "refresh", "next", "previous", "postmortem")  # the Run tab's list or attached run
 
+# What ``run('…')`` and ``plan('…')`` in BINDINGS do, by name: a misspelt name fails here, at import.
+RUN_ACTIONS: dict[str, Callable[[RunView], object]] = {
+    "launch": RunView.action_launch, "demo": RunView.action_demo, "stop": RunView.action_stop,
+    "attach": RunView.action_attach, "postmortem": RunView.action_postmortem, "refresh": RunView.action_refresh,
+    "next": RunView.action_next, "previous": RunView.action_previous,
+}
+PLAN_ACTIONS: dict[str, Callable[[TrainPlanPane], object]] = {
+    "save": TrainPlanPane.action_save, "apply_suggestion": TrainPlanPane.action_apply_suggestion,
+    "next_suggestion": TrainPlanPane.action_next_suggestion, "calibrate": TrainPlanPane.action_calibrate,
+}
 
-class TrainScreen(Screen):
+
+class TrainScreen(StepScreen):
     step_key = "train"
     CSS_PATH = "train.tcss"
-    HELP_TEXT = (
+    help_title = "Train"
+    help_text = (
         "Plan: edit the LLaMA-Factory config, see whether it fits in GPU memory, save a run directory "
         "(ctrl+s), or save and launch it (x, asks first). The advisor's suggestion marked ▶ is applied with "
         "ctrl+g; ctrl+n marks the next one.\n"
@@ -56,9 +71,8 @@ class TrainScreen(Screen):
         self._poll_s = poll_s
         self._attach_to = attach
 
-    @property
-    def HELP_TITLE(self) -> str:
-        return "Train (Run tab)" if self._run_tab_active() else "Train (Plan tab)"
+    def heading(self) -> str:
+        return f"{self.help_title} ({'Run' if self._run_tab_active() else 'Plan'} tab)"
 
     def compose(self) -> ComposeResult:
         from hipwizard.gpu import GpuTelemetry
@@ -80,7 +94,7 @@ class TrainScreen(Screen):
     def _run_tab_active(self) -> bool:
         try:
             return self.query_one("#train-tabs", TabbedContent).active == "run"
-        except Exception:
+        except NoMatches:  # not composed yet
             return False
 
     def check_action(self, action: str, parameters) -> bool | None:
@@ -96,7 +110,7 @@ class TrainScreen(Screen):
         return True
 
     def action_plan(self, what: str) -> None:
-        getattr(self.query_one(TrainPlanPane), f"action_{what}")()
+        PLAN_ACTIONS[what](self.query_one(TrainPlanPane))
 
     def action_run(self, what: str) -> None:
         if what == "launch" and not self._run_tab_active():
@@ -107,7 +121,7 @@ class TrainScreen(Screen):
             return
         if what == "demo":  # from either tab: the run shows on the Run tab
             self.query_one("#train-tabs", TabbedContent).active = "run"
-        getattr(self.query_one(RunView), f"action_{what}")()
+        RUN_ACTIONS[what](self.query_one(RunView))
 
     def _launch_plan(self) -> None:
         """x on the Plan tab: save the plan as a run directory and launch it, after a confirmation."""
