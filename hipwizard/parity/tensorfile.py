@@ -9,7 +9,10 @@ JSON header, then raw little-endian data), so we read it here: bf16 is widened t
 from __future__ import annotations
 
 import json
+import math
 import mmap
+import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,8 +82,15 @@ def read_header(path: Path) -> tuple[dict, int, int]:
     """(header, data_offset, file_size) of a safetensors file; UserError when it is not one."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        with path.open("rb") as fh:
+        # Without blocking (a FIFO would wait for a writer forever), then checked on the open file.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(path)
+            if not stat.S_ISREG(st.st_mode):
+                raise UserError(f"{path} is not a regular file; give a capture file (.safetensors)")
+            size = st.st_size
             head = fh.read(8)
             if len(head) < 8:
                 raise UserError(f"{path} is not a capture file (only {size} bytes: truncated or empty)")
@@ -100,7 +110,30 @@ def read_header(path: Path) -> tuple[dict, int, int]:
         raise UserError(f"{path} is not a safetensors file (its header is not JSON)") from None
     if not isinstance(header, dict):
         raise UserError(f"{path} is not a safetensors file")
+    meta = header.get("__metadata__")
+    if meta is not None and not (isinstance(meta, dict) and all(isinstance(v, str) for v in meta.values())):
+        raise UserError(f"{path} is not a safetensors file: its __metadata__ is not a map of text to text")
     return header, 8 + n, size
+
+
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _entry(path: Path, name: str, info: Any) -> tuple[str, list[int], int, int]:
+    """(dtype tag, shape, start, end) of one header entry; UserError unless each is what the safetensors
+    format says (a known dtype, whole non-negative dimensions and offsets, start <= end)."""
+    try:
+        tag, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+    except (KeyError, TypeError):
+        raise UserError(f"{path}: entry {name!r} of the header is malformed") from None
+    if not (isinstance(shape, list) and all(_whole(d) for d in shape) and isinstance(offsets, list)
+            and len(offsets) == 2 and all(_whole(o) for o in offsets) and offsets[0] <= offsets[1]):
+        raise UserError(f"{path}: entry {name!r} of the header is malformed (shape and data_offsets must be "
+                        "whole numbers, 0 or more)")
+    if not isinstance(tag, str) or tag not in _ITEMSIZE:
+        raise UserError(f"{path}: tensor {name!r} has dtype {str(tag)[:40]}, which hipwizard cannot compare")
+    return tag, shape, offsets[0], offsets[1]
 
 
 def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFile:
@@ -117,17 +150,12 @@ def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFil
     dtypes: dict[str, str] = {}
     spans: dict[str, tuple[int, int]] = {}
     for name, info in header.items():
-        try:
-            tag, shape, (start, end) = info["dtype"], list(info["shape"]), info["data_offsets"]
-        except (KeyError, TypeError, ValueError):
-            raise UserError(f"{path}: entry {name!r} of the header is malformed") from None
-        if tag not in _ITEMSIZE:
-            raise UserError(f"{path}: tensor {name!r} has dtype {tag}, which hipwizard cannot compare")
+        tag, shape, start, end = _entry(path, name, info)
         if end > len(data):
             raise UserError(
                 f"{path} is truncated: tensor {name!r} needs bytes up to {offset + end}, the file has {size}"
             )
-        count = int(np.prod(shape)) if shape else 1
+        count = math.prod(shape)  # Python ints: numpy's product wraps (2**62 x 2**62 gave 0)
         if end - start != count * _ITEMSIZE[tag]:
             raise UserError(f"{path}: tensor {name!r} has {end - start} bytes for shape {shape}")
         buf = data[start:end]

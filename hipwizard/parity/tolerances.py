@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from hipwizard.errors import UserError
+from hipwizard.jsonread import read_capped
 from hipwizard.paths import assets_dir
 
 DTYPES = ("fp64", "fp32", "fp16", "bf16")
@@ -76,13 +77,26 @@ def load_profiles(path: Path | None = None) -> dict[str, Tolerance]:
     return dict(_parsed(str(path), stat.st_mtime_ns, stat.st_size))
 
 
+TOLERANCE_CAP = 1 << 20  # the shipped file is 2 kB
+
+
 @lru_cache(maxsize=8)
 def _parsed(path_text: str, _mtime_ns: int, _size: int) -> dict[str, Tolerance]:
     path = Path(path_text)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        # Regular files only, capped (a FIFO waited for a writer forever, /dev/zero never ended).
+        text = read_capped(path, TOLERANCE_CAP).decode("utf-8")
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except FileNotFoundError:
         raise UserError(f"tolerance file {path} does not exist") from None
+    except UnicodeDecodeError:
+        raise UserError(f"tolerance file {path} is not UTF-8 text") from None
+    except IsADirectoryError:
+        raise UserError(f"tolerance file {path} is a folder; give the YAML file") from None
+    except OSError as exc:
+        raise UserError(f"tolerance file {path} cannot be read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # over the cap
+        raise UserError(f"tolerance file {path} is {exc}") from None
     except yaml.YAMLError as exc:
         raise UserError(f"tolerance file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):

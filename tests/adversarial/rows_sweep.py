@@ -86,3 +86,45 @@ ROWS += [
            0, ("not a regular file",) if step == "doctor" else (), stdout_empty=False)
       for step in ("doctor", "train")),
 ]
+
+
+def header_file(rel: str, header: dict, data: bytes = b"\0" * 16):
+    """A safetensors file with ``header`` as is (no library would write it)."""
+    raw = json.dumps(header).encode()
+    return write(rel, len(raw).to_bytes(8, "little") + raw + data)
+
+
+def captures(*rels: str):
+    def build(tmp: Path) -> None:
+        from ..parity.parity_captures import layer_outputs, write_capture
+
+        for rel in rels:
+            write_capture(tmp / rel, layer_outputs())
+    return build
+
+
+def entry(**over) -> dict:
+    return {"__metadata__": {}, "a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], **over}}
+
+
+COMPARE = ("parity", "compare", "r.safetensors", "r.safetensors", "--no-save")
+MALFORMED = {  # a header entry's fields with the wrong types: each was a TypeError/ValueError traceback
+    "offsets-text": entry(data_offsets=["0", "4"]), "offsets-negative": entry(data_offsets=[-4, 0]),
+    "shape-negative": entry(shape=[-1, -1]), "shape-float": entry(shape=[1.5]),
+    "dtype-list": entry(dtype=["F32"]), "shape-wraps-int64": entry(shape=[2**62, 2**62], data_offsets=[0, 0]),
+}
+ROWS += [
+    *(Case(f"compare-header-{name}", COMPARE, header_file("r.safetensors", header), 2, ("r.safetensors", "'a'"))
+      for name, header in MALFORMED.items()),
+    Case("compare-header-metadata-is-a-list", COMPARE,
+         header_file("r.safetensors", {**entry(), "__metadata__": [1, 2]}), 2, ("r.safetensors", "__metadata__")),
+    # a capture or a tolerance file that is a FIFO waited for a writer forever; a tolerance file that is not
+    # UTF-8 was a UnicodeDecodeError traceback
+    Case("compare-capture-is-a-fifo", COMPARE, fifo_at("r.safetensors"), 2, ("r.safetensors", "not a regular file")),
+    Case("compare-tolerance-file-is-a-fifo", ("parity", "compare", "a.safetensors", "b.safetensors", "--no-save",
+         "--tolerance-file", "tol.yaml"), both(captures("a.safetensors", "b.safetensors"), fifo_at("tol.yaml")), 2,
+         ("tol.yaml", "not a regular file")),
+    Case("compare-tolerance-file-not-utf8", ("parity", "compare", "a.safetensors", "b.safetensors", "--no-save",
+         "--tolerance-file", "tol.yaml"), both(captures("a.safetensors", "b.safetensors"),
+                                               write("tol.yaml", b"fp32: {atol: \xff}\n")), 2, ("tol.yaml", "UTF-8")),
+]
