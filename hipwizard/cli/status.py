@@ -6,6 +6,7 @@ import json
 
 from hipwizard.cli.workspace_option import add_workspace_option, workspace_dir
 from hipwizard.steps import STEPS
+from hipwizard.textsafe import inert_line
 from hipwizard.workspace import Workspace
 
 
@@ -28,11 +29,11 @@ def _status(args) -> int:
             "next": nxt,
         }, indent=2))
         return 0
-    print(f"workspace {ws.root}")
+    print(f"workspace {inert_line(ws.root)}")  # a folder name may hold a newline: one line stays one line
     if damaged:
-        print(f"  ⚠ {damaged}")
+        print(f"  ⚠ {inert_line(damaged)}")
     for spec in STEPS:
         st = rows[spec.key]
-        print(f"  {st.symbol} {spec.number} {spec.key:<7} {st.state:<12} {st.summary}")
+        print(f"  {st.symbol} {spec.number} {spec.key:<7} {st.state:<12} {inert_line(st.summary)}")
     print(f"next: {nxt}" if nxt else "all steps done")
     return 0

@@ -128,3 +128,9 @@ ROWS += [
          "--tolerance-file", "tol.yaml"), both(captures("a.safetensors", "b.safetensors"),
                                                write("tol.yaml", b"fp32: {atol: \xff}\n")), 2, ("tol.yaml", "UTF-8")),
 ]
+
+ROWS += [
+    # a workspace folder named with a newline: status printed its "workspace" line as two lines
+    Case("status-workspace-name-with-newline", ("status", "--workspace", "ws\nx"), lambda tmp: (tmp / "ws\nx").mkdir(),
+         0, ("ws x",), not_words=("ws\nx",), stdout_empty=False),
+]
