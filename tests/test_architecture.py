@@ -138,3 +138,76 @@ def test_the_state_file_rule_fails_on_a_violation(tmp_path):
     found = _state_file_touches(package)
     assert len(found) == 2 and found[0].startswith("report/collect.py:") and found[0].endswith(" read_state")
     assert found[1] == "tui/sneak.py:2 update_state"
+
+
+# --- rule 1: faces (cli/, tui/, report/) enter a step only by its door (hipwizard.<step>) and its state.py ------
+FACES = ("cli", "tui", "report")
+
+
+def _behind_the_door(step: str, package=None) -> list[str]:
+    """``path:line module`` for every import in a face module under ``package`` (a folder laid out as
+    ``hipwizard/``; default: the installed one) that reaches past step ``step``'s door: any
+    ``hipwizard.<step>.<room>`` but ``state``, ``from hipwizard.<step> import <submodule>``, or a name the
+    door does not list in its ``__all__``. Imports inside functions count. One line per step to reuse."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    package = Path(package or Path(hipwizard.__file__).parent)
+    door = f"hipwizard.{step}"
+    allowed = {door, f"{door}.state"}
+    public = set(importlib.import_module(door).__all__)
+
+    def is_module(name: str) -> bool:
+        where = package / step / name
+        return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
+
+    found = []
+    for face in FACES:
+        for path in sorted((package / face).rglob("*.py")):
+            rel = path.relative_to(package).as_posix()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+                reached: list[str] = []
+                if isinstance(node, ast.Import):
+                    reached = [a.name for a in node.names if a.name == door or a.name.startswith(door + ".")]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    if node.module == door:
+                        reached = [f"{door}.{a.name}" for a in node.names
+                                   if is_module(a.name) or a.name not in public]
+                    elif node.module.startswith(door + "."):
+                        reached = [node.module]
+                    elif node.module == "hipwizard":
+                        reached = [f"hipwizard.{a.name}" for a in node.names if a.name == step]
+                found += [f"{rel}:{node.lineno} {m}" for m in reached if m not in allowed]
+    return found
+
+
+def test_faces_enter_the_doctor_by_its_door():
+    assert _behind_the_door("doctor") == []
+
+
+def test_faces_enter_the_gpu_by_its_door():
+    assert _behind_the_door("gpu") == []
+
+
+def test_the_door_rule_fails_on_a_violation(tmp_path):
+    """The check above is not vacuous: a face importing a room (at the top or inside a function), a
+    submodule through the door, or a name the door does not publish fails; the door and state pass."""
+    import shutil
+    from pathlib import Path
+
+    package = tmp_path / "hipwizard"
+    shutil.copytree(Path(hipwizard.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__", "assets"))
+    (package / "tui" / "sneak.py").write_text(
+        "from hipwizard.doctor import DoctorReport, diagnose\n"
+        "from hipwizard.doctor.state import target_facts\n"
+        "import hipwizard.doctor\n"
+        "from hipwizard import doctor\n"
+        "from hipwizard.doctor.probe.replay import slug\n"
+        "from hipwizard.doctor import services\n"
+        "from hipwizard.doctor import lazy_attributes\n"
+        "def f():\n"
+        "    import hipwizard.doctor.judge.matrix\n")
+    assert _behind_the_door("doctor", package) == [
+        "tui/sneak.py:5 hipwizard.doctor.probe.replay", "tui/sneak.py:6 hipwizard.doctor.services",
+        "tui/sneak.py:7 hipwizard.doctor.lazy_attributes", "tui/sneak.py:9 hipwizard.doctor.judge.matrix"]

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import sys
 
+from hipwizard import doctor
 from hipwizard.cli.workspace_option import add_workspace_option
 from hipwizard.errors import UserError
+from hipwizard.progress import terminal_progress
 from hipwizard.textsafe import inert_line
+from hipwizard.workspace import Workspace
 
 
 def add_commands(sub) -> None:
@@ -43,25 +46,18 @@ def add_commands(sub) -> None:
 
 
 def run_doctor(args) -> int:
-    from hipwizard.doctor import services
-    from hipwizard.doctor.probe.tools import DEFAULT_TIMEOUT_S
-    from hipwizard.doctor.pipeline import render_text
-    from hipwizard.progress import terminal_progress
-    from hipwizard.workspace import Workspace
-
-    timeout = DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
+    # ``doctor.<name>``: the door's services load on first use, not when the CLI starts
+    timeout = doctor.DEFAULT_TIMEOUT_S if args.timeout is None else args.timeout
     if not timeout > 0:
         raise UserError("--timeout must be a positive number of seconds")
     if args.replay and args.record:
         raise UserError("--replay and --record cannot be used together")
     ws = None if args.no_save else Workspace.open(args.workspace)
     if args.paste:
-        from hipwizard.doctor.paste.input import read_paste
-
-        paste = read_paste(args.paste, getattr(sys.stdin, "buffer", sys.stdin))
-        source = services.paste_source(paste.text, paste.label, args.record, ws, note=paste.note)
+        paste = doctor.read_paste(args.paste, getattr(sys.stdin, "buffer", sys.stdin))
+        source = doctor.paste_source(paste.text, paste.label, args.record, ws, note=paste.note)
     else:
-        source = services.open_source(replay=args.replay, record=args.record)
+        source = doctor.open_source(replay=args.replay, record=args.record)
     if source.paste_summary:
         print(f"hipwizard: {inert_line(source.paste_summary)}", file=sys.stderr)
     if source.note:
@@ -71,7 +67,7 @@ def run_doctor(args) -> int:
             progress = None
         elif progress is None and not (args.replay or args.paste):  # a log or a pipe: one line per answer
             progress = _line_progress(timeout)
-        result = services.diagnose(ws, source, timeout=timeout, progress=progress)
+        result = doctor.diagnose(ws, source, timeout=timeout, progress=progress)
     report = result.report
     if result.save_error:
         print(f"hipwizard: warning: report not saved in the workspace: {inert_line(result.save_error)}",
@@ -79,7 +75,7 @@ def run_doctor(args) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
-        sys.stdout.write(render_text(report))
+        sys.stdout.write(doctor.render_text(report))
         if source.record_dir is not None:
             print(f"recorded every tool output in {source.record_dir} — attach that folder to a support ticket")
     return 1 if report.failed else 0
@@ -88,9 +84,7 @@ def run_doctor(args) -> int:
 def _line_progress(timeout: float):
     """Progress for a stderr that is not a terminal (a log, CI, ``2>&1 | tee``): a line when probing starts
     and one per tool as it answers, so a doctor waiting on a slow tool is never silent for seconds."""
-    from hipwizard.doctor.probe.tools import default_probes
-
-    print(f"hipwizard: probing {len(default_probes())} tools (each may take up to {timeout:g} s; --quiet hides "
+    print(f"hipwizard: probing {len(doctor.default_probes())} tools (each may take up to {timeout:g} s; --quiet hides "
           "this) ...", file=sys.stderr, flush=True)
 
     def report(p) -> None:

@@ -184,11 +184,11 @@ def _workspace(args):
 def cmd_capture(args) -> int:
     from hipwizard.parity import services
 
-    from hipwizard.doctor import fingerprint
+    from hipwizard.doctor.state import environment_stamp
     from hipwizard.workspace import Workspace
 
     options = _options(args)
-    options.environment = fingerprint.current(Workspace.open(args.workspace))
+    options.environment = environment_stamp(Workspace.open(args.workspace))
     with terminal_progress() as progress:
         result = services.capture(_subject(args), options, args.out, progress=progress)
     meta = result.meta

@@ -63,7 +63,7 @@ def _report(args) -> int:
 
 
 def _env(args) -> int:
-    from hipwizard.doctor import fingerprint
+    from hipwizard.doctor import STAMP_LABELS, describe_stamp, environment_stamp, read_stamp, stamp_differences
     from hipwizard.workspace import Workspace
 
     if len(args.artefacts) > 2:
@@ -71,23 +71,23 @@ def _env(args) -> int:
     stamps = []
     for a in args.artefacts:
         try:
-            stamps.append(fingerprint.read_stamp(a))
+            stamps.append(read_stamp(a))
         except ValueError as exc:
             raise UserError(str(exc)) from None
     if not stamps:
-        stamps = [fingerprint.current(Workspace.open(args.workspace))]
+        stamps = [environment_stamp(Workspace.open(args.workspace))]
     if len(stamps) == 1:
         if args.json:
             print(json.dumps(stamps[0], indent=2))
         else:
-            print(fingerprint.describe(stamps[0]))
-            for key, label in fingerprint.LABELS.items():
+            print(describe_stamp(stamps[0]))
+            for key, label in STAMP_LABELS.items():
                 if stamps[0].get(key) not in (None, ""):
                     print(f"  {label:<20} {stamps[0][key]}")
             for name, v in (stamps[0].get("packages") or {}).items():
                 print(f"  {name:<20} {v}")
         return 0
-    rows = fingerprint.diff(*stamps)
+    rows = stamp_differences(*stamps)
     if args.json:
         print(json.dumps({"a": stamps[0], "b": stamps[1], "differs": [{"field": f, "a": a, "b": b} for f, a, b in rows]},
                          indent=2))

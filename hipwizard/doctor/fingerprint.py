@@ -1,8 +1,9 @@
 """The environment fingerprint: what machine and software an artefact came from, stamped on each of them.
 
-Derived from the doctor's last report of the workspace (so it is computed once per machine, by the doctor)
-and stamped as ``"environment": {...}`` on the review state, the written-tree record, parity comparisons,
-each training run's manifest and each calibration. Two stamps compare field by field (``diff``)::
+Derived from the doctor's last report of the workspace (so it is computed once per machine, by the doctor:
+``state.environment_stamp(ws)``) and stamped as ``"environment": {...}`` on the review state, the written-tree
+record, parity comparisons, each training run's manifest and each calibration. Two stamps compare field by
+field (``stamp_differences``)::
 
     {"id": "3f2a9c1e0b7d",                    # a short hash of the fields below (same machine + software)
      "gpu": "AMD Instinct MI300X", "arch": "gfx942", "gpus": 8, "vram_gib": 192,
@@ -23,17 +24,17 @@ import platform
 from pathlib import Path
 
 from hipwizard import __version__, jsonread
-from hipwizard.workspace import Workspace
+from hipwizard.doctor.models import DoctorReport
 
 PACKAGES = ("deepspeed", "flash_attn", "flash-attn", "llamafactory", "transformers", "peft", "accelerate",
             "liger-kernel", "triton", "pytorch-triton-rocm")
-LABELS = {"gpu": "GPU", "arch": "gfx arch", "gpus": "GPU count", "vram_gib": "VRAM per GPU (GiB)",
+STAMP_LABELS = {"gpu": "GPU", "arch": "gfx arch", "gpus": "GPU count", "vram_gib": "VRAM per GPU (GiB)",
           "rocm": "ROCm", "hip": "HIP runtime", "driver": "amdgpu driver", "nvidia_driver": "NVIDIA driver",
           "torch": "PyTorch", "torch_build": "PyTorch build", "python": "Python", "hipwizard": "hipwizard"}
-IDENTITY = tuple(LABELS) + ("packages",)  # the fields the id hashes (not "origin")
+IDENTITY = tuple(STAMP_LABELS) + ("packages",)  # the fields the id hashes (not "origin")
 
 
-def from_report(report) -> dict:
+def stamp_from_report(report: DoctorReport) -> dict:
     """The fingerprint of a ``DoctorReport``."""
     env = report.env
     gpus = list(getattr(env, "gpus", []) or [])
@@ -52,27 +53,11 @@ def from_report(report) -> dict:
     return _with_id(fp)
 
 
-def bare() -> dict:
+def bare_stamp() -> dict:
     """A fingerprint with what this process knows when the doctor has not run: hipwizard and Python only."""
     return _with_id({"gpu": "", "arch": "", "gpus": None, "vram_gib": None, "rocm": "", "hip": "", "driver": "",
                      "nvidia_driver": "", "torch": "", "torch_build": "", "python": platform.python_version(),
                      "packages": {}, "hipwizard": __version__, "origin": "no doctor report"})
-
-
-def current(ws: Workspace | None) -> dict:
-    """The workspace's fingerprint: from its doctor report, else ``bare()``. Never raises."""
-    from hipwizard.doctor.state import load_report
-
-    try:
-        report = load_report(ws) if ws is not None else None
-    except OSError:
-        report = None
-    if report is None:
-        return bare()
-    try:
-        return from_report(report)
-    except (AttributeError, TypeError, ValueError):
-        return bare()
 
 
 def _with_id(fp: dict) -> dict:
@@ -80,10 +65,10 @@ def _with_id(fp: dict) -> dict:
     return {"id": hashlib.sha256(canon.encode()).hexdigest()[:12], **fp}
 
 
-def diff(a: dict, b: dict) -> list[tuple[str, str, str]]:
+def stamp_differences(a: dict, b: dict) -> list[tuple[str, str, str]]:
     """(label, a's value, b's value) for every field that differs; ``[]`` for the same environment."""
     rows = []
-    for key, label in LABELS.items():
+    for key, label in STAMP_LABELS.items():
         va, vb = a.get(key), b.get(key)
         if (va or None) != (vb or None):
             rows.append((label, _show(va), _show(vb)))
@@ -98,7 +83,7 @@ def _show(value) -> str:
     return "—" if value in (None, "") else str(value)
 
 
-def describe(fp: dict) -> str:
+def describe_stamp(fp: dict) -> str:
     """One line: GPU x count (arch), ROCm/HIP, torch build; what a stamp says at a glance."""
     if not fp:
         return "environment not recorded"

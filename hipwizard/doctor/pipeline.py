@@ -1,6 +1,7 @@
-"""Run the doctor end to end and present its report: probes -> EnvReport -> checks -> DoctorReport.
+"""The doctor end to end through one runner: probes -> EnvReport -> checks -> DoctorReport.
 
-``diagnose(runner)`` is what both faces call: the CLI (``hipwizard doctor``) and the screen's worker.
+``diagnose(runner)`` is the pipeline ``services.diagnose`` runs for both faces (the CLI and the screen's
+worker), on live tools, a recording or a replay alike; tests call it on a ``ReplayRunner`` directly.
 """
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ from typing import Callable
 
 from hipwizard import __version__
 from hipwizard.doctor.judge.checklist import run_checks
-from hipwizard.doctor.read.environment import build_env
 from hipwizard.doctor.judge.matrix import load_matrix
 from hipwizard.doctor.models import DoctorReport
-from hipwizard.doctor.probe.tools import DEFAULT_TIMEOUT_S, run_probes
-from hipwizard.runner import RunResult, Runner
+from hipwizard.doctor.probe.replay import slug
+from hipwizard.doctor.probe.tools import DEFAULT_TIMEOUT_S, EVIDENCE_PROBES, run_probes
+from hipwizard.doctor.read.environment import build_env
+from hipwizard.runner import Runner, RunResult
 
 
 def diagnose(
@@ -28,8 +30,6 @@ def diagnose(
     replay_problems = {}
     problems_by_slug = getattr(runner, "problems", None)
     if problems_by_slug:
-        from hipwizard.doctor.probe.replay import slug
-
         for name, res in results.items():
             if slug(res.argv) in problems_by_slug:
                 replay_problems[name] = problems_by_slug[slug(res.argv)]
@@ -44,24 +44,5 @@ def _recorded_evidence(runner: Runner, timeout: float) -> dict[str, RunResult]:
     recorded = getattr(runner, "recorded_slugs", None)
     if recorded is None:
         return {}
-    from hipwizard.doctor.probe.tools import EVIDENCE_PROBES
-    from hipwizard.doctor.probe.replay import slug
-
     have = recorded()
     return {p.name: runner.run(p.argv, timeout=timeout) for p in EVIDENCE_PROBES if slug(p.argv) in have}
-
-
-def render_text(report: DoctorReport, details: bool = True) -> str:
-    """The report as plain text (symbols + words, no colour): for the terminal, the clipboard and tickets."""
-    env = report.env
-    lines = [f"hipwizard doctor ({report.origin}) — {report.summary()}"]
-    lines += [f"⚠ note: {note}" for note in report.notes]
-    if env.gpus:
-        lines.append(f"GPUs: {len(env.gpus)} ({env.gpu_source or 'nvidia-smi'})")
-    for c in report.checks:
-        lines.append(f"{c.symbol} {c.status:<4} {c.title}: {c.found}")
-        if details and c.status in ("warn", "fail"):
-            lines.append(f"         why: {c.why}")
-            if c.fix:
-                lines.append(f"         fix: {c.fix}")
-    return "\n".join(lines) + "\n"

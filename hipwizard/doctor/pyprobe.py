@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
+from importlib import metadata
 
 # Distributions whose versions the checks look at ("" = not installed).
 PACKAGES = (
@@ -22,8 +24,6 @@ PACKAGES = (
 
 
 def _versions() -> dict[str, str]:
-    from importlib import metadata
-
     out: dict[str, str] = {}
     for dist in PACKAGES:
         try:
@@ -38,8 +38,6 @@ def _versions() -> dict[str, str]:
 
 
 def _llamafactory_requires() -> list[str]:
-    from importlib import metadata
-
     try:
         return [r for r in (metadata.requires("llamafactory") or []) if "extra ==" not in r]
     except metadata.PackageNotFoundError:
@@ -49,7 +47,7 @@ def _llamafactory_requires() -> list[str]:
 def _torch_facts() -> dict:
     facts: dict = {"torch": "", "hip": "", "cuda": "", "device_count": 0, "devices": [], "torch_error": ""}
     try:
-        import torch
+        import torch  # heavy: torch
     except Exception as exc:  # ImportError, or a broken install raising anything at import
         facts["torch_error"] = f"import torch failed: {type(exc).__name__}: {exc}"
         return facts
@@ -86,8 +84,6 @@ def collect() -> dict:
 
 
 def main() -> int:
-    import warnings
-
     warnings.filterwarnings("ignore")
     print(json.dumps(collect()))
     return 0

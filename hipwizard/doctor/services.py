@@ -16,16 +16,24 @@ Plain Python: no face, no Textual, nothing heavy imported.
 
 from __future__ import annotations
 
+import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hipwizard.atomic import atomic_write_json, atomic_write_text
+from hipwizard.doctor import pipeline
 from hipwizard.doctor.models import DoctorReport
+from hipwizard.doctor.paste.recognise import parse_paste
+from hipwizard.doctor.paste.recording import known_slugs, materialise, write_paste
+from hipwizard.doctor.probe.replay import RecordingRunner, ReplayRunner
 from hipwizard.doctor.probe.tools import DEFAULT_TIMEOUT_S, default_probes
 from hipwizard.doctor.state import replay_dir, save_report
+from hipwizard.doctor.text import render_text
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
-from hipwizard.runner import Runner
+from hipwizard.runner import Runner, SubprocessRunner
 from hipwizard.workspace import Workspace
 
 REPORT_TEXT_FILE = "doctor-report.txt"  # in the workspace's .hipwizard/ folder
@@ -71,13 +79,7 @@ class ExportedReport:
 def open_source(replay: str | Path | None = None, record: str | Path | None = None) -> Source:
     """Replay ``replay``, record into ``record`` (new or empty folder, created), else the live tools.
     Raises UserError for a folder that cannot serve (not a folder, no recordings, already recorded into)."""
-    from hipwizard.runner import SubprocessRunner
-
     if replay:
-        from hipwizard.doctor.probe.replay import ReplayRunner, slug
-
-        from hipwizard.doctor.paste.recording import known_slugs, materialise
-
         path = Path(replay).expanduser()
         if not path.is_dir():
             raise UserError(f"--replay {replay}: not a directory")
@@ -89,8 +91,6 @@ def open_source(replay: str | Path | None = None, record: str | Path | None = No
         note = f" ({pasted[1].summary()})" if pasted else ""
         return Source(runner, f"replay of {path.name}", paste_summary=note.strip(" ()"))
     if record:
-        from hipwizard.doctor.probe.replay import RecordingRunner
-
         path = Path(record).expanduser()
         if path.exists() and not path.is_dir():
             raise UserError(f"--record {record}: exists and is not a directory")
@@ -108,12 +108,6 @@ def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace
     """A pasted terminal log -> a recording folder (``folder``, else ``.hipwizard/doctor-paste-TIME`` in the
     workspace, else a temporary folder) -> a replay of it. UserError when nothing in it is recognised or the
     folder cannot serve."""
-    import time
-
-    from hipwizard.doctor.paste.recognise import parse_paste
-    from hipwizard.doctor.paste.recording import write_paste
-    from hipwizard.doctor.probe.replay import ReplayRunner
-
     result = parse_paste(text)
     if not result.recognised:
         what = f"{len(text.splitlines())} lines" if text.strip() else "it is empty"
@@ -126,8 +120,6 @@ def paste_source(text: str, label: str, folder: str | Path | None, ws: Workspace
     elif ws is not None:
         target = _new_folder(ws.state_dir / time.strftime("doctor-paste-%Y%m%d-%H%M%S"))
     else:
-        import tempfile
-
         target = Path(tempfile.mkdtemp(prefix="hipwizard-paste-"))
     try:
         write_paste(result, target, label)
@@ -157,11 +149,7 @@ def workspace_source(ws: Workspace | None) -> Source:
     else the live tools."""
     folder = replay_dir(ws) if ws is not None else None
     if folder and Path(folder).is_dir():
-        from hipwizard.doctor.probe.replay import ReplayRunner
-
         return Source(ReplayRunner(folder), f"replay of {Path(folder).name}")
-    from hipwizard.runner import SubprocessRunner
-
     return Source(SubprocessRunner())
 
 
@@ -170,15 +158,11 @@ def diagnose(ws: Workspace | None, source: Source | None = None, *, timeout: flo
     """Run the doctor: ``source`` (default: ``workspace_source(ws)``) -> report; saved in ``ws`` unless ws is
     None. Never raises for a tool's behaviour; a workspace that cannot be written is ``save_error``, not an
     exception. Raises OSError only when a recording folder cannot take ``doctor-report.json``."""
-    from hipwizard.doctor.pipeline import diagnose as run_doctor
-
     source = source or workspace_source(ws)
-    report = run_doctor(source.runner, timeout=timeout, origin=source.origin, on_probe=_probe_counter(progress))
+    report = pipeline.diagnose(source.runner, timeout=timeout, origin=source.origin, on_probe=_probe_counter(progress))
     if source.note:
         report.notes.append(source.note)
     if source.record_dir is not None and source.record_dir.is_dir():
-        from hipwizard.atomic import atomic_write_json
-
         atomic_write_json(source.record_dir / RECORDED_REPORT_FILE, report.to_dict())
     save_error = ""
     if ws is not None:
@@ -198,9 +182,6 @@ def diagnose_paste(ws: Workspace | None, text: str, label: str = "the paste box"
 def export_report(ws: Workspace, report: DoctorReport) -> ExportedReport:
     """The report as plain text, saved to ``.hipwizard/doctor-report.txt``; a workspace that cannot be
     written is ``error`` (the text is still there to copy)."""
-    from hipwizard.atomic import atomic_write_text
-    from hipwizard.doctor.pipeline import render_text
-
     text = render_text(report)
     target = ws.state_dir / REPORT_TEXT_FILE
     try:
@@ -211,7 +192,7 @@ def export_report(ws: Workspace, report: DoctorReport) -> ExportedReport:
 
 
 def _probe_counter(progress: ProgressFn | None):
-    """``on_probe`` for ``report.diagnose``: one Progress per answered probe (probes answer from many threads)."""
+    """``on_probe`` for ``pipeline.diagnose``: one Progress per answered probe (probes answer from many threads)."""
     if progress is None:
         return None
     total = len(default_probes())

@@ -7,7 +7,8 @@ Format (JSON object, written atomically by ``Workspace``)::
      "replay_dir": "DIR",                  # optional: the Doctor screen replays this recording
      "demo_note": "..."}                   # optional: the embedded demo's explanation line
 
-Other steps read the doctor's findings through ``target_facts`` (typed), never by walking the JSON.
+Other steps read the doctor's findings through ``target_facts`` (typed) and ``environment_stamp`` (the
+fingerprint they stamp on their artefacts), never by walking the JSON.
 No probing happens here, and nothing heavy is imported.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hipwizard.doctor.fingerprint import bare_stamp, stamp_from_report
 from hipwizard.doctor.models import DoctorReport, GpuInfo
 from hipwizard.workspace import StepStatus, Workspace, register_state_fields
 
@@ -78,6 +80,21 @@ def target_facts(ws: Workspace | None) -> TargetFacts:
     hip = env.hip_version or env.rocm_version or env.torch.hip or None
     arch = next((g.gfx for g in env.amd_gpus if g.gfx), None)
     return TargetFacts(hip_version=hip, arch=arch, gpus=tuple(env.gpus), origin=report.origin)
+
+
+def environment_stamp(ws: Workspace | None) -> dict:
+    """The workspace's environment fingerprint (``fingerprint.stamp_from_report`` of its doctor report), else
+    ``bare_stamp()`` (hipwizard and Python only). Never raises: a stamp must never stop the artefact it marks."""
+    try:
+        report = load_report(ws) if ws is not None else None
+    except OSError:
+        report = None
+    if report is None:
+        return bare_stamp()
+    try:
+        return stamp_from_report(report)
+    except (AttributeError, TypeError, ValueError):
+        return bare_stamp()
 
 
 def summarize(ws: Workspace) -> StepStatus:

@@ -32,9 +32,9 @@ def record_comparison(ws: Workspace, comparison: Comparison, label: str = "") ->
     """Write the full report atomically and append its summary to the step state. Returns the report path."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
     path = reports_dir(ws) / f"compare-{stamp}.json"
-    from hipwizard.doctor import fingerprint
+    from hipwizard.doctor.state import environment_stamp
 
-    atomic_write_json(path, {**comparison.to_dict(), "environment": fingerprint.current(ws)})
+    atomic_write_json(path, {**comparison.to_dict(), "environment": environment_stamp(ws)})
     ok, total = comparison.counts
     entry = {
         "report": str(path.relative_to(ws.state_dir)), "verdict": comparison.verdict, "passed": ok,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from hipwizard.doctor import fingerprint
+from hipwizard.doctor.state import environment_stamp, target_facts
 from hipwizard.errors import UserError
 from hipwizard.port.review_state import ReconcileReport, ReviewState, state_path_for
 from hipwizard.port.state import PortLink, read_link, record_link, review_path
@@ -68,8 +68,6 @@ class Opened:
 
 
 def _facts(ws: Workspace | None):
-    from hipwizard.doctor.state import target_facts
-
     return target_facts(ws)
 
 
@@ -127,7 +125,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
         else:
             review = ReviewState.create(src_p if src_p.is_dir() else src_p.parent, out_p, report.files,
                                         hip_version=hip)
-        review.environment = fingerprint.current(ws)
+        review.environment = environment_stamp(ws)
         if accept is not None:
             review.decide([h.hunk_id for h in review.hunks if accept == "all" or not h.flags], "accepted",
                           only_pending=True)
@@ -204,7 +202,7 @@ def refresh(ws: Workspace | None, review: ReviewState, *, hip_version: str | Non
     """
     hip = hip_version or _facts(ws).hip_version or review.hip_version or None
     if review.changed_sources():
-        review.environment = fingerprint.current(ws)
+        review.environment = environment_stamp(ws)
         return review.reconcile(_retranslate(review, hip, progress), hip)
     stale = review.needs_untouched or (hip or "") != review.hip_version
     if stale and review.src.is_dir():
@@ -261,7 +259,7 @@ def write(ws: Workspace | None, review: ReviewState, *, arch: str | None = None,
     try:
         return apply(review, copy_untouched=copy_untouched, check=check, arch=arch, runner=runner, jobs=jobs,
                      progress=progress, force=force, merge_runner=merge_runner,
-                     environment=fingerprint.current(ws))
+                     environment=environment_stamp(ws))
     except OSError as exc:
         raise UserError(f"cannot record the write in {review.path}: {exc.strerror or exc}") from None
 

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hipwizard import __version__
-from hipwizard.doctor import fingerprint
+from hipwizard.doctor import environment_stamp, load_report, stamp_from_report
 from hipwizard.parity import state as parity_state
 from hipwizard.workspace import Workspace
 
@@ -58,7 +58,7 @@ def collect(ws: Workspace, *, full: bool = False) -> dict:
         "title": f"Migration report: {ws.root.resolve().name}",
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "hipwizard": __version__, "workspace": red.path(ws.root) if full else ws.root.resolve().name,
-        "full": full, "environment": fingerprint.current(ws),
+        "full": full, "environment": environment_stamp(ws),
         "doctor": _doctor(ws), "port": _port(ws, red), "parity": _parity(ws, red), "train": _train(ws, red, full),
     }
     return record if full else _home_free(record)
@@ -77,8 +77,6 @@ def _home_free(value):
 
 # --- doctor ---------------------------------------------------------------------------------------------
 def _doctor(ws: Workspace) -> dict | None:
-    from hipwizard.doctor.state import load_report
-
     report = load_report(ws)
     if report is None:
         return None
@@ -88,7 +86,7 @@ def _doctor(ws: Workspace) -> dict | None:
     for c in checks:
         counts[c["status"]] = counts.get(c["status"], 0) + 1
     return {"origin": report.origin, "checks": checks, "counts": counts,
-            "environment": fingerprint.from_report(report)}
+            "environment": stamp_from_report(report)}
 
 
 # --- port -----------------------------------------------------------------------------------------------

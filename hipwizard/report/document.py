@@ -7,7 +7,7 @@ stamp; state is always written as a word or symbol, never by colour alone.
 
 from __future__ import annotations
 
-from hipwizard.doctor import fingerprint
+from hipwizard.doctor import describe_stamp
 from hipwizard.report import plots
 
 STATUS = {"pass": "✔ pass", "ok": "✔ ok", "warn": "⚠ warn", "fail": "✖ fail", "skip": "– skip", "n/a": "– n/a",
@@ -208,4 +208,4 @@ def _calibration(cal: dict) -> list[tuple]:
 
 
 def stamp_text(fp: dict) -> str:
-    return "Environment: " + fingerprint.describe(fp)
+    return "Environment: " + describe_stamp(fp)

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from hipwizard.atomic import atomic_write_text
-from hipwizard.doctor import fingerprint
+from hipwizard.doctor import STAMP_LABELS
 from hipwizard.report.document import stamp_text
 from hipwizard.textsafe import inert, markdown
 
@@ -32,7 +32,7 @@ figure { margin: .8rem 0; } figure svg { max-width: 100%; height: auto; }
 
 
 def _stamp_details(fp: dict) -> list[tuple[str, str]]:
-    rows = [(label, str(fp.get(key))) for key, label in fingerprint.LABELS.items() if fp.get(key) not in (None, "")]
+    rows = [(label, str(fp.get(key))) for key, label in STAMP_LABELS.items() if fp.get(key) not in (None, "")]
     rows += [(name, v) for name, v in (fp.get("packages") or {}).items()]
     return rows
 

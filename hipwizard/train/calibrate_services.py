@@ -117,9 +117,9 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
                           steps=steps, warmup=warmup, options=options, seq_len=seq, versions=versions,
                           ceiling_tflops=ceiling.tflops if ceiling else None, progress=progress,
                           should_stop=should_stop)
-    from hipwizard.doctor import fingerprint
+    from hipwizard.doctor.state import environment_stamp
 
-    cal.environment = fingerprint.current(ws)
+    cal.environment = environment_stamp(ws)
     try:
         state.save_calibration(ws, cal)
     except OSError as exc:

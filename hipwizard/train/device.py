@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
-    from hipwizard.doctor.models import GpuInfo
+    from hipwizard.doctor import GpuInfo
 
 # Usable device memory in GiB as the vendor tools report it (MiB / 1024), and the ISA.
 KNOWN_DEVICES: dict[str, tuple[str, float, str]] = {

@@ -229,9 +229,9 @@ def launch(ws: Workspace, target: str | Path, options: LaunchOptions | None = No
 def _stamp(ws: Workspace, manifest: RunManifest) -> None:
     """Stamp the run's manifest with this machine's environment (``doctor.fingerprint``); a manifest that
     cannot be rewritten keeps the run going, unstamped."""
-    from hipwizard.doctor import fingerprint
+    from hipwizard.doctor.state import environment_stamp
 
-    manifest.environment = fingerprint.current(ws)
+    manifest.environment = environment_stamp(ws)
     try:
         manifest.save()
     except OSError:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from tests.doctor.conftest import ENVS
 
+from hipwizard.doctor import render_text
 from hipwizard.doctor.judge.matrix import load_matrix
+from hipwizard.doctor.pipeline import diagnose
 from hipwizard.doctor.probe.replay import ReplayRunner
-from hipwizard.doctor.pipeline import diagnose, render_text
+from tests.doctor.conftest import ENVS
 
 
 def _by_id(report):

@@ -8,13 +8,12 @@ import stat
 import subprocess
 import sys
 
-from tests.doctor.conftest import ENVS
-
 from hipwizard.cli import main
-from hipwizard.doctor.probe.tools import Probe, run_probes
 from hipwizard.doctor.pipeline import diagnose
+from hipwizard.doctor.probe.tools import Probe, run_probes
 from hipwizard.runner import SubprocessRunner
 from hipwizard.workspace import Workspace
+from tests.doctor.conftest import ENVS
 
 
 def test_replay_json_exit_code_and_saved_report(tmp_path, capsys):
@@ -97,10 +96,9 @@ def test_record_writes_a_replayable_directory(tmp_path):
 def test_probing_says_each_tool_on_stderr_when_it_is_not_a_terminal(tmp_path, capsys, monkeypatch):
     """A live doctor in a log or a pipe: a line when probing starts and one per tool as it answers (stdout
     keeps the JSON alone); --quiet shows none. (A replay/paste is instant and stays quiet.)"""
-    from hipwizard.doctor import services
-    from hipwizard.doctor.probe.replay import ReplayRunner
+    import hipwizard.doctor as doctor
 
-    monkeypatch.setattr(services, "open_source", lambda **_: services.Source(ReplayRunner(ENVS / "mi300x-8x-rocm62")))
+    monkeypatch.setattr(doctor, "open_source", lambda **_: doctor.Source(doctor.ReplayRunner(ENVS / "mi300x-8x-rocm62")))
     assert main(["doctor", "--json", "--no-save"]) in (0, 1)
     out, err = capsys.readouterr()
     assert json.loads(out)["origin"] == "live"

@@ -9,8 +9,8 @@ import yaml
 
 from hipwizard.doctor.judge.checklist import run_checks
 from hipwizard.doctor.judge.matrix import load_matrix
-from hipwizard.doctor.probe.replay import ReplayRunner
 from hipwizard.doctor.pipeline import diagnose
+from hipwizard.doctor.probe.replay import ReplayRunner
 from hipwizard.gpu.parsers.pci_ids import lookup, normalize_id
 from hipwizard.paths import assets_dir
 from tests.doctor.conftest import ENVS

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tests.doctor.conftest import fixture_result, fixture_section
-
 from hipwizard.gpu.parsers.amd_smi import parse_amdsmi, parse_versions
+from tests.doctor.conftest import fixture_result, fixture_section
 
 STATIC_JSON_GPU = {
     "gpu": 0,

@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 
-from tests.doctor.conftest import fixture_result, fixture_section
-
-from hipwizard.doctor.read.python import parse_collect_env, parse_ds_report, parse_pyprobe
+from hipwizard.doctor.read.python import (
+    parse_collect_env,
+    parse_ds_report,
+    parse_pyprobe,
+)
 from hipwizard.doctor.read.versions import major_minor, torch_rocm_tag
 from hipwizard.gpu.parsers.nvidia_smi import parse_nvidia_smi_csv
+from tests.doctor.conftest import fixture_result, fixture_section
 
 
 def test_collect_env_three_layouts():

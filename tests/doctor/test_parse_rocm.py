@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from tests.doctor.conftest import fixture_result, fixture_section
-
 from hipwizard.doctor.read.versions import parse_version_line
 from hipwizard.gpu.parsers.rocm_smi import parse_rocm_smi_json, parse_rocm_smi_text
 from hipwizard.gpu.parsers.rocminfo import parse_rocminfo
 from hipwizard.gpu.parsers.text import driver_down_note
+from tests.doctor.conftest import fixture_result, fixture_section
 
 
 def test_rocminfo_8x_mi300x_lists_eight_gfx942_gpus_and_skips_cpus():
@@ -111,8 +110,8 @@ def test_rocm_smi_csv_tables_list_one_gpu_per_card_row_and_none_for_cardsystem()
 
 
 def test_a_rocm_smi_csv_paste_gives_the_doctor_its_gpus():
-    from hipwizard.doctor.read.environment import build_env
     from hipwizard.doctor.judge.matrix import load_matrix
+    from hipwizard.doctor.read.environment import build_env
     from hipwizard.runner import RunResult
 
     env = build_env({"rocm-smi concise": RunResult(("rocm-smi",), "ok", 0, _CSV, "", 0.0)}, load_matrix())

@@ -5,11 +5,16 @@ from __future__ import annotations
 import shutil
 import sys
 
-from tests.doctor.conftest import ENVS
-
-from hipwizard.doctor.probe.replay import RecordingRunner, ReplayRunner, format_recording, read_recording, slug
 from hipwizard.doctor.pipeline import diagnose
+from hipwizard.doctor.probe.replay import (
+    RecordingRunner,
+    ReplayRunner,
+    format_recording,
+    read_recording,
+    slug,
+)
 from hipwizard.runner import RunResult, SubprocessRunner
+from tests.doctor.conftest import ENVS
 
 
 def test_slug_is_portable():

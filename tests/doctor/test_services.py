@@ -7,8 +7,8 @@ import json
 import pytest
 
 from hipwizard.doctor import services
-from hipwizard.doctor.probe.tools import default_probes
 from hipwizard.doctor.probe.replay import RecordingRunner, ReplayRunner
+from hipwizard.doctor.probe.tools import default_probes
 from hipwizard.doctor.state import load_report
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress

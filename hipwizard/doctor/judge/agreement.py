@@ -7,8 +7,8 @@ counts, torch built for another ROCm line than the host's, a driver that ships w
 from __future__ import annotations
 
 from hipwizard.doctor.judge.context import CheckContext
-from hipwizard.doctor.read.evidence import findings
 from hipwizard.doctor.models import Check
+from hipwizard.doctor.read.evidence import findings
 
 
 def check_evidence(ctx: CheckContext) -> Check:

@@ -7,8 +7,8 @@ from typing import Literal
 
 from hipwizard.doctor.judge.matrix import CompatMatrix
 from hipwizard.doctor.models import EnvReport
-from hipwizard.doctor.read.versions import major_minor
 from hipwizard.doctor.probe.replay import NOT_RECORDED
+from hipwizard.doctor.read.versions import major_minor
 
 MachineKind = Literal["amd", "nvidia", "none"]
 GPU_TOOLS = ("rocminfo", "amd-smi", "amd-smi list", "amd-smi static", "rocm-smi", "rocm-smi concise",

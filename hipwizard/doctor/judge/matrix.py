@@ -7,6 +7,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from hipwizard.doctor.read.versions import major_minor
 from hipwizard.paths import assets_dir
 
@@ -129,8 +131,6 @@ def _mm(text: str) -> tuple[int, int]:
 def load_matrix(path: str | None = None) -> CompatMatrix:
     """Read the matrix shipped in ``assets/`` (or ``path``). ``torch_rocm`` rows are ``{wheels: [...], source:}``
     (or a bare list in version-1 files)."""
-    import yaml
-
     source = Path(path) if path else assets_dir() / "compat_matrix.yaml"
     data = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
     torch_rocm = {}

@@ -3,10 +3,13 @@ LLaMA-Factory's pins, and whether every probe's output could be read."""
 
 from __future__ import annotations
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
 from hipwizard.doctor.judge.context import PYTHON_SOURCES, ROCM_SOURCES, CheckContext
 from hipwizard.doctor.models import Check
-from hipwizard.doctor.read.versions import major_minor, torch_rocm_tag
 from hipwizard.doctor.probe.replay import NOT_RECORDED
+from hipwizard.doctor.read.versions import major_minor, torch_rocm_tag
 
 UNKNOWN = "unknown: library versions were not reported (no Python probe output)"
 PINNED = ("transformers", "peft", "trl", "datasets", "accelerate", "torch")
@@ -179,9 +182,6 @@ def check_bitsandbytes(ctx: CheckContext) -> Check:
 
 
 def check_llamafactory(ctx: CheckContext) -> Check:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.version import InvalidVersion, Version
-
     t = ctx.env.torch
     why = "LLaMA-Factory pins transformers/peft/trl/datasets/accelerate; outside those pins it fails at start-up."
     title = "LLaMA-Factory and its pins"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from hipwizard.atomic import atomic_write_text
 from hipwizard.doctor.paste.recognise import PastePart, PasteResult, parse_paste
-from hipwizard.doctor.probe.tools import default_probes, probe_by_name, EVIDENCE_PROBES
 from hipwizard.doctor.probe.replay import format_recording, slug
+from hipwizard.doctor.probe.tools import EVIDENCE_PROBES, default_probes, probe_by_name
 from hipwizard.runner import RunResult
 
 NOTES_FILE = "PASTE-NOTES.txt"

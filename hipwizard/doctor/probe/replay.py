@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from hipwizard.atomic import atomic_write_text
-from hipwizard.runner import RunResult, Runner
+from hipwizard.runner import Runner, RunResult
 
 _STATUSES = {"ok", "failed", "missing", "timeout", "error"}
 _PYTHON = re.compile(r"^python[0-9.]*$")

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from hipwizard.runner import RunResult, Runner
+from hipwizard.runner import Runner, RunResult
 
 DEFAULT_TIMEOUT_S = 30.0
 # The Python probe imports torch, transformers and deepspeed in a fresh interpreter: give it longer.

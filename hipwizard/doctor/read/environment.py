@@ -10,14 +10,29 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hipwizard.doctor.judge.matrix import CompatMatrix
-from hipwizard.doctor.models import EnvReport, GpuInfo, Parsed, ProbeRecord, TorchInfo, ToolView
-from hipwizard.doctor.read.packages import parse_llamafactory_env, parse_pip
-from hipwizard.doctor.read.python import parse_collect_env, parse_ds_report, parse_pyprobe
-from hipwizard.doctor.read.versions import hip_version, parse_version_line
+from hipwizard.doctor.models import (
+    EnvReport,
+    GpuInfo,
+    Parsed,
+    ProbeRecord,
+    ToolView,
+    TorchInfo,
+)
 from hipwizard.doctor.probe.replay import NOT_RECORDED, portable_argv
+from hipwizard.doctor.read.evidence import fuse
+from hipwizard.doctor.read.packages import parse_llamafactory_env, parse_pip
+from hipwizard.doctor.read.python import (
+    parse_collect_env,
+    parse_ds_report,
+    parse_pyprobe,
+)
+from hipwizard.doctor.read.versions import hip_version, parse_version_line
 from hipwizard.gpu.parsers.amd_smi import parse_amdsmi, parse_amdsmi_monitor
 from hipwizard.gpu.parsers.lspci import parse_lspci
-from hipwizard.gpu.parsers.nvidia_smi import parse_nvidia_smi_csv, parse_nvidia_smi_table
+from hipwizard.gpu.parsers.nvidia_smi import (
+    parse_nvidia_smi_csv,
+    parse_nvidia_smi_table,
+)
 from hipwizard.gpu.parsers.pci_ids import lookup
 from hipwizard.gpu.parsers.rocm_smi import parse_rocm_smi_json, parse_rocm_smi_text
 from hipwizard.gpu.parsers.rocminfo import parse_rocminfo
@@ -59,8 +74,6 @@ def build_env(
     """Merge the parsed probe outputs into an EnvReport (pure: no programs run here), then fuse every
     source's view of each fact (``evidence.fuse``). Without a Python probe answer, torch facts come from a
     recorded ``collect_env``, ``llamafactory-cli env`` or ``pip list`` (``EVIDENCE_PROBES``)."""
-    from hipwizard.doctor.read.evidence import fuse
-
     env = EnvReport()
     views: dict[str, ToolView] = {}
     problems: dict[str, list[str]] = {}

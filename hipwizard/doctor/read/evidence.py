@@ -12,9 +12,13 @@ from __future__ import annotations
 import re
 
 from hipwizard.doctor.judge.matrix import CompatMatrix
-from hipwizard.doctor.models import EnvReport, Evidence, Fact, TorchInfo, ToolView
+from hipwizard.doctor.models import EnvReport, Evidence, Fact, ToolView, TorchInfo
 from hipwizard.doctor.read.packages import parse_llamafactory_env, parse_pip
-from hipwizard.doctor.read.python import parse_collect_env, parse_ds_report, parse_pyprobe
+from hipwizard.doctor.read.python import (
+    parse_collect_env,
+    parse_ds_report,
+    parse_pyprobe,
+)
 from hipwizard.doctor.read.versions import hip_version, major_minor, parse_version_line
 from hipwizard.gpu.parsers.pci_ids import lookup
 from hipwizard.runner import RunResult

@@ -1,20 +1,22 @@
 """The Doctor's paste box: a text area for a terminal log (any number of tool outputs, prompts or not).
 
-Layout and wiring only: ``hipwizard.doctor.paste.recognise.parse_paste`` says what it recognises, shown live under the
+Layout and wiring only: ``hipwizard.doctor.parse_paste`` says what it recognises, shown live under the
 box; a paste with nothing recognisable stays open with that message inline. ``ctrl+s`` checks it (the screen
-runs ``services.diagnose_paste``), ``escape`` cancels.
+runs ``diagnose_paste``), ``escape`` cancels.
 """
 
 from __future__ import annotations
 
-from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from hipwizard.doctor.paste.recognise import parse_paste
+from hipwizard.doctor import parse_paste
+from hipwizard.textsafe import (
+    markup as escape,  # text from outside: inert, markup shown as text
+)
 
 
 class PasteBox(ModalScreen[str | None]):

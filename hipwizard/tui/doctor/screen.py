@@ -1,9 +1,9 @@
 """Step 1, the Doctor: a checklist (symbol + word per status), details of the selected check, re-run, copy.
 
-Layout and event wiring only: probing, checking and saving are ``hipwizard.doctor.services.diagnose``, run as
+Layout and event wiring only: probing, checking and saving are ``hipwizard.doctor.diagnose``, run as
 a daemon job (``Jobs.start_job(daemon=True)``), so the first frame ("probing...") never waits and leaving the
 screen or quitting never waits for a slow tool. The answers come from, in order: the screen's runner argument,
-``app.doctor_runner`` (tests, snapshots), else ``services.workspace_source`` (a recording the workspace
+``app.doctor_runner`` (tests, snapshots), else ``workspace_source`` (a recording the workspace
 names, else the real tools).
 """
 
@@ -17,9 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from hipwizard.doctor import services
-from hipwizard.doctor.models import DoctorReport
-from hipwizard.doctor.state import demo_note
+from hipwizard.doctor import Diagnosis, DoctorReport, Source, demo_note, diagnose, diagnose_paste, export_report
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.workers import Jobs
 
@@ -72,10 +70,10 @@ class DoctorScreen(Jobs, Screen):
         self.action_rerun()
 
     # --- probing ------------------------------------------------------------------------------
-    def _source(self) -> services.Source | None:
+    def _source(self) -> Source | None:
         """A runner given to the screen or the app (tests, snapshots); None: the service decides."""
         runner = self._runner if self._runner is not None else getattr(self.app, "doctor_runner", None)
-        return None if runner is None else services.Source.of(runner)
+        return None if runner is None else Source.of(runner)
 
     def action_rerun(self) -> None:
         if self.running:
@@ -83,7 +81,7 @@ class DoctorScreen(Jobs, Screen):
             return
         self.running = True
         self.query_one("#doctor-summary", Static).update("○ probing... (0 tools answered)")
-        self.start_job("diagnose", services.diagnose, self.app.workspace, self._source(), progress=True,
+        self.start_job("diagnose", diagnose, self.app.workspace, self._source(), progress=True,
                        daemon=True, done=self._diagnosed, failed=self._failed)
 
     def on_work_progress(self, message: WorkProgress) -> None:
@@ -96,7 +94,7 @@ class DoctorScreen(Jobs, Screen):
         self.running = False
         self.query_one("#doctor-summary", Static).update(f"✖ the doctor could not finish: {escape(error)}")
 
-    def _diagnosed(self, result: services.Diagnosis) -> None:
+    def _diagnosed(self, result: Diagnosis) -> None:
         self.running = False
         self.report = report = result.report
         if result.save_error:
@@ -127,7 +125,7 @@ class DoctorScreen(Jobs, Screen):
             return
         self.running = True
         self.query_one("#doctor-summary", Static).update("○ checking the pasted outputs...")
-        self.start_job("diagnose", services.diagnose_paste, self.app.workspace, text, daemon=True,
+        self.start_job("diagnose", diagnose_paste, self.app.workspace, text, daemon=True,
                        done=self._diagnosed, failed=self._failed)
 
     # --- details ------------------------------------------------------------------------------
@@ -159,7 +157,7 @@ class DoctorScreen(Jobs, Screen):
             self.notify("Nothing to copy yet: the doctor is still probing.", severity="warning")
             return
         ws = self.app.workspace
-        exported = services.export_report(ws, self.report)
+        exported = export_report(ws, self.report)
         self.app.copy_to_clipboard(exported.text)
         if exported.error:
             self.notify(f"Copied to the clipboard; not saved: {escape(exported.error)}", severity="warning")
