@@ -99,5 +99,5 @@ def test_worker_run_stop_kills_the_worker_mid_run(tmp_path, demo_assets, monkeyp
     run.stop()
     thread.join(30)
     assert not thread.is_alive() and errors == ["the comparison was stopped"]
-    assert run._proc.returncode is not None and run._proc.returncode < 0  # killed, not finished
+    assert run.job.process.returncode is not None and run.job.process.returncode < 0  # killed, not finished
     assert latest_comparison(Workspace(tmp_path)) is None
