@@ -10,10 +10,10 @@ findings through ``hipwizard.doctor.state`` (``target_facts``, ``environment_sta
   ``parse_paste`` (what a paste holds, live in the paste box) and ``read_paste`` (a paste file or stdin).
 - State readers: ``load_report``, ``target_facts``, ``environment_stamp``, ``summarize``, ``replay_dir``,
   ``demo_note``.
-- Value types the faces show or build: ``DoctorReport`` and its parts (``EnvReport``, ``Check``, ``GpuInfo``,
-  ``TorchInfo``, ``Fact``, ``Evidence``, ``ProbeRecord``), ``TargetFacts``, the services' results
-  (``Source``, ``Diagnosis``, ``ExportedReport``, ``PasteResult``, ``PasteInput``), the runners a test or a
-  snapshot hands the screen (``ReplayRunner``, ``RecordingRunner``).
+- Value types the faces show or build: ``DoctorReport`` and its parts (``EnvReport``, ``Check``,
+  ``CheckCounts``, ``GpuInfo``, ``TorchInfo``, ``Fact``, ``Evidence``, ``ProbeRecord``), ``TargetFacts``, the
+  services' results (``Source``, ``Diagnosis``, ``ExportedReport``, ``PasteResult``, ``PasteInput``), the
+  runners a test or a snapshot hands the screen (``ReplayRunner``, ``RecordingRunner``).
 - Environment stamps (``fingerprint``): ``stamp_from_report``, ``describe_stamp``, ``stamp_differences``,
   ``read_stamp``, ``STAMP_LABELS``; and ``render_text``, the report as plain text.
 
@@ -38,6 +38,7 @@ from hipwizard.doctor.fingerprint import (
 )
 from hipwizard.doctor.models import (
     Check,
+    CheckCounts,
     DoctorReport,
     EnvReport,
     Evidence,
@@ -77,7 +78,7 @@ __all__ = [
     # state readers
     "load_report", "target_facts", "environment_stamp", "summarize", "replay_dir", "demo_note", "TargetFacts",
     # value types
-    "DoctorReport", "EnvReport", "Check", "GpuInfo", "TorchInfo", "Fact", "Evidence", "ProbeRecord",
+    "DoctorReport", "EnvReport", "Check", "CheckCounts", "GpuInfo", "TorchInfo", "Fact", "Evidence", "ProbeRecord",
     # environment stamps and the report as text
     "stamp_from_report", "describe_stamp", "stamp_differences", "read_stamp", "STAMP_LABELS", "render_text",
 ]

@@ -14,7 +14,7 @@ from typing import Any, Literal
 # Re-exported: an EnvReport holds the GpuInfo of the shared GPU tool parsers.
 from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
 
-__all__ = ["Check", "CheckStatus", "DeepSpeedOps", "DoctorReport", "EnvReport", "Evidence", "Fact", "GpuInfo", "Parsed",
+__all__ = ["Check", "CheckCounts", "CheckStatus", "DeepSpeedOps", "DoctorReport", "EnvReport", "Evidence", "Fact", "GpuInfo", "Parsed",
            "ProbeRecord", "STATUS_SYMBOL", "STATUS_WORD", "TorchInfo", "ToolView"]
 
 # "unknown": a replayed check whose inputs were not recorded (never a verdict on the machine).
@@ -160,6 +160,26 @@ class Check:
         return f"{STATUS_SYMBOL[self.status]} {STATUS_WORD[self.status]}"
 
 
+@dataclass(frozen=True)
+class CheckCounts:
+    """How many checks ended in each status (``DoctorReport.counts``); ``to_dict`` is the JSON's ``counts``."""
+
+    ok: int = 0
+    warn: int = 0
+    fail: int = 0
+    not_applicable: int = 0  # "n/a"
+    unknown: int = 0
+
+    @classmethod
+    def of(cls, checks: list[Check]) -> CheckCounts:
+        n = {status: sum(1 for c in checks if c.status == status) for status in STATUS_WORD}
+        return cls(n["ok"], n["warn"], n["fail"], n["n/a"], n["unknown"])
+
+    def to_dict(self) -> dict[str, int]:
+        return {"ok": self.ok, "warn": self.warn, "fail": self.fail, "n/a": self.not_applicable,
+                "unknown": self.unknown}
+
+
 @dataclass
 class DoctorReport:
     """The doctor's answer: the environment, the checks, and where the outputs came from."""
@@ -171,11 +191,8 @@ class DoctorReport:
     notes: list[str] = field(default_factory=list)  # what the user must know about the inputs (a paste cut short)
 
     @property
-    def counts(self) -> dict[str, int]:
-        out = {"ok": 0, "warn": 0, "fail": 0, "n/a": 0, "unknown": 0}
-        for c in self.checks:
-            out[c.status] += 1
-        return out
+    def counts(self) -> CheckCounts:
+        return CheckCounts.of(self.checks)
 
     @property
     def failed(self) -> bool:
@@ -184,8 +201,8 @@ class DoctorReport:
     def summary(self) -> str:
         """One line, e.g. '7 ok, 2 warn, 1 fail, 3 n/a' (', 2 unknown' when a replay lacked inputs)."""
         c = self.counts
-        text = f"{c['ok']} ok, {c['warn']} warn, {c['fail']} fail, {c['n/a']} n/a"
-        return text + (f", {c['unknown']} unknown" if c["unknown"] else "")
+        text = f"{c.ok} ok, {c.warn} warn, {c.fail} fail, {c.not_applicable} n/a"
+        return text + (f", {c.unknown} unknown" if c.unknown else "")
 
     def to_dict(self) -> dict[str, Any]:
         env = asdict(self.env)
@@ -195,7 +212,7 @@ class DoctorReport:
             "origin": self.origin,
             "notes": list(self.notes),
             "summary": self.summary(),
-            "counts": self.counts,
+            "counts": self.counts.to_dict(),
             "checks": [asdict(c) for c in self.checks],
             "env": env,
         }

@@ -107,5 +107,5 @@ def summarize(ws: Workspace) -> StepStatus:
     where = "" if report.origin == "live" else f" ({report.origin})"
     if fails:
         return StepStatus("attention", f"{len(fails)} fail: {', '.join(fails[:3])}; "
-                                       f"{counts['warn']} warn, {counts['ok']} ok{where}")
-    return StepStatus("done", f"{counts['ok']} ok, {counts['warn']} warn, no failures{where}")
+                                       f"{counts.warn} warn, {counts.ok} ok{where}")
+    return StepStatus("done", f"{counts.ok} ok, {counts.warn} warn, no failures{where}")

@@ -107,3 +107,19 @@ def test_export_report_saves_the_text_or_says_why_not(tmp_path):
     (blocked / ".hipwizard").write_text("not a folder")
     failed = services.export_report(Workspace(blocked), report)
     assert failed.error and failed.text == exported.text
+
+
+def test_a_reports_counts_are_a_record_and_its_json_keeps_the_status_words():
+    """``DoctorReport.counts`` crosses into state.summarize, the summary line and the JSON: a record read by
+    attribute (a dict let a key typo through), written with the status words ("n/a") only at the JSON edge."""
+    from hipwizard.doctor import CheckCounts, diagnose, open_source
+
+    report = diagnose(None, open_source(replay=ENVS / "nogpu-debian")).report
+    counts = report.counts
+    assert isinstance(counts, CheckCounts) and counts.fail >= 1 and counts.not_applicable >= 1
+    total = counts.ok + counts.warn + counts.fail + counts.not_applicable + counts.unknown
+    assert total == len(report.checks) > 0
+    assert report.to_dict()["counts"] == {"ok": counts.ok, "warn": counts.warn, "fail": counts.fail,
+                                          "n/a": counts.not_applicable, "unknown": counts.unknown}
+    assert report.summary().startswith(f"{counts.ok} ok, {counts.warn} warn, {counts.fail} fail, "
+                                       f"{counts.not_applicable} n/a")
