@@ -126,7 +126,8 @@ def _safetensors_meta(path: Path) -> dict:
         if not 0 < size <= 100_000_000:
             raise ValueError("not a safetensors file")
         header = jsonread.loads(fh.read(size))
-    meta = (header.get("__metadata__") or {}).get("hipwizard") if isinstance(header, dict) else None
+    metadata = header.get("__metadata__") if isinstance(header, dict) else None
+    meta = metadata.get("hipwizard") if isinstance(metadata, dict) else None  # a list or a number: no stamp
     return jsonread.loads(meta) if isinstance(meta, str) else {}
 
 

@@ -66,6 +66,10 @@ ROWS: list[Case] = [
          safetensors("a.safetensors", SHALLOW_DEEP), 2, ("a.safetensors", "nested deeper than")),
     Case("env-deep-header", ("env", "a.safetensors"), safetensors("a.safetensors", DEEP_HEADER), 2,
          ("a.safetensors", "nested deeper than")),
+    # a __metadata__ that is a list, not a map: an AttributeError traceback before; now simply no stamp
+    Case("env-list-metadata", ("env", "a.safetensors"),
+         safetensors("a.safetensors", b'{"__metadata__": [1, 2], "a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}'),
+         2, ("a.safetensors", "no environment stamp")),
     Case("env-deep-json-artefact", ("env", "state.json"), write("state.json", "[" * 100_000 + "]" * 100_000), 2,
          ("state.json", "nested deeper than")),
     Case("status-deep-state-file", ("status", "ws"),
