@@ -29,6 +29,8 @@ The names below the first block load on first use (``hipwizard.lazy``): the pipe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hipwizard.doctor.fingerprint import (
     STAMP_LABELS,
     describe_stamp,
@@ -58,6 +60,23 @@ from hipwizard.doctor.state import (
 )
 from hipwizard.doctor.text import render_text
 from hipwizard.lazy import lazy_attributes
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
+    from hipwizard.doctor.paste.input import PasteInput, read_paste
+    from hipwizard.doctor.paste.recognise import PasteResult, parse_paste
+    from hipwizard.doctor.probe.replay import RecordingRunner, ReplayRunner
+    from hipwizard.doctor.probe.tools import DEFAULT_TIMEOUT_S, default_probes
+    from hipwizard.doctor.services import (
+        Diagnosis,
+        ExportedReport,
+        Source,
+        diagnose,
+        diagnose_paste,
+        export_report,
+        open_source,
+        paste_source,
+        workspace_source,
+    )
 
 _LAZY = {
     **dict.fromkeys(("diagnose", "diagnose_paste", "open_source", "paste_source", "workspace_source",

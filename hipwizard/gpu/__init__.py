@@ -5,8 +5,13 @@ tools' outputs live in ``hipwizard.gpu.parsers``, one module per tool, shared wi
 this door (``from hipwizard.gpu import GpuTelemetry``), not its modules.
 """
 
+from typing import TYPE_CHECKING
+
 from hipwizard.gpu.sample import GpuProcess, GpuReading, GpuSample
 from hipwizard.lazy import lazy_attributes
+
+if TYPE_CHECKING:  # for type checkers; at run time the sources load on first use (below)
+    from hipwizard.gpu.sources import GpuTelemetry, SourceUnavailable, detect_platform
 
 # The sources (tool runners and their parsers) load on first use: importing ``hipwizard.gpu.parsers`` (the
 # doctor's models do, on every CLI start and the TUI's first frame) must not pull in the telemetry.

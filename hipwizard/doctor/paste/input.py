@@ -11,7 +11,7 @@ from __future__ import annotations
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 from hipwizard.errors import UserError
 
@@ -25,8 +25,8 @@ class PasteInput:
     note: str = ""  # "" when the whole paste was read
 
 
-def read_paste(name: str, stdin: BinaryIO | None = None, cap: int = PASTE_CAP) -> PasteInput:
-    """The paste named ``name`` ('-' is ``stdin``, a binary stream). UserError for a missing, unreadable,
+def read_paste(name: str, stdin: BinaryIO | TextIO | None = None, cap: int = PASTE_CAP) -> PasteInput:
+    """The paste named ``name`` ('-' is ``stdin``, a binary stream, or a text one). UserError for a missing, unreadable,
     binary or non-regular file."""
     if name == "-":
         if stdin is None:
