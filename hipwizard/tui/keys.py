@@ -1,9 +1,11 @@
 """Keys by verb: one key means one thing on every screen.
 
-``VERBS`` is the table every screen's bindings follow. A key bound on one screen and pressed on another
-does nothing there, and says so: the app binds each verb key (hidden, lowest priority) to a notification
-naming the verb and the screens where it works. Screens bind the same keys to their own actions, and a
-screen's binding wins over the app's.
+``VERBS`` is the table every screen's bindings follow: each verb's ``where`` names the screens (by key, with
+a note such as the tab) that bind it, and tests/tui/test_step_screens.py checks both ways that the screens'
+BINDINGS agree with it. ``EVERYWHERE`` lists the keys that mean the same on every screen (the app's, arrows,
+escape). A key bound on one screen and pressed on another does nothing there, and says so: the app binds
+each verb key (hidden, lowest priority) to a notification naming the verb and the screens where it works.
+Screens bind the same keys to their own actions, and a screen's binding wins over the app's.
 
 Keys that change files or processes (write, launch, stop) ask to confirm before acting.
 """

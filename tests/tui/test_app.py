@@ -11,6 +11,7 @@ from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.help_screen import HelpScreen
 from hipwizard.tui.home import HomeScreen, StepCard
 from hipwizard.workspace import Workspace
+from tests.tui.waiting import until
 
 DOCTOR_ENVS = Path(__file__).parent.parent / "fixtures" / "doctor"
 
@@ -130,7 +131,7 @@ async def test_home_at_80x24_shows_every_card_and_the_next_step(tmp_path, monkey
 
 
 async def test_command_palette_opens_a_step(tmp_path):
-    from textual.command import CommandPalette
+    from textual.command import CommandList, CommandPalette
 
     spec = STEPS[0]
     app = HipwizardApp(Workspace(tmp_path))
@@ -139,10 +140,11 @@ async def test_command_palette_opens_a_step(tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*f"Step {spec.number}")
-        await pilot.pause(0.5)
+        results = app.screen.query_one(CommandList)
+        await until(pilot, lambda: results.option_count > 0 and results.highlighted is not None
+                    and f"Step {spec.number}" in str(results.get_option_at_index(results.highlighted).prompt))
         await pilot.press("enter")
-        await pilot.pause(0.5)
-        assert type(app.screen).__name__ == spec.screen.split(":")[1]
+        await until(pilot, lambda: type(app.screen).__name__ == spec.screen.split(":")[1])
 
 
 def _reviewing(tmp_path) -> Workspace:

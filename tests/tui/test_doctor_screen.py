@@ -10,6 +10,7 @@ from hipwizard.doctor.probe.replay import ReplayRunner
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.doctor.screen import DoctorScreen
 from hipwizard.workspace import Workspace
+from tests.tui.waiting import until
 
 ENVS = Path(__file__).parent.parent / "fixtures" / "doctor"
 
@@ -103,10 +104,7 @@ async def test_progress_counts_the_tools_that_answered(tmp_path):
         await pilot.pause()
         gate.release()
         summary = app.screen.query_one("#doctor-summary", Static)
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if "1 of" in _text(summary):
-                break
+        await until(pilot, lambda: "1 of" in _text(summary), timeout=10)
         assert "tools answered, last:" in _text(summary)
         for _ in range(40):
             gate.release()

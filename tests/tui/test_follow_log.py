@@ -39,5 +39,6 @@ async def test_the_log_follows_its_end_through_a_resize_unless_scrolled_up():
         await until(pilot, lambda: log.scroll_y == 10)
         box.styles.height = 8
         await until(pilot, lambda: log.size.height < 15)
-        await pilot.pause(0.2)
+        await pilot.wait_for_scheduled_animations()  # what the resize set off has run (no fixed pause)
+        await pilot.pause()
         assert log.scroll_y == 10

@@ -15,6 +15,8 @@ from hipwizard.tui.home import HomeScreen, StepCard
 from hipwizard.workspace import Workspace
 from tests.adversarial.rows_port import KERNEL
 from tests.adversarial.table import BINARY
+from hipwizard.tui.train.plan import TrainPlanPane
+from tests.tui.waiting import until
 
 SIZE = (120, 40)
 
@@ -111,7 +113,8 @@ async def test_train_plan_learning_rate_fast_is_an_inline_error(tmp_path):
         await _settle(pilot)
         screen = app.screen
         screen.query_one("#in-learning_rate", Input).value = "fast"
-        await pilot.pause(0.3)
+        await until(pilot, lambda: "✖ learning_rate" in str(screen.query_one("#err-learning_rate", Static).render()))
+        await until(pilot, lambda: not screen.query_one(TrainPlanPane).replan_pending)  # the issues panel, re-planned
         await _settle(pilot)
         assert app.screen is screen
         error = str(screen.query_one("#err-learning_rate", Static).render())

@@ -23,6 +23,7 @@ from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.parity import views
 from hipwizard.tui.parity.screen import ParityScreen
 from hipwizard.workspace import Workspace
+from tests.tui.waiting import notifications, until
 
 FIX = Path(__file__).parent.parent / "fixtures"
 SIZE = (150, 48)
@@ -59,8 +60,13 @@ def _text(app) -> str:
     return "\n".join(str(w.render()) for w in app.screen.query("Static"))
 
 
+def _stage(app) -> str:
+    """The demo run's stage line ("◐ forward …" once the worker reports)."""
+    return str(app.screen.query_one("#parity-stage").render())
+
+
 def _notes(app) -> str:
-    return "\n".join(str(n.message) for n in app._notifications)
+    return "\n".join(notifications(app))
 
 
 async def test_table_in_depth_order_with_symbol_and_word_first(tmp_path):
@@ -163,7 +169,7 @@ async def test_demo_run_shows_progress_result_and_stops_with_the_screen(tmp_path
         await _open(pilot)
         await pilot.press("t")
         await pilot.press("D")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: fake_run and _stage(app).startswith("◐"))
         request, run = fake_run[-1]
         assert request.options.dtype == "fp16" and request.same_machine and request.subject.demo
         assert "◐ forward 2/6 model.layers.0.mlp" in _text(app)
@@ -175,7 +181,7 @@ async def test_demo_run_shows_progress_result_and_stops_with_the_screen(tmp_path
         assert app.screen.comparison.verdict == "pass" and not app.screen.running
         assert app.screen.query_one("#parity-run").display is False
         await pilot.press("D")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: len(fake_run) == 2 and _stage(app).startswith("◐"))
         second = fake_run[-1][1]
         await pilot.press("h")  # leaving the screen stops the worker
         await pilot.pause()
@@ -232,7 +238,7 @@ def test_snapshot_demo_running(snap_compare, tmp_path, fake_run, size):
     async def run_before(pilot):
         await _open(pilot)
         await pilot.press("D")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: _stage(pilot.app).startswith("◐"))  # the run's progress is drawn
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
 

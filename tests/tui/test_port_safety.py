@@ -11,7 +11,7 @@ from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.screen import PortScreen
 from hipwizard.workspace import Workspace
 from tests.port.review_factory import new_review
-from tests.tui.waiting import until
+from tests.tui.waiting import notifications, until
 
 HOLDER = """
 import sys
@@ -46,7 +46,7 @@ async def test_a_review_held_by_another_process_opens_read_only_and_keys_say_why
             for key in ("y", "n", "a", "u", "w"):
                 await pilot.press(key)
             await pilot.pause()
-            said = [str(n.message) for n in app._notifications]
+            said = notifications(app)
             assert any("Read-only" in m and "another session" in m for m in said), said
             assert screen.review.decision(first).state == "pending" and not screen.review.journal.exists()
             holder.stdin.close()  # the other session ends: r re-reads and this one becomes the writer

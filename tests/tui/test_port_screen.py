@@ -25,7 +25,7 @@ from tests.port.target import (
     RecordingHipcc,
     save_rocm61_gfx90a,
 )
-from tests.tui.waiting import until
+from tests.tui.waiting import notifications, until
 
 SIZE = (110, 32)
 
@@ -197,7 +197,7 @@ async def test_e_with_missing_or_failing_editor_says_so_and_changes_nothing(tmp_
         screen = await _open(app, pilot)
         await pilot.press("e")
         await pilot.pause()
-        assert any(words in str(n.message) for n in app._notifications)
+        assert any(words in n for n in notifications(app))
         assert _disk(review).counts()["edited"] == 0 and screen.review.revision == 0
 
 
@@ -575,11 +575,11 @@ async def test_translation_lists_too_new_apis_under_a_rocm_61_doctor_report_like
         results = screen.query_one("#port-results")
         rows = _rows(results)
         assert results.display and rows[0].startswith(f"⚠ 2 API(s) newer than the target ROCm/HIP {HIP_61}:")
-        assert any(f"target ROCm/HIP {HIP_61}" in str(n.message) for n in app._notifications)
+        assert any(f"target ROCm/HIP {HIP_61}" in n for n in notifications(app))
         assert any(r.strip().startswith("k.cu:7  hipGetFuncBySymbol needs ROCm >= 6.2.0  → Enter") for r in rows)
         for name in NEW_APIS:
             assert name in rows[0]
-        assert any("newer than HIP" in str(n.message) for n in app._notifications)
+        assert any("newer than HIP" in n for n in notifications(app))
         # a place inside a hunk opens it
         results.focus()
         results.highlighted = next(i for i, r in enumerate(rows) if "k.cu:7" in r and "its hunk" in r)
@@ -630,12 +630,12 @@ async def test_r_rereads_the_sources_and_reconciles_keeping_decisions(tmp_path):
         await pilot.press("r")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert any("nothing to reconcile" in str(n.message) for n in app._notifications)
+        assert any("nothing to reconcile" in n for n in notifications(app))
         (src / "b.cu").write_text(KERNEL.replace("scale", "twice").replace("cudaFree(d);", "cudaFree(d);  // rel"))
         await pilot.press("r")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert any("Sources changed" in str(n.message) for n in app._notifications)
+        assert any("Sources changed" in n for n in notifications(app))
         assert screen.review is not review and "b.cu" in screen.nav.files
         assert all(screen.review.decision(h).state == "accepted" for h in a_hunks)
         changed = [h for h in screen.review.hunks if screen.review.decision(h.hunk_id).changed]

@@ -100,7 +100,7 @@ async def test_port_busy_redraws_the_status_line_and_holds_decisions(tmp_path):
 async def test_doctor_waits_for_its_probe_with_the_shared_guard(tmp_path):
     from pathlib import Path
 
-    from hipwizard.doctor import ReplayRunner
+    from hipwizard.doctor.probe.replay import ReplayRunner
 
     app = HipwizardApp(Workspace(tmp_path), resume=False)
     app.doctor_runner = ReplayRunner(Path(__file__).parent.parent / "fixtures" / "doctor" / "nogpu-debian")

@@ -10,6 +10,7 @@ from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.home import HomeScreen
 from hipwizard.workspace import Workspace
 from tests.hostile_text import assert_inert
+from tests.tui.waiting import toasts
 
 NAMES = ["a[/]", "b[bold]x[/bold]y", "c[$accent]z", "d\x1b]0;pwned\x07e\x1b]52;c;ZGF0YQ==\x1b\\f\x1b[2Jg", "h$x^2$\\"]
 
@@ -110,7 +111,7 @@ async def test_a_toast_shows_text_from_outside_as_it_is(tmp_path, name):
         await pilot.pause()
         app.notify(f"✖ cannot launch: {name}", severity="error")
         await pilot.pause()
-        said = [n for n in app._notifications if "cannot launch" in n.message]
+        said = [n for n in toasts(app) if "cannot launch" in n.message]
         assert said and name.split("\x1b")[0] in said[0].message  # the name as it is
         assert said[0].markup is False  # drawn as text: "a[/]" is not a closing tag
         assert_inert(said[0].message)

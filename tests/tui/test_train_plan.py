@@ -44,7 +44,9 @@ def make_app(tmp_path, model=None) -> PlanApp:
 
 
 async def settle(pilot) -> None:
-    await pilot.pause(0.3)
+    """Until the last edit's plan is shown (its debounce timer fired and its job answered)."""
+    await pilot.pause()
+    await until(pilot, lambda: not any(p.replan_pending for p in pilot.app.query(TrainPlanPane)))
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -193,8 +195,7 @@ async def test_demo_workspace_opens_on_the_demo_preset_with_the_tiny_model(tmp_p
     app = DemoPlanApp(ws)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.5)
+        await settle(pilot)
         pane = app.query_one(TrainPlanPane)
         assert pane.query_one("#plan-preset", Select).value == "demo"
         assert pane.query_one("#in-model_name_or_path", Input).value == str(cache / "demo-v1" / "model")

@@ -14,7 +14,7 @@ from hipwizard.train.state import remember_run
 from hipwizard.tui.parity.screen import ParityScreen
 from hipwizard.workspace import Workspace
 from tests.tui.test_train_screen import _view, make_app
-from tests.tui.waiting import until
+from tests.tui.waiting import notifications, until
 
 SPIKE = Path(__file__).resolve().parent.parent / "fixtures" / "report" / "run-spike"
 
@@ -68,6 +68,6 @@ async def test_p_without_an_alarm_says_how_to_name_a_step(tmp_path):
         await app.push_screen(screen)
         await until(pilot, lambda: _view(app).snap is not None and _view(app).snap.state == "finished")
         await pilot.press("P")
-        await until(pilot, lambda: any("--step N" in str(n.message) for n in app._notifications), timeout=10)
+        await until(pilot, lambda: any("--step N" in n for n in notifications(app)), timeout=10)
         assert not isinstance(app.screen, ParityScreen)
         assert app.screen.check_action("run", ("postmortem",)) is False  # not in the footer without an alarm

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import stat
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,8 @@ from hipwizard.tui.train.run_view import RunView
 from hipwizard.tui.train.screen import TrainScreen
 from hipwizard.workspace import Workspace
 from tests.train.plan_fixtures import recipe_dir
-from tests.tui.waiting import until
+from tests.tui.waiting import eventually, until
+from hipwizard.tui.train.plan import TrainPlanPane
 
 HERE = Path(__file__).parent
 LF = HERE.parent / "fixtures" / "llamafactory"
@@ -170,9 +170,7 @@ async def test_quit_mid_run_then_reattach_shows_the_whole_history(ws, demo_asset
         await until(pilot, lambda: _view(app).snap is not None and len(_view(app).snap.loss) >= 2, timeout=120)
         seen_before_quit = len(_view(app).snap.loss)
     assert seen_before_quit < 10 and is_running(load_manifest(run_dir))  # quitting did not stop training
-    deadline = time.monotonic() + 120
-    while run_info(run_dir).state == "running" and time.monotonic() < deadline:
-        time.sleep(0.5)
+    eventually(lambda: run_info(run_dir).state != "running", timeout=120)
     app2, screen2 = make_app(ws, attach=m.run_dir)
     async with app2.run_test(size=(160, 48)) as pilot:
         await app2.push_screen(screen2)
@@ -205,7 +203,7 @@ def test_snapshot_finished_run(ws, snap_compare, size):
         await app.push_screen(screen)
         await until(pilot, lambda: _snapshot_ready(app, "finished") and len(_view(app).runs) == 1)
         await until(pilot, lambda: _log_at_end(app))
-        await pilot.pause(0.2)
+        await _drawn(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
 
@@ -222,7 +220,7 @@ def test_snapshot_failed_run(ws, snap_compare, size):
         # the state can be known before the log's last lines are drawn: wait for the traceback's last line
         await until(pilot, lambda: any("Some keys are not used" in line.text
                                        for line in app.screen.query_one("#run-log").lines) and _log_at_end(app))
-        await pilot.pause(0.2)
+        await _drawn(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
 
@@ -244,8 +242,8 @@ def test_snapshot_plan_tab(tmp_path, snap_compare, size):
         field = screen.query_one("#in-model_name_or_path", Input)
         field.cursor_blink = False  # a blinking cursor would make the picture depend on timing
         field.focus()
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.3)
+        await _planned(pilot, screen)
+        await _drawn(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=ready)
 
@@ -290,7 +288,7 @@ async def test_x_asks_before_launching_the_highlighted_run_dir(ws, fake_launch):
         assert isinstance(app.screen, ConfirmAction) and "Launch planned?" in str(
             app.screen.query_one("#confirm-text").render())
         await pilot.press("n")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmAction))
         assert fake_launch == [] and not (planned / "run.json").exists()
         await pilot.press("x", "y")
         await until(pilot, lambda: _finished(app, steps=8))
@@ -303,10 +301,9 @@ async def test_x_on_the_plan_tab_saves_the_plan_then_launches_it(tmp_path, fake_
     app, screen = make_app(ws)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.push_screen(screen)
-        await pilot.pause(0.3)
+        await _planned(pilot, screen)
         screen.query_one("#plan-name", Input).value = "recipe"
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.3)
+        await _planned(pilot, screen)
         screen.set_focus(None)  # keys typed into a field are text, not commands
         await pilot.press("x")
         assert isinstance(app.screen, ConfirmAction)
@@ -324,13 +321,10 @@ async def test_run_tab_keys_are_hidden_on_the_plan_tab(ws):
     async with app.run_test(size=(120, 40)) as pilot:
         await app.push_screen(screen)
         screen.set_focus(None)
-        await pilot.pause(0.2)
-        keys = {b.binding.key for b in screen.active_bindings.values() if b.enabled and b.node is screen}
-        assert {"x", "D"} <= keys and not {"X", "o", "r"} & keys
+        await until(pilot, lambda: {"x", "D"} <= _enabled_keys(screen))
+        assert not {"X", "o", "r"} & _enabled_keys(screen)
         screen.query_one("#train-tabs").active = "run"
-        await pilot.pause(0.2)
-        keys = {b.binding.key for b in screen.active_bindings.values() if b.enabled and b.node is screen}
-        assert {"x", "D", "X", "o", "r"} <= keys
+        await until(pilot, lambda: {"x", "D", "X", "o", "r"} <= _enabled_keys(screen))
 
 
 async def test_D_runs_the_demo_preset_from_either_tab(ws, fake_launch, monkeypatch, tmp_path, demo_assets):
@@ -363,7 +357,7 @@ async def test_plan_tab_keys_work_on_entering_the_screen(ws):
     async with app.run_test(size=(120, 40)) as pilot:
         await app.push_screen(screen)
         screen.set_focus(None)
-        await pilot.pause(0.5)
+        await _planned(pilot, screen)
         await app.workers.wait_for_complete()
         assert screen.query_one("#train-tabs").active == "plan" and app.focused is None
         await pilot.press("C")  # calibrate: asks how many candidates and steps first
@@ -374,3 +368,21 @@ async def test_plan_tab_keys_work_on_entering_the_screen(ws):
         await pilot.press("ctrl+s")  # save the plan as a run directory: the Run tab shows it
         await until(pilot, lambda: any(ws.runs_dir.glob("*/config.yaml")), timeout=10)
         assert screen.query_one("#train-tabs").active == "run"
+
+
+def _enabled_keys(screen) -> set[str]:
+    """The keys the screen itself binds that are enabled now."""
+    return {b.binding.key for b in screen.active_bindings.values() if b.enabled and b.node is screen}
+
+
+async def _planned(pilot, screen) -> None:
+    """Until the Plan tab shows the plan of its last edit (mounted, debounce fired, job answered)."""
+    await until(pilot, lambda: screen.is_mounted and screen.query(TrainPlanPane)
+                and not screen.query_one(TrainPlanPane).replan_pending)
+    await pilot.app.workers.wait_for_complete()
+
+
+async def _drawn(pilot) -> None:
+    """Until what is pending is drawn: scheduled animations and the message queue (no fixed pause)."""
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()

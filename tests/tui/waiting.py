@@ -15,7 +15,21 @@ async def until(pilot, predicate, timeout: float = 30.0) -> None:
     raise AssertionError("condition not reached in time")
 
 
+def eventually(predicate, timeout: float = 30.0, step: float = 0.05) -> None:
+    """Outside an app (a process, a file): poll until ``predicate()`` holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() >= deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(step)
+
+
+def toasts(app) -> list:
+    """The app's toasts still on screen (Textual ``Notification``s), oldest first. Textual has no public
+    reader for them: this is the one place a test touches its private ``_notifications``."""
+    return list(app._notifications)
+
+
 def notifications(app) -> list[str]:
-    """The words of the app's toasts still on screen, oldest first. Textual has no public reader for them:
-    this is the one place a test touches its private ``_notifications``."""
-    return [str(n.message) for n in app._notifications]
+    """The words of the app's toasts still on screen, oldest first."""
+    return [str(n.message) for n in toasts(app)]

@@ -99,6 +99,7 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
         self.narrow = False
         self._generation = 0
         self._timer = None
+        self.replan_pending = False  # an edit whose plan is not shown yet (debounce timer or job running)
         self._stop_calibration = None  # a threading.Event while a calibration runs (PlanCalibration)
 
     # --- layout -------------------------------------------------------------------------------
@@ -262,10 +263,12 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
         """Re-plan shortly after the last keystroke (debounced)."""
         if self._timer is not None:
             self._timer.stop()
+        self.replan_pending = True
         self._timer = self.set_timer(0.15, self._replan)
 
     def _replan(self) -> None:
         self._generation += 1
+        self.replan_pending = True
         self.start_job("plan", services.plan, self.config.model_copy(), ws=getattr(self.app, "workspace", None),
                        base_dir=self.base_dir, gpus=self._int("#plan-gpus", 1), seq_len=self._int("#plan-seq", None),
                        field_errors=list(self.field_errors.items()),
@@ -279,6 +282,7 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
     def _show_plan(self, generation: int, plan: Plan) -> None:
         if generation != self._generation:
             return  # a newer edit is already being planned
+        self.replan_pending = False
         self.plan = plan
         self.selected = min(self.selected, max(0, len(panels.suggestions(plan)) - 1))
         self.query_one("#plan-issues", Static).update(panels.issues_text(plan))
@@ -287,6 +291,7 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
 
     def _plan_failed(self, generation: int, text: str) -> None:
         if generation == self._generation:
+            self.replan_pending = False
             self.query_one("#plan-issues", Static).update(Text(f"Validation\n✖ {text}\n", style="red"))
 
     # --- actions ------------------------------------------------------------------------------
