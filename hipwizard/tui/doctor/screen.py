@@ -13,20 +13,21 @@ from hipwizard.textsafe import markup as escape  # text from outside: inert, mar
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hipwizard.doctor import Diagnosis, DoctorReport, Source, demo_note, diagnose, diagnose_paste, export_report
 from hipwizard.tui.messages import WorkProgress
-from hipwizard.tui.workers import Jobs
+from hipwizard.tui.step_screen import StepScreen, when_idle
+
+PROBING = "the doctor is probing"  # what ``busy`` says while a diagnosis runs ("Wait: the doctor is probing")
 
 
-class DoctorScreen(Jobs, Screen):
+class DoctorScreen(StepScreen):
     step_key = "doctor"
     CSS_PATH = "doctor.tcss"
-    HELP_TITLE = "Doctor"
-    HELP_TEXT = (
+    help_title = "Doctor"
+    help_text = (
         "Each line is one check of this machine for an MI300X fine-tune: ✔ ok, ⚠ warn, ✖ fail, – n/a "
         "(not applicable, with the reason). Select a line to read what was found, why it matters and the fix.\n\n"
         "Headless: hipwizard doctor [--json]. For a support ticket: hipwizard doctor --record DIR saves every "
@@ -49,7 +50,6 @@ class DoctorScreen(Jobs, Screen):
         super().__init__()
         self._runner = runner
         self.report: DoctorReport | None = None
-        self.running = False
 
     # --- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -75,27 +75,25 @@ class DoctorScreen(Jobs, Screen):
         runner = self._runner if self._runner is not None else getattr(self.app, "doctor_runner", None)
         return None if runner is None else Source.of(runner)
 
+    @when_idle
     def action_rerun(self) -> None:
-        if self.running:
-            self.notify("The doctor is already probing.", severity="warning")
-            return
-        self.running = True
+        self.busy = PROBING
         self.query_one("#doctor-summary", Static).update("○ probing... (0 tools answered)")
         self.start_job("diagnose", diagnose, self.app.workspace, self._source(), progress=True,
                        daemon=True, done=self._diagnosed, failed=self._failed)
 
     def on_work_progress(self, message: WorkProgress) -> None:
         p = message.progress
-        if self.running and message.job == "diagnose":
+        if self.busy and message.job == "diagnose":
             self.query_one("#doctor-summary", Static).update(
                 f"○ probing... ({p.done} of {p.total} tools answered, last: {escape(p.item)})")
 
     def _failed(self, error: str) -> None:
-        self.running = False
+        self.busy = ""
         self.query_one("#doctor-summary", Static).update(f"✖ the doctor could not finish: {escape(error)}")
 
     def _diagnosed(self, result: Diagnosis) -> None:
-        self.running = False
+        self.busy = ""
         self.report = report = result.report
         if result.save_error:
             self.notify(f"report not saved: {escape(result.save_error)}", severity="warning")
@@ -112,10 +110,8 @@ class DoctorScreen(Jobs, Screen):
         self._show_detail(checks.highlighted or 0)
 
     # --- paste --------------------------------------------------------------------------------
+    @when_idle
     def action_paste(self) -> None:
-        if self.running:
-            self.notify("The doctor is already probing.", severity="warning")
-            return
         from hipwizard.tui.doctor.paste_box import PasteBox
 
         self.app.push_screen(PasteBox(), self._pasted)
@@ -123,7 +119,7 @@ class DoctorScreen(Jobs, Screen):
     def _pasted(self, text: str | None) -> None:
         if not text:
             return
-        self.running = True
+        self.busy = PROBING
         self.query_one("#doctor-summary", Static).update("○ checking the pasted outputs...")
         self.start_job("diagnose", diagnose_paste, self.app.workspace, text, daemon=True,
                        done=self._diagnosed, failed=self._failed)
