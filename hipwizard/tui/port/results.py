@@ -18,15 +18,16 @@ def result_options(report, review=None) -> list[Option]:
         if f.status == "conflict":  # listed with the resolve choices by ``worktree_options``
             continue
         line = f"{f.symbol} {f.path} — {f.status}" + (f", compile {f.check}" if f.check else "")
-        rows.append(Option(Text(line + (f": {f.detail}" if f.detail else "")), id=f"file{n}|"))
+        detail = "" if f.detail == report.check_note else f.detail  # the write's note is said once, below
+        rows.append(Option(Text(line + (f": {detail}" if detail else "")), id=f"file{n}|"))
         for k, e in enumerate(f.errors):
             where = "→ open its hunk (Enter)" if e.hunk_id else "(outside the reviewed hunks)"
             text = Text(f"    ✖ L{e.line}: {e.message}  {where}")
             rows.append(Option(text, id=f"err{n}.{k}|{e.hunk_id}" if e.hunk_id else None))
-    if report.arch:
-        rows.append(Option(Text(f"ℹ compile-checked for {report.arch}"), disabled=True))
-    if report.check_note:
-        rows.append(Option(Text(f"ℹ {report.check_note}"), disabled=True))
+    if report.arch or report.check_note:
+        said = f"compile-checked for {report.arch}" if report.arch else ""
+        said = f"{said}: {report.check_note}" if said and report.check_note else (said or report.check_note)
+        rows.append(Option(Text(f"ℹ {said}"), disabled=True))
     untouched = {f: risks for f, risks in review.untouched.items() if risks} if review is not None else {}
     if untouched:
         total = sum(len(r) for r in untouched.values())
