@@ -10,22 +10,15 @@ from __future__ import annotations
 from textual.widgets import Input, OptionList, Select
 
 from hipwizard.errors import UserError
-from typing import TYPE_CHECKING
 from textual.app import SuspendNotSupported
-from hipwizard.tui.port.host import ReviewHost
+from hipwizard.tui.port.host import MixinBase
 from hipwizard.tui.step_screen import when_idle
 
 
 # Above this many changed hunks a decision redraws the whole file list instead of its rows one by one.
 WHOLE_LIST_REDRAW = 50
 
-if TYPE_CHECKING:
-    _Host = ReviewHost  # the mixin is typed against what it assumes of the screen
-else:
-    _Host = object
-
-
-class ReviewActions(_Host):
+class ReviewActions(MixinBase):
     # --- decisions ------------------------------------------------------------------------------
     def read_only_says(self) -> bool:
         """True (and says why) when another session writes this review: decisions, edits and writes do nothing."""

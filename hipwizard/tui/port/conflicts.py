@@ -12,18 +12,11 @@ from textual.widgets import OptionList
 from hipwizard.errors import UserError
 from hipwizard.port import services
 from hipwizard.tui.port.dialogs import ChooseRegion, ResolveConflict
-from typing import TYPE_CHECKING
-from hipwizard.tui.port.host import ReviewHost
+from hipwizard.tui.port.host import MixinBase
 from hipwizard.tui.step_screen import when_idle
 
 
-if TYPE_CHECKING:
-    _Host = ReviewHost  # the mixin is typed against what it assumes of the screen
-else:
-    _Host = object
-
-
-class ConflictActions(_Host):
+class ConflictActions(MixinBase):
     # --- settling a write's conflict with the user's edits ---------------------------------------
     def action_resolve(self) -> None:
         results = self.query_one("#port-results", OptionList)

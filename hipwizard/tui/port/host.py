@@ -49,3 +49,9 @@ class ReviewHost(Protocol):
 
     def read_only_says(self) -> bool:
         """True (and says why) when another session writes this review."""
+
+
+if TYPE_CHECKING:
+    MixinBase = ReviewHost  # a Port screen mixin is typed against what it assumes of the screen
+else:
+    MixinBase = object
