@@ -71,7 +71,7 @@ def test_partitioned_mi300x_qpx_reports_full_vram_per_partition_never_summed():
     qpx = fixture_section("rocm-smi-partitioned-MI300X-MI300A-ROCm-ROCm-4750.txt", "## MI300X QPX mode")
     gpus = parse_rocm_smi_text(qpx).value.gpus
     assert len(gpus) == 4
-    assert all(g.compute_partition == "QPX" and g.memory_partition == "NPS1" and g.is_partition for g in gpus)
+    assert gpus and all(g.compute_partition == "QPX" and g.memory_partition == "NPS1" and g.is_partition for g in gpus)
     assert {g.vram_bytes for g in gpus} == {206141652992}
     spx = fixture_section("rocm-smi-partitioned-MI300X-MI300A-ROCm-ROCm-4750.txt", "## MI300X SPX mode", "## MI300X QPX")
     one = parse_rocm_smi_text(spx).value.gpus

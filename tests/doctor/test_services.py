@@ -25,7 +25,7 @@ def test_diagnose_a_replay_saves_the_report_and_reports_each_probe(tmp_path):
     assert load_report(ws).summary() == result.report.summary()
     total = len(default_probes())
     assert [p.done for p in seen] == list(range(1, total + 1))
-    assert all(p.stage == "probing" and p.total == total and p.item for p in seen)
+    assert seen and all(p.stage == "probing" and p.total == total and p.item for p in seen)
     assert seen[-1].finished
 
 

@@ -30,7 +30,7 @@ def test_partitioned_mi300x_reports_full_vram_per_partition_and_is_never_summed(
     text = section("rocm-smi-partitioned-MI300X-MI300A-ROCm-ROCm-4750.txt", "MI300X QPX mode")
     samples = parse_rocm_smi_text(text).value.samples
     assert [s.index for s in samples] == [0, 1, 2, 3]
-    assert all(s.vram_total == 206141652992 for s in samples)
+    assert samples and all(s.vram_total == 206141652992 for s in samples)
     assert GpuReading("rocm-smi", tuple(samples)).largest_vram_total == 206141652992
 
 

@@ -9,7 +9,7 @@ from hipwizard.parity.tolerances import DTYPES, canonical_dtype, least_precise, 
 def test_every_dtype_has_a_profile_with_a_reason_and_bars_loosen_with_precision():
     profiles = load_profiles()
     assert set(profiles) == set(DTYPES)
-    assert all(len(p.why) > 40 for p in profiles.values())
+    assert profiles.values() and all(len(p.why) > 40 for p in profiles.values())
     order = ["fp64", "fp32", "fp16", "bf16"]
     bars = [profiles[d].rel_l2_max for d in order]
     assert bars == sorted(bars)

@@ -33,7 +33,7 @@ def test_untouched_risky_lines_are_reported(demo_report):
     warp_line = next(i + 1 for i, l in enumerate(lines) if l.startswith("#define WARP_SIZE 32"))
     assert ("WARP32_LITERAL", warp_line) in untouched  # hipify never touches this define
     changed = {h.new_start + k for h in common.hunks for k in range(len(h.new_lines))}
-    assert all(line not in changed for _, line in untouched)
+    assert untouched and all(line not in changed for _, line in untouched)
 
 
 def test_flags_sit_on_the_hunks_that_carry_them(demo_report):

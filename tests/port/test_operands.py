@@ -47,7 +47,7 @@ def _from_paths(argv: list[str], names=HOSTILE) -> list[str]:
 def _assert_operands(argv: list[str], options: set[str]) -> None:
     assert not any(a.startswith("@") for a in argv), argv
     flags = [a for a in argv[1:] if a.startswith("-")]
-    assert all(f in options or f.startswith(("--offload-arch=", "-o=")) for f in flags), flags
+    assert flags and all(f in options or f.startswith(("--offload-arch=", "-o=")) for f in flags), flags
     for a in _from_paths(argv):
         assert a.startswith(("/", "./", "-o=/")), a
 
@@ -71,7 +71,7 @@ def test_hipcc_gets_file_names_as_operands(tmp_path):
     assert {c for argv in compiles for c in _from_paths(argv)} == {str(tmp_path.resolve() / n) for n in HOSTILE}
     # clang's driver hands cc1 "-main-file-name @opts.cu", read as a response file from the working folder:
     # hipcc runs in a folder of hipwizard's own, never in the user's tree
-    assert all(cwd is not None and Path(cwd).resolve() != tmp_path.resolve() for cwd in runner.cwds)
+    assert runner.cwds and all(cwd is not None and Path(cwd).resolve() != tmp_path.resolve() for cwd in runner.cwds)
 
 
 def _sources(tmp_path: Path) -> list[SourceFile]:
@@ -101,7 +101,7 @@ def test_git_merge_file_ends_options_before_its_operands(tmp_path):
     (argv,) = runner.calls
     end = argv.index("--")
     assert argv[:2] == ["git", "merge-file"] and len(argv[end + 1:]) == 3
-    assert all(a.startswith("/") for a in argv[end + 1:])
+    assert argv[end + 1:] and all(a.startswith("/") for a in argv[end + 1:])
 
 
 def _hostile_tree(tmp_path: Path) -> Path:

@@ -19,7 +19,7 @@ def test_state_file_sits_beside_output_and_is_versioned_json(tmp_path):
     data = json.loads(state.path.read_text())
     assert data["version"] == REVIEW_VERSION and data["kind"] == "hipwizard-review"
     assert len(data["hunks"]) == len(state.hunks) > 4
-    assert all(d == {"state": "pending"} for d in data["decisions"].values())
+    assert data["decisions"].values() and all(d == {"state": "pending"} for d in data["decisions"].values())
     # one decision per line: a team can diff and merge it
     lines = state.path.read_text().splitlines()
     assert sum('"state": "pending"' in line for line in lines) == len(state.hunks)
@@ -77,7 +77,7 @@ def test_split_line_by_line_and_undo_split(tmp_path):
     assert [(c.old_start, c.old_lines, c.new_lines) for c in children] == [
         (1, ["a\n"], ["A\n"]), (2, ["b\n"], ["B\n"]), (3, ["c\n"], ["C\n"])]
     assert children[1].context_before == ["a\n"]
-    assert all(state.decision(c.hunk_id).state == "accepted" for c in children)
+    assert children and all(state.decision(c.hunk_id).state == "accepted" for c in children)
     state.decide([children[1].hunk_id], "rejected")
     reloaded = ReviewState.load(state.path)
     assert [h.hunk_id for h in reloaded.hunks] == [c.hunk_id for c in children]
@@ -111,7 +111,7 @@ def test_reconcile_keeps_matching_decisions_and_marks_changed(tmp_path):
     assert sum(d.state == "accepted" for d in states.values()) == report.kept
     changed = [h for h in state.hunks if states[h.hunk_id].changed]
     assert any("hipFree(d);  // release" in line for h in changed for line in h.new_lines)
-    assert all(states[h.hunk_id].state == "pending" for h in changed)
+    assert changed and all(states[h.hunk_id].state == "pending" for h in changed)
     assert state.changed_sources() == []
     # deciding a changed hunk clears the mark
     state.decide([changed[0].hunk_id], "accepted")

@@ -54,4 +54,4 @@ def test_headless_chromium_reads_every_section_of_the_report(tmp_path, capsys):
     assert s["doctor"]["heading"].startswith("1 Doctor") and s["doctor"]["tables"] >= 2  # stamp + checks
     assert "Flags by rule" in s["port"]["text"]
     assert len(s["parity"]["charts"]) == 1 and len(s["train"]["charts"]) == 3
-    assert all(w > 200 for w in s["parity"]["charts"] + s["train"]["charts"])  # drawn, not collapsed
+    assert (s["parity"]["charts"] + s["train"]["charts"]) and all(w > 200 for w in s["parity"]["charts"] + s["train"]["charts"])  # drawn, not collapsed

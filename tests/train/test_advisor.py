@@ -67,12 +67,12 @@ def test_effective_batch_and_everything_else_kept():
         assert (variant.learning_rate, variant.lora_target, variant.cutoff_len, variant.lr_scheduler_type) == \
             (RECIPE.learning_rate, RECIPE.lora_target, RECIPE.cutoff_len, RECIPE.lr_scheduler_type)
     advice = advise(RECIPE, SHAPE, vram_gib=140.4, seq_len=830, world_size=4)
-    assert all(c.config.effective_batch(4) == 64 for c in advice.ranked)
+    assert advice.ranked and all(c.config.effective_batch(4) == 64 for c in advice.ranked)
 
 
 def test_only_fitting_configs_ranked_and_smaller_gpu_gets_smaller_batch():
     advice = advise(RECIPE, SHAPE, vram_gib=79.6, seq_len=830)
-    assert all(c.estimate.fits for c in advice.ranked)
+    assert advice.ranked and all(c.estimate.fits for c in advice.ranked)
     assert advice.best.config.per_device_train_batch_size == 8  # 16 x 830 tokens no longer fits in 80 GiB
     speeds = [c.throughput.tokens_per_s for c in advice.ranked]
     assert speeds == sorted(speeds, reverse=True)
@@ -98,7 +98,7 @@ def test_nothing_fits_says_so_and_unknown_inputs_say_why():
 def test_no_deepspeed_installed_means_no_zero_suggestions():
     plain = TrainConfig(**recipe_values(zero_stage=None))
     advice = advise(plain, SHAPE, vram_gib=40, seq_len=830, deepspeed_available=False)
-    assert all(c.config.zero_stage is None for c in advice.ranked)
+    assert advice.ranked and all(c.config.zero_stage is None for c in advice.ranked)
 
 
 def test_eager_attention_is_replaced_by_sdpa():

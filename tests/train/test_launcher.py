@@ -100,7 +100,7 @@ def test_real_llamafactory_lora_end_to_end_tail_and_graceful_stop(tmp_path, demo
     wait_for(enough_points, timeout=120, poll=0.3)
     pts = watch.history.points
     assert [p.step for p in pts[:4]] == [1, 2, 3, 4]
-    assert all(p.total_steps == 2000 and math.isfinite(p.loss) and 0 < p.loss < 20 for p in pts)
+    assert pts and all(p.total_steps == 2000 and math.isfinite(p.loss) and 0 < p.loss < 20 for p in pts)
     assert pts[0].lr == pytest.approx(1e-3) and pts[3].lr < pts[0].lr  # cosine schedule
     assert watch.history.last.total_tokens > 0
     assert run_info(d).state == "running"

@@ -227,7 +227,7 @@ async def test_f_cycles_filters_including_rule_ids(tmp_path):
         await pilot.press("f")
         await pilot.pause()
         assert screen.nav.filter == "flagged" and 0 < len(screen.nav.view) < total
-        assert all(screen.review.hunks[i].flags for i in screen.nav.view)
+        assert screen.nav.view and all(screen.review.hunks[i].flags for i in screen.nav.view)
         await pilot.press("f", "f")
         await pilot.pause()
         assert screen.nav.filter == "rule:WARP32_LITERAL"
@@ -637,7 +637,7 @@ async def test_r_rereads_the_sources_and_reconciles_keeping_decisions(tmp_path):
         await pilot.pause()
         assert any("Sources changed" in n for n in notifications(app))
         assert screen.review is not review and "b.cu" in screen.nav.files
-        assert all(screen.review.decision(h).state == "accepted" for h in a_hunks)
+        assert a_hunks and all(screen.review.decision(h).state == "accepted" for h in a_hunks)
         changed = [h for h in screen.review.hunks if screen.review.decision(h.hunk_id).changed]
         assert [(h.file, screen.review.decision(h.hunk_id).was) for h in changed] == [("b.cu", "rejected")]
         assert not screen.busy
@@ -659,7 +659,7 @@ async def test_long_file_names_stay_on_one_line_at_80x24(tmp_path):
         assert len(first) == 2 and first[0].startswith("○ …") and first[0].endswith("_forward_kernel.cu")
         second = _rows(files)[1].split("\n")
         assert second[0].startswith("○ src/") and second[0].endswith("…/main.cu")  # the name fits: kept whole
-        assert all(len(line) <= files.text_width() for row in _rows(files) for line in row.split("\n"))
+        assert _rows(files) and all(len(line) <= files.text_width() for row in _rows(files) for line in row.split("\n"))
         assert files.virtual_size.height == 4  # two rows, two lines each: nothing wrapped
         await pilot.resize_terminal(160, 45)
         await pilot.pause()
