@@ -84,7 +84,7 @@ def plans(cfg: Path, ws: Path):
     from hipwizard.train.calibrate import GpuPeak
     from hipwizard.train.device import KNOWN_DEVICES, DeviceTarget
     from hipwizard.train.services import plan
-    from hipwizard.train.yaml_io import load_yaml
+    from hipwizard.train.config.yaml_io import load_yaml
     from hipwizard.workspace import Workspace
 
     wsp = Workspace.open(ws)

@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hipwizard.train.config import TrainConfig  # noqa: E402
+from hipwizard.train.config.train_config import TrainConfig  # noqa: E402
 from hipwizard.train.memory import estimate_memory  # noqa: E402
 from hipwizard.train.model_shape import load_shape  # noqa: E402
 from hipwizard.train.rundir import save_run_dir  # noqa: E402

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hipwizard.train.calibration import Calibration, Measurement, Source, source_words
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.knobs import KnobAvailability, exclusion
 from hipwizard.train.memory import MemoryEstimate, estimate_memory
 from hipwizard.train.model_shape import ModelShape

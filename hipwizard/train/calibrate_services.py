@@ -83,7 +83,7 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
     from hipwizard.train.calibration import calibration_key
     from hipwizard.train.device import DeviceTarget
     from hipwizard.train.knobs import installed_versions
-    from hipwizard.train.yaml_io import load_yaml
+    from hipwizard.train.config.yaml_io import load_yaml
 
     problem = counts_problem(candidates, steps, warmup)
     if problem:

@@ -31,7 +31,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.memory import MemoryEstimate, MemoryPart
 from hipwizard.train.throughput import Throughput
 

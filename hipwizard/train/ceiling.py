@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.model_shape import ModelShape
 
 # Dense bf16 tensor rate, TFLOP/s (no sparsity), from the vendors' data sheets.

@@ -20,7 +20,7 @@ from ruamel.yaml.comments import CommentedMap
 from hipwizard.demo_model import DemoAssets, demo_assets
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.presets import DEMO_PRESET, preset_config, preset_document
 from hipwizard.train.rundir import save_run_dir
 
@@ -68,7 +68,7 @@ def demo_values(root: Path | None = None, *, max_steps: int | None = None) -> di
     """The demo's LLaMA-Factory YAML values as a plain dict (what ``config.yaml`` of a demo run holds)."""
     import yaml
 
-    from hipwizard.train.yaml_io import render_yaml
+    from hipwizard.train.config.yaml_io import render_yaml
 
     config, document = demo_run_config(root, max_steps=max_steps)
     return yaml.safe_load(render_yaml(config, document))

@@ -111,7 +111,7 @@ def diagnose_run(manifest) -> Failure | None:
     """``diagnose`` on a launched run: the end of its log, its config, its recorded exit code."""
     import yaml
 
-    from hipwizard.train.bounded import check_yaml_bounds, read_regular_text
+    from hipwizard.train.config.bounded import check_yaml_bounds, read_regular_text
     from hipwizard.train.manifest import CONFIG_NAME, read_exit
     from hipwizard.train.tail import read_end
 

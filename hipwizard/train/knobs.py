@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import yaml
 
 from hipwizard.paths import assets_dir
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 
 KNOWN_BAD_FILE = "train_known_bad.yaml"
 _DIST = {"torch": "torch", "triton": "triton", "liger-kernel": "liger-kernel", "llamafactory": "llamafactory",

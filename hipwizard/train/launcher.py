@@ -26,7 +26,7 @@ import yaml
 
 from hipwizard import __version__
 from hipwizard.errors import UserError
-from hipwizard.train.bounded import InputRefused, check_yaml_bounds, read_regular_text
+from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read_regular_text
 from hipwizard.train.manifest import (
     CONFIG_NAME,
     EXIT_NAME,

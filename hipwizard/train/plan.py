@@ -13,7 +13,7 @@ from hipwizard.train.advisor import Advice, advise
 from hipwizard.train.calibration import Calibration, calibration_key, key_mismatch
 from hipwizard.train.ceiling import Ceiling
 from hipwizard.train.knobs import KnobAvailability, installed_versions
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.device import DeviceTarget
 from hipwizard.train.memory import MemoryEstimate, estimate_memory
 from hipwizard.train.model_shape import ShapeResult

@@ -19,7 +19,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from hipwizard.errors import UserError
 from hipwizard.paths import assets_dir
-from hipwizard.train.config import DERIVED_FIELDS, TrainConfig, build_config
+from hipwizard.train.config.train_config import DERIVED_FIELDS, TrainConfig, build_config
 
 DEFAULT_PRESET = "nvidia-recipe"
 DEMO_PRESET = "demo"

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.device import DeviceTarget
-from hipwizard.train.llamafactory_info import (NameList, dataset_names, deepspeed_installed, installed_templates,
+from hipwizard.train.config.llamafactory_info import (NameList, dataset_names, deepspeed_installed, installed_templates,
                                                repo_dataset_hint)
 from hipwizard.train.model_shape import ShapeResult, load_shape
 

@@ -22,9 +22,9 @@ from ruamel.yaml.comments import CommentedMap
 
 from hipwizard.atomic import atomic_write_json, atomic_write_text
 from hipwizard.errors import UserError
-from hipwizard.train.config import TrainConfig
-from hipwizard.train.deepspeed_config import ZeroSettings, build_deepspeed_config
-from hipwizard.train.yaml_io import render_yaml
+from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.config.deepspeed import ZeroSettings, build_deepspeed_config
+from hipwizard.train.config.yaml_io import render_yaml
 
 CONFIG_NAME = "config.yaml"
 DS_CONFIG_NAME = "ds_config.json"

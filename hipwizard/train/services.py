@@ -22,7 +22,7 @@ from pathlib import Path
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train import state
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.device import DeviceTarget, resolve_device
 from hipwizard.train.launcher import LaunchOptions
 from hipwizard.train.manifest import CONFIG_NAME, RunManifest
@@ -86,7 +86,7 @@ def plan_file(path: Path, *, ws: Workspace | None = None, gpus: int = 1, vram_gi
     """``plan`` for a LLaMA-Factory YAML file; what the file could not say becomes the plan's notes.
     ``UserError`` (one line naming the file and each value) when a value cannot be read at all (a word
     where a number goes, a batch size of -4): no plan is made from the defaults that would replace them."""
-    from hipwizard.train.yaml_io import load_yaml
+    from hipwizard.train.config.yaml_io import load_yaml
 
     _check_sizes(gpus, seq_len)
     target = target_device(ws, vram_gib=vram_gib, device=device, arch=arch)
@@ -145,7 +145,7 @@ def launch_problems(config_path: Path, *, base_dir: Path | None = None) -> list[
     (unreadable values, a model folder that does not exist, an unknown dataset or template), empty when
     none. ``UserError`` when the file itself cannot be read."""
     from hipwizard.train.rules import RuleContext, check_config
-    from hipwizard.train.yaml_io import load_yaml
+    from hipwizard.train.config.yaml_io import load_yaml
 
     loaded = load_yaml(config_path)
     if loaded.errors:
@@ -166,7 +166,7 @@ def resolve_target(target: str | Path, runs_dir: Path) -> Path:
     dataset paths made absolute. A run writes only into its run directory, never beside the user's
     config. ``UserError`` (nothing created) when the config cannot work."""
     from hipwizard.train.rundir import save_run_dir
-    from hipwizard.train.yaml_io import load_yaml
+    from hipwizard.train.config.yaml_io import load_yaml
 
     path = Path(target).expanduser()
     if path.is_dir():
@@ -197,7 +197,7 @@ def _keep_deepspeed_json(source: Path, dest: Path) -> None:
     (it may tune more than the stage and offload)."""
     from hipwizard.atomic import atomic_write_text
 
-    from hipwizard.train.bounded import read_regular_text
+    from hipwizard.train.config.bounded import read_regular_text
 
     try:
         text = read_regular_text(source)

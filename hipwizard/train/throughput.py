@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.model_shape import ModelShape
 
 REF_PARAMS = 8.03e9

@@ -96,7 +96,7 @@ class RunWatch:
             self._shape = self._config = None
             try:
                 from hipwizard.train.model_shape import load_shape
-                from hipwizard.train.yaml_io import load_yaml
+                from hipwizard.train.config.yaml_io import load_yaml
 
                 loaded = load_yaml(self.run_dir / "config.yaml")
                 self._config = loaded.config

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from hipwizard.train.advisor import advise, candidate_configs
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.model_shape import load_shape
 from hipwizard.train.throughput import estimate_throughput
 from tests.train.plan_fixtures import FIXTURES, recipe_values

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hipwizard.train.advisor import advise
 from hipwizard.train.calibration import Calibration, Measurement, key_mismatch
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.knobs import KnobAvailability, exclusion
 
 from .test_advisor import SHAPE, recipe_values

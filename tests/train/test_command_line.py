@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hipwizard.cli import main
-from hipwizard.train.yaml_io import load_yaml
+from hipwizard.train.config.yaml_io import load_yaml
 
 from .plan_fixtures import recipe_dir
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from hipwizard.train.deepspeed_config import ZeroSettings, build_deepspeed_config, read_zero_settings
+from hipwizard.train.config.deepspeed import ZeroSettings, build_deepspeed_config, read_zero_settings
 from tests.train.plan_fixtures import FIXTURES
 
 EXAMPLES = json.loads((FIXTURES / "llamafactory_ds_examples.json").read_text())["examples"]

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from hipwizard.train.config import TrainConfig
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.memory import estimate_memory
 from hipwizard.train.model_shape import load_shape
 from tests.train.plan_fixtures import FIXTURES, recipe_values

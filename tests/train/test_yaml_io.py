@@ -2,7 +2,7 @@ import pytest
 import yaml
 
 from hipwizard.errors import UserError
-from hipwizard.train.yaml_io import load_yaml, parse_yaml, render_yaml, save_yaml
+from hipwizard.train.config.yaml_io import load_yaml, parse_yaml, render_yaml, save_yaml
 from tests.train.plan_fixtures import recipe_dir
 
 

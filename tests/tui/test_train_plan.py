@@ -8,7 +8,7 @@ import yaml
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Select, Static, Switch
 
-from hipwizard.train.yaml_io import load_yaml
+from hipwizard.train.config.yaml_io import load_yaml
 from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.workspace import Workspace
 from tests.train.plan_fixtures import recipe_dir

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from hipwizard.train.calibration import SOURCE_WORDS
-from hipwizard.train.config import field_help
+from hipwizard.train.config.train_config import field_help
 from hipwizard.train.plan import Plan
 
 GROUP_TITLES = {"model": "Model", "method": "Method", "data": "Data", "training": "Training",

@@ -95,7 +95,7 @@ def repo_dataset_hint(names: list[str]) -> str:
 
 def dataset_names(dataset_dir: Path) -> NameList:
     """Dataset names declared in ``dataset_dir/dataset_info.json``."""
-    from hipwizard.train.bounded import read_regular_text
+    from hipwizard.train.config.bounded import read_regular_text
 
     info = dataset_dir / "dataset_info.json"
     try:
