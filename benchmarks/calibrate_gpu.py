@@ -82,7 +82,7 @@ def setup():
 def plans(cfg: Path, ws: Path):
     """(loaded config, calibrated plan, uncalibrated plan) on this GPU."""
     from hipwizard.train.calibrate import GpuPeak
-    from hipwizard.train.device import KNOWN_DEVICES, DeviceTarget
+    from hipwizard.train.planning.device import KNOWN_DEVICES, DeviceTarget
     from hipwizard.train.services import plan
     from hipwizard.train.config.yaml_io import load_yaml
     from hipwizard.workspace import Workspace

@@ -142,7 +142,7 @@ class TelemetryPeak(Poller):
 
 
 def advisor_pick(config, shape, seq_len: int):
-    from hipwizard.train.advisor import advise
+    from hipwizard.train.planning.advisor import advise
 
     advice = advise(config, shape, vram_gib=139.8, seq_len=seq_len)
     best = advice.best
@@ -151,8 +151,8 @@ def advisor_pick(config, shape, seq_len: int):
 
 
 def phase_ab(work: Path, out: Path, results: dict, args) -> None:
-    from hipwizard.train.memory import estimate_memory
-    from hipwizard.train.model_shape import load_shape
+    from hipwizard.train.planning.memory import estimate_memory
+    from hipwizard.train.planning.model_shape import load_shape
 
     model_dir, data_dir = work / "m8b", work / "data"
     mv.build_model(model_dir)

@@ -50,7 +50,7 @@ def timed_run(run_dir: Path, start, tokens_per_step: float) -> dict:
 
 
 def main() -> int:
-    from hipwizard.train.device import KNOWN_DEVICES, DeviceTarget
+    from hipwizard.train.planning.device import KNOWN_DEVICES, DeviceTarget
     from hipwizard.train.launcher import LaunchOptions
     from hipwizard.train.rundir import save_run_dir
     from hipwizard.train.services import launch, plan

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
-from hipwizard.train.device import KNOWN_DEVICES
+from hipwizard.train.planning.device import KNOWN_DEVICES
 from hipwizard.train.gpus import GPUS_HELP, parse_gpus
 from hipwizard.workspace import Workspace
 
@@ -48,7 +48,7 @@ def add_train_commands(train_sub) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from hipwizard.train.calibrate_services import bench
-    from hipwizard.train.ceiling import spec_tflops
+    from hipwizard.train.planning.ceiling import spec_tflops
 
     ws = Workspace.open(args.workspace)
     with terminal_progress() as progress:

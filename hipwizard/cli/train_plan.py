@@ -17,10 +17,10 @@ from pathlib import Path
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
 from hipwizard.train import services
-from hipwizard.train.device import KNOWN_DEVICES
+from hipwizard.train.planning.device import KNOWN_DEVICES
 from hipwizard.train.gpus import GPUS_HELP, parse_gpus
-from hipwizard.train.plan import Plan
-from hipwizard.train.presets import DEFAULT_PRESET, DEMO_PRESET, load_presets
+from hipwizard.train.planning.plan import Plan
+from hipwizard.train.planning.presets import DEFAULT_PRESET, DEMO_PRESET, load_presets
 from hipwizard.workspace import Workspace
 
 
@@ -124,7 +124,7 @@ def _words(cand) -> str:
 
 def utilisation_note(plan: Plan, cand) -> str:
     """", MFU 48% of measured GEMM, 41% of spec" for a candidate's tokens/s (empty without a model shape)."""
-    from hipwizard.train.ceiling import utilisation
+    from hipwizard.train.planning.ceiling import utilisation
 
     shape = plan.shape.shape if plan.shape else None
     if shape is None:

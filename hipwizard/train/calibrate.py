@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from hipwizard.progress import Progress, ProgressFn
-from hipwizard.train.advisor import Candidate
+from hipwizard.train.planning.advisor import Candidate
 from hipwizard.train.calibration import Calibration, Measurement, compute_seconds, knobs_of, per_token_gib
 from hipwizard.train.launcher import LaunchOptions
 

@@ -23,7 +23,7 @@ from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train import state
 from hipwizard.train.calibration import Calibration
-from hipwizard.train.ceiling import Ceiling
+from hipwizard.train.planning.ceiling import Ceiling
 from hipwizard.train.launcher import LaunchOptions
 from hipwizard.workspace import Workspace
 
@@ -81,8 +81,8 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
     from hipwizard.train import services
     from hipwizard.train.calibrate import GpuPeak, run_calibration
     from hipwizard.train.calibration import calibration_key
-    from hipwizard.train.device import DeviceTarget
-    from hipwizard.train.knobs import installed_versions
+    from hipwizard.train.planning.device import DeviceTarget
+    from hipwizard.train.planning.knobs import installed_versions
     from hipwizard.train.config.yaml_io import load_yaml
 
     problem = counts_problem(candidates, steps, warmup)

@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.memory import MemoryEstimate, MemoryPart
-from hipwizard.train.throughput import Throughput
+from hipwizard.train.planning.memory import MemoryEstimate, MemoryPart
+from hipwizard.train.planning.throughput import Throughput
 
 Source = Literal["measured", "calibrated", "predicted"]
 # How each face names a number's source (never colour alone): measured on this machine, predicted and then

@@ -21,7 +21,7 @@ from hipwizard.demo_model import DemoAssets, demo_assets
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.presets import DEMO_PRESET, preset_config, preset_document
+from hipwizard.train.planning.presets import DEMO_PRESET, preset_config, preset_document
 from hipwizard.train.rundir import save_run_dir
 
 # The demo runs offline and must not stop to ask about library versions.

@@ -23,11 +23,11 @@ from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train import state
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.device import DeviceTarget, resolve_device
+from hipwizard.train.planning.device import DeviceTarget, resolve_device
 from hipwizard.train.launcher import LaunchOptions
 from hipwizard.train.manifest import CONFIG_NAME, RunManifest
-from hipwizard.train.plan import Plan, make_plan
-from hipwizard.train.rules import resolve_path
+from hipwizard.train.planning.plan import Plan, make_plan
+from hipwizard.train.planning.rules import resolve_path
 from hipwizard.train.runs import RunInfo
 from hipwizard.workspace import Workspace
 
@@ -71,7 +71,7 @@ def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | N
     _report(progress, "planning")
     device = device or target_device(ws)
     base = base_dir or (ws.root if ws is not None else Path.cwd())
-    from hipwizard.train.knobs import KnobAvailability
+    from hipwizard.train.planning.knobs import KnobAvailability
 
     result = make_plan(config, base_dir=base, device=device, world_size=gpus, seq_len=seq_len, lengths=lengths,
                        field_errors=field_errors, calibrations=state.calibrations(ws) if ws is not None and use_calibration else [],
@@ -110,7 +110,7 @@ def unusable_values(path: Path, errors: list[tuple[str, str]]) -> str:
 def init_run_dir(out: Path, preset: str, *, progress: ProgressFn | None = None):
     """Write a run directory (config.yaml + ds_config.json) from a preset; returns (RunDir, TrainConfig)."""
     from hipwizard.train.demo import ensure_demo_built
-    from hipwizard.train.presets import DEMO_PRESET, preset_config, preset_document
+    from hipwizard.train.planning.presets import DEMO_PRESET, preset_config, preset_document
     from hipwizard.train.rundir import save_run_dir
 
     if preset == DEMO_PRESET:
@@ -144,7 +144,7 @@ def launch_problems(config_path: Path, *, base_dir: Path | None = None) -> list[
     """The one-line reasons ``train plan`` gives that would make ``llamafactory-cli train`` fail at once
     (unreadable values, a model folder that does not exist, an unknown dataset or template), empty when
     none. ``UserError`` when the file itself cannot be read."""
-    from hipwizard.train.rules import RuleContext, check_config
+    from hipwizard.train.planning.rules import RuleContext, check_config
     from hipwizard.train.config.yaml_io import load_yaml
 
     loaded = load_yaml(config_path)

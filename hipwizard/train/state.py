@@ -22,7 +22,7 @@ from hipwizard.workspace import StepStatus, Workspace, register_state_fields
 
 if TYPE_CHECKING:
     from hipwizard.train.calibration import Calibration
-    from hipwizard.train.ceiling import Ceiling
+    from hipwizard.train.planning.ceiling import Ceiling
 
 STEP = "train"
 STATE_FIELDS = {"last_run": str, "launched_runs": list, "calibrations": list, "ceiling": dict}  # checked by Workspace.state_file
@@ -79,7 +79,7 @@ def save_ceiling(ws: Workspace, ceiling: "Ceiling") -> None:
 
 def ceiling(ws: Workspace | None) -> "Ceiling | None":
     """The last measured GEMM ceiling of the workspace, if any."""
-    from hipwizard.train.ceiling import Ceiling
+    from hipwizard.train.planning.ceiling import Ceiling
 
     raw = ws.read_state(STEP).get("ceiling") if ws is not None else None
     return Ceiling.from_dict(raw) if isinstance(raw, dict) else None

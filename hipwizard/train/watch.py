@@ -90,12 +90,12 @@ class RunWatch:
     def utilisation(self, tokens_per_s: float, *, ceiling=None, gpu_name: str = "") -> str:
         """MFU of ``tokens_per_s`` for this run's config and model (``ceiling.utilisation``), one line; empty
         when the model's shape cannot be read. The shape is read once (config.json, no weights)."""
-        from hipwizard.train.ceiling import utilisation
+        from hipwizard.train.planning.ceiling import utilisation
 
         if not hasattr(self, "_shape"):
             self._shape = self._config = None
             try:
-                from hipwizard.train.model_shape import load_shape
+                from hipwizard.train.planning.model_shape import load_shape
                 from hipwizard.train.config.yaml_io import load_yaml
 
                 loaded = load_yaml(self.run_dir / "config.yaml")

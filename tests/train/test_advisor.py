@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from hipwizard.train.advisor import advise, candidate_configs
+from hipwizard.train.planning.advisor import advise, candidate_configs
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.model_shape import load_shape
-from hipwizard.train.throughput import estimate_throughput
+from hipwizard.train.planning.model_shape import load_shape
+from hipwizard.train.planning.throughput import estimate_throughput
 from tests.train.plan_fixtures import FIXTURES, recipe_values
 
 SHAPE = load_shape("m8b", FIXTURES).shape

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hipwizard.train.advisor import advise
+from hipwizard.train.planning.advisor import advise
 from hipwizard.train.calibration import Calibration, Measurement, key_mismatch
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.knobs import KnobAvailability, exclusion
+from hipwizard.train.planning.knobs import KnobAvailability, exclusion
 
 from .test_advisor import SHAPE, recipe_values
 
@@ -140,8 +140,8 @@ def test_the_second_h200_calibration_predicts_its_unmeasured_family_members_with
 
 def test_where_numbers_come_from_is_said_per_config():
     """Measured, calibrated from its family, calibrated from other settings, and a timed run with no peak."""
-    from hipwizard.train.memory import estimate_memory
-    from hipwizard.train.throughput import estimate_throughput
+    from hipwizard.train.planning.memory import estimate_memory
+    from hipwizard.train.planning.throughput import estimate_throughput
 
     plain = TrainConfig(**recipe_values(zero_stage=None, per_device_train_batch_size=16, gradient_accumulation_steps=1))
     timed_only = _measured(plain, 1.0, 1.0, 70.0, 60.0, 40.0)

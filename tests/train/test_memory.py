@@ -7,8 +7,8 @@ import struct
 import pytest
 
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.memory import estimate_memory
-from hipwizard.train.model_shape import load_shape
+from hipwizard.train.planning.memory import estimate_memory
+from hipwizard.train.planning.model_shape import load_shape
 from tests.train.plan_fixtures import FIXTURES, recipe_values
 
 # Our own H200 runs (fixed-length ~830-token samples) and issue 6's older variable-length runs; how they were

@@ -165,7 +165,7 @@ def test_init_demo_plans_clean(tmp_path, capsys, monkeypatch, demo_assets):
 def test_every_gpu_preset_plans_as_its_init_hint_says(tmp_path, capsys, monkeypatch):
     """`train init --preset X` then the `train plan` its hint prints: a plan with no error (the preset's
     dataset must not be one that exists only in LLaMA-Factory's repository)."""
-    from hipwizard.train.presets import DEMO_PRESET, load_presets
+    from hipwizard.train.planning.presets import DEMO_PRESET, load_presets
 
     monkeypatch.chdir(tmp_path)
     for name in sorted(set(load_presets()) - {DEMO_PRESET}):

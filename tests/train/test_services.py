@@ -14,7 +14,7 @@ from hipwizard.errors import UserError
 from hipwizard.progress import Progress
 from hipwizard.train import services, state
 from hipwizard.train.launcher import LaunchOptions
-from hipwizard.train.presets import preset_config
+from hipwizard.train.planning.presets import preset_config
 from hipwizard.train.runs import run_info
 from hipwizard.workspace import Workspace
 

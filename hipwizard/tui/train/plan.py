@@ -32,8 +32,8 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 from hipwizard.errors import UserError
 from hipwizard.train import services
 from hipwizard.train.config.train_config import FIELD_GROUPS, TrainConfig, parse_field
-from hipwizard.train.plan import Plan
-from hipwizard.train.presets import (
+from hipwizard.train.planning.plan import Plan
+from hipwizard.train.planning.presets import (
     DEFAULT_PRESET,
     DEMO_PRESET,
     load_presets,

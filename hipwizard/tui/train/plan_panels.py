@@ -11,7 +11,7 @@ from rich.text import Text
 
 from hipwizard.train.calibration import SOURCE_WORDS
 from hipwizard.train.config.train_config import field_help
-from hipwizard.train.plan import Plan
+from hipwizard.train.planning.plan import Plan
 
 GROUP_TITLES = {"model": "Model", "method": "Method", "data": "Data", "training": "Training",
                 "distributed": "Distributed (DeepSpeed)", "output": "Output"}

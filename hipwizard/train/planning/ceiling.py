@@ -17,7 +17,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.model_shape import ModelShape
+from hipwizard.train.planning.model_shape import ModelShape
 
 # Dense bf16 tensor rate, TFLOP/s (no sparsity), from the vendors' data sheets.
 SPEC_BF16_TFLOPS: dict[str, float] = {

@@ -9,15 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hipwizard.train.advisor import Advice, advise
+from hipwizard.train.planning.advisor import Advice, advise
 from hipwizard.train.calibration import Calibration, calibration_key, key_mismatch
-from hipwizard.train.ceiling import Ceiling
-from hipwizard.train.knobs import KnobAvailability, installed_versions
+from hipwizard.train.planning.ceiling import Ceiling
+from hipwizard.train.planning.knobs import KnobAvailability, installed_versions
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.device import DeviceTarget
-from hipwizard.train.memory import MemoryEstimate, estimate_memory
-from hipwizard.train.model_shape import ShapeResult
-from hipwizard.train.rules import ConfigIssue, RuleContext, check_config
+from hipwizard.train.planning.device import DeviceTarget
+from hipwizard.train.planning.memory import MemoryEstimate, estimate_memory
+from hipwizard.train.planning.model_shape import ShapeResult
+from hipwizard.train.planning.rules import ConfigIssue, RuleContext, check_config
 
 
 @dataclass

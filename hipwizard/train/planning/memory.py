@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.model_shape import ModelShape, ShapeResult
+from hipwizard.train.planning.model_shape import ModelShape, ShapeResult
 
 GIB = 2**30
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Literal
 
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.device import DeviceTarget
+from hipwizard.train.planning.device import DeviceTarget
 from hipwizard.train.config.llamafactory_info import (NameList, dataset_names, deepspeed_installed, installed_templates,
                                                repo_dataset_hint)
-from hipwizard.train.model_shape import ShapeResult, load_shape
+from hipwizard.train.planning.model_shape import ShapeResult, load_shape
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_SYMBOL = {"error": "✖", "warning": "⚠", "info": "ℹ"}

@@ -19,10 +19,10 @@ from typing import Any
 
 from hipwizard.train.calibration import Calibration, Measurement, Source, source_words
 from hipwizard.train.config.train_config import TrainConfig
-from hipwizard.train.knobs import KnobAvailability, exclusion
-from hipwizard.train.memory import MemoryEstimate, estimate_memory
-from hipwizard.train.model_shape import ModelShape
-from hipwizard.train.throughput import Throughput, estimate_throughput
+from hipwizard.train.planning.knobs import KnobAvailability, exclusion
+from hipwizard.train.planning.memory import MemoryEstimate, estimate_memory
+from hipwizard.train.planning.model_shape import ModelShape
+from hipwizard.train.planning.throughput import Throughput, estimate_throughput
 
 ZERO_CHOICES: tuple[tuple[int | None, bool, bool], ...] = (
     (None, False, False), (2, False, False), (2, True, False), (3, False, False), (3, True, False), (3, True, True),
