@@ -211,3 +211,7 @@ def test_the_door_rule_fails_on_a_violation(tmp_path):
     assert _behind_the_door("doctor", package) == [
         "tui/sneak.py:5 hipwizard.doctor.probe.replay", "tui/sneak.py:6 hipwizard.doctor.services",
         "tui/sneak.py:7 hipwizard.doctor.lazy_attributes", "tui/sneak.py:9 hipwizard.doctor.judge.matrix"]
+
+
+def test_faces_enter_the_port_by_its_door():
+    assert _behind_the_door("port") == []

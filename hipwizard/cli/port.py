@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hipwizard import port
 from hipwizard.errors import UserError
 
 
@@ -73,8 +74,6 @@ def _workspace(path: str | Path):
 def _size(text: str) -> int:
     """'500k', '16M', '1G' or a number of bytes -> bytes. A ``UserError`` passes through argparse (which
     would print its usage block), so bad input is the CLI's one line, exit 2."""
-    from hipwizard.errors import UserError
-
     t = text.strip().lower().removesuffix("b").removesuffix("i")
     scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
     try:
@@ -102,14 +101,13 @@ def _hipify_workspace(given: str | None, src: Path, out: Path) -> Path:
 
 
 def _hipify(args) -> int:
-    from hipwizard.port import services
     from hipwizard.progress import terminal_progress
     from hipwizard.workspace import Workspace
 
     accept = "all" if args.accept_all else "unflagged" if args.accept_unflagged else None
     src, out = Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve()
     with terminal_progress() as progress:
-        done = services.translate(
+        done = port.translate(
             Workspace(_hipify_workspace(args.workspace, src, out)), src, out,
             backend=args.backend, hip_version=args.hip_version,
             hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
@@ -204,13 +202,12 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
 
 
 def _check(args) -> int:
-    from hipwizard.port import services
     from hipwizard.progress import terminal_progress
 
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs {args.jobs}: give at least 1 parallel compile")
     with terminal_progress() as progress:
-        checks = services.check(_workspace("."), args.dir, arch=args.arch, jobs=args.jobs, progress=progress)
+        checks = port.check(_workspace("."), args.dir, arch=args.arch, jobs=args.jobs, progress=progress)
     if args.json:
         print(json.dumps([{"path": c.path, "status": c.status, "arch": c.arch, "note": c.note,
                            "errors": [e.__dict__ for e in c.errors]} for c in checks], indent=2))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+from hipwizard import port
 from hipwizard.errors import UserError
 
 
@@ -40,21 +41,16 @@ def add_commands(sub) -> None:
 
 
 def _review(args) -> int:
-    from hipwizard.port.review_state import ReviewState
-    from hipwizard.port.state import locate
-
-    path = locate(args.dir)
+    path = port.locate(args.dir)
     # Writing decisions or the output folder: this session is the review's one writer, or it refuses.
-    review = ReviewState.load(path, lock="hold" if args.resolve or args.write else "none")
+    review = port.ReviewState.load(path, lock="hold" if args.resolve or args.write else "none")
     try:
         if args.resolve:
             return _resolve(review, args.resolve)
         if args.summary:
             return _summary(review, args.json)
         if args.write:
-            from hipwizard.port.state import review_workspace
-
-            return _write(review_workspace(args.dir, path), review, args)
+            return _write(port.review_workspace(args.dir, path), review, args)
     finally:
         review.release()  # the lock goes with the command (a caller in the same process keeps no hold)
     if args.json:
@@ -66,7 +62,6 @@ def _review(args) -> int:
 
 
 def _resolve(review, items: list[str]) -> int:
-    from hipwizard.port import services
 
     pairs = []
     for item in items:
@@ -82,18 +77,16 @@ def _resolve(review, items: list[str]) -> int:
             pairs.append((rel, 0, choice))
     for rel, index, choice in pairs:
         if index:
-            done = services.choose(review, rel, index, choice)
+            done = port.choose(review, rel, index, choice)
             print(f"  ✔ {rel}#{index}: {'your lines' if choice == 'mine' else 'the new lines'} chosen"
                   + ("; every conflict decided, file written" if done else "; file kept until all are decided"))
             continue
-        services.resolve(review, rel, choice)
+        port.resolve(review, rel, choice)
         print(f"  ✔ {rel}: {dict(mine='your file kept', new='new result written', merged='merged text with conflict markers written')[choice]}")
     return 0
 
 
 def _summary(review, as_json: bool) -> int:
-    from hipwizard.port import services
-    from hipwizard.port.state import status_of
 
     data = review.summary()
     data["changed_sources"] = review.changed_sources()
@@ -102,13 +95,13 @@ def _summary(review, as_json: bool) -> int:
         for h in review.hunks if review.decision(h.hunk_id).before is not None]
     data["vanished"] = [{"id": v["id"], "file": v.get("file"), "line": v.get("old_start"),
                          "was": v["decision"].get("state")} for v in review.vanished]
-    data["worktree"] = services.worktree_status(review)
+    data["worktree"] = port.worktree_status(review)
     if not data["worktree"].get("error"):
-        data["output_hunks"] = [h.to_dict() for h in services.output_hunks(review)]
+        data["output_hunks"] = [h.to_dict() for h in port.output_hunks(review)]
     if as_json:
         print(json.dumps(data, indent=2))
         return 0
-    st = status_of(review)
+    st = port.status_of(review)
     print(f"{st.symbol} {st.summary}")
     print(f"  {data['accepted']} accepted, {data['edited']} edited, {data['rejected']} rejected, "
           f"{data['pending']} pending ({data['changed']} changed) in {data['files']} files")
@@ -169,7 +162,6 @@ def _pending_line(refs: list[str], total: int) -> str:
 
 
 def _write(ws, review, args) -> int:
-    from hipwizard.port import services
     from hipwizard.progress import terminal_progress
 
     pending = pending_refs(review)
@@ -178,7 +170,7 @@ def _write(ws, review, args) -> int:
                         f"{args.dir}` (the Port screen), or pass --include-pending to write anyway: only decided "
                         "hunks are applied, pending ones stay the original CUDA")
     with terminal_progress() as progress:
-        report = services.write(ws, review, arch=args.arch, check=not args.no_check,
+        report = port.write(ws, review, arch=args.arch, check=not args.no_check,
                                 copy_untouched=args.copy_untouched, force=args.force, progress=progress)
     failed = [f for f in report.files if f.status not in ("written", "merged", "kept") or f.errors]
     if args.json:

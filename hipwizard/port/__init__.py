@@ -1,2 +1,99 @@
-"""Step 2: translate CUDA to HIP, split into hunks, flag risks, review, compile-check."""
+"""Step 2, the port: translate a CUDA tree to HIP, split it into hunks, flag risks, review, write, compile-check.
 
+The front door. Faces (``hipwizard.cli``, ``hipwizard.tui``) and ``hipwizard.report`` import the port only
+from here and from ``hipwizard.port.state`` (tests/test_architecture.py checks it).
+
+- Services, one per user action (``services``): ``translate`` (a tree into a review, reconciled with an
+  earlier one), ``open_review`` / ``refresh`` / ``close`` (the workspace's review as a session holds it),
+  ``write`` (the decisions into the output folder, compile-checked), ``worktree_status`` / ``output_hunks`` /
+  ``resolve`` / ``choose`` (the output folder as the user's working tree: edits, conflicts), ``check``
+  (compile-check a folder); their results ``Translation``, ``Opened``, ``ApplyReport``, ``FileCheck``,
+  ``PortReport``, ``WorktreeStatus``.
+- State readers (``state``): ``read_link`` / ``PortLink``, ``review_path``, ``locate``, ``review_workspace``,
+  ``workspace_for``, ``summarize``, ``status_of``.
+- Value types the faces show or build: ``ReviewState`` (a review, saved after every change) and its
+  ``ReviewCounts`` and ``ReconcileReport``, ``ReviewNav`` and its ``FILTERS`` (where the user is in it),
+  ``Hunk``, ``RiskFlag``, ``UntouchedRisk``, ``WorkTree`` (the output folder's record of what was
+  written, its conflicts and the machine that wrote it); ``newest_known`` (the newest HIP version HIPIFY's tables know)
+  and ``edit_lines`` / ``editor_command`` (a hunk in the user's editor).
+
+Behind the door, rooms by concept: ``translate/`` (the backends, the built-in engine on HIPIFY's tables,
+the tree scan, hunks), ``risk/`` (the risk rules and the catalogue that runs them), ``review/`` (the review
+model, its journal, lock and store, navigation), ``write/`` (applying decisions, the output folder as a
+working tree, the compile check). ``state``, ``services`` and ``demo`` stay at the top, one of each per step.
+
+Everything but the hunk model loads on first use (``hipwizard.lazy``): every ``hipwizard`` command imports
+the CLI's port module, which pays for the review machinery only when a port command runs, and a face that
+only shows a saved review does not import the translators.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hipwizard.lazy import lazy_attributes
+from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
+    from hipwizard.port.apply import ApplyReport
+    from hipwizard.port.compat import newest_known
+    from hipwizard.port.hunk_edit import edit_lines, editor_command
+    from hipwizard.port.review_nav import FILTERS, ReviewNav
+    from hipwizard.port.review_reconcile import ReconcileReport
+    from hipwizard.port.review_state import ReviewState
+    from hipwizard.port.compile_check import FileCheck
+    from hipwizard.port.engine import PortReport
+    from hipwizard.port.services import (
+        Opened,
+        Translation,
+        check,
+        choose,
+        close,
+        open_review,
+        output_hunks,
+        refresh,
+        resolve,
+        translate,
+        worktree_status,
+        write,
+    )
+    from hipwizard.port.worktree import WorkTree
+    from hipwizard.port.state import (
+        PortLink,
+        locate,
+        read_link,
+        review_path,
+        review_workspace,
+        status_of,
+        summarize,
+        workspace_for,
+    )
+
+_LAZY = {
+    **dict.fromkeys(("translate", "open_review", "refresh", "close", "write", "resolve", "output_hunks", "choose",
+                     "worktree_status", "check", "Translation", "Opened"), "hipwizard.port.services"),
+    "ApplyReport": "hipwizard.port.apply",
+    "FileCheck": "hipwizard.port.compile_check",
+    "PortReport": "hipwizard.port.engine",
+    "WorkTree": "hipwizard.port.worktree",
+    **dict.fromkeys(("PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for",
+                     "summarize", "status_of"), "hipwizard.port.state"),
+    "ReviewState": "hipwizard.port.review_state",
+    "ReconcileReport": "hipwizard.port.review_reconcile",
+    **dict.fromkeys(("ReviewNav", "FILTERS"), "hipwizard.port.review_nav"),
+    "newest_known": "hipwizard.port.compat",
+    **dict.fromkeys(("edit_lines", "editor_command"), "hipwizard.port.hunk_edit"),
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
+__all__ = [
+    # services and their results
+    "translate", "open_review", "refresh", "close", "write", "resolve", "output_hunks", "choose",
+    "worktree_status", "check", "Translation", "Opened", "ApplyReport", "FileCheck", "PortReport",
+    # state readers
+    "PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for", "summarize", "status_of",
+    # value types
+    "ReviewState", "ReconcileReport", "ReviewNav", "FILTERS", "Hunk", "RiskFlag", "UntouchedRisk",
+    "newest_known", "edit_lines", "editor_command", "WorkTree",
+]

@@ -92,9 +92,7 @@ def _doctor(ws: Workspace) -> dict | None:
 # --- port -----------------------------------------------------------------------------------------------
 def _port(ws: Workspace, red: Redactor) -> dict | None:
     from hipwizard.errors import UserError
-    from hipwizard.port.review_state import ReviewState
-    from hipwizard.port.state import read_link
-    from hipwizard.port.worktree import WorkTree
+    from hipwizard.port import ReviewState, WorkTree, read_link
 
     link = read_link(ws)
     if link.review_path is None or not link.review_path.exists():

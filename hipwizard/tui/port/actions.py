@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.widgets import Input, OptionList, Select
 
 from hipwizard.errors import UserError
+from hipwizard.port import edit_lines, editor_command
 from textual.app import SuspendNotSupported
 from hipwizard.tui.port.host import MixinBase
 from hipwizard.tui.step_screen import when_idle
@@ -104,8 +105,6 @@ class ReviewActions(MixinBase):
 
     @when_idle
     def action_edit(self) -> None:
-        from hipwizard.port.hunk_edit import edit_lines, editor_command
-
         hunk = self.nav.current
         if hunk is None or self.read_only_says():
             return

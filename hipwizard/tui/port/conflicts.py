@@ -1,6 +1,6 @@
 """The Port screen's conflict keys: settle a write's conflict with the user's edits from the results panel —
-the whole file (m or Enter on its row: mine / new / merged, ``services.resolve``) or one conflict at a time
-(m or Enter on a conflict's row: mine / new, ``services.choose``; the file is written once all are decided).
+the whole file (m or Enter on its row: mine / new / merged, ``port.resolve``) or one conflict at a time
+(m or Enter on a conflict's row: mine / new, ``port.choose``; the file is written once all are decided).
 A mixin of ``PortScreen``: it uses the screen's ``review``, ``last_write``, ``busy`` and ``fill_results`` (all
 declared in ``host.ReviewHost``). Settling waits while a write or a re-read holds the screen (``when_idle``).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual.widgets import OptionList
 
 from hipwizard.errors import UserError
-from hipwizard.port import services
+from hipwizard import port
 from hipwizard.tui.port.dialogs import ChooseRegion, ResolveConflict
 from hipwizard.tui.port.host import MixinBase
 from hipwizard.tui.step_screen import when_idle
@@ -38,7 +38,7 @@ class ConflictActions(MixinBase):
         if self.read_only_says():
             return
         try:
-            regions = [h for h in services.output_hunks(self.review, edits=False) if h.file == rel]
+            regions = [h for h in port.output_hunks(self.review, edits=False) if h.file == rel]
         except UserError as exc:
             self.notify(f"✖ {exc}", severity="error", timeout=10)
             return
@@ -52,7 +52,7 @@ class ConflictActions(MixinBase):
 
     def _choose(self, rel: str, index: int, choice: str) -> None:
         try:
-            done = services.choose(self.review, rel, index, choice)
+            done = port.choose(self.review, rel, index, choice)
         except UserError as exc:
             self.notify(f"✖ {exc}", severity="error", timeout=10)
             return
@@ -68,7 +68,7 @@ class ConflictActions(MixinBase):
     def ask_resolve(self, rel: str) -> None:
         if self.read_only_says():
             return
-        why = services.worktree_status(self.review, edited=False)["conflicts"].get(rel)
+        why = port.worktree_status(self.review, edited=False)["conflicts"].get(rel)
         if why is None and self.last_write is not None:
             why = next((f.detail for f in self.last_write.conflicts if f.path == rel), None)
         self.app.push_screen(ResolveConflict(rel, (why or "in conflict").split("; your file")[0]),
@@ -76,7 +76,7 @@ class ConflictActions(MixinBase):
 
     def _settle(self, rel: str, choice: str) -> None:
         try:
-            services.resolve(self.review, rel, choice)
+            port.resolve(self.review, rel, choice)
         except UserError as exc:
             self.notify(f"✖ {exc}", severity="error", timeout=10)
             return

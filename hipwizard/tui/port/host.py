@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from textual.app import App
 
-    from hipwizard.port.apply import ApplyReport
-    from hipwizard.port.review_nav import ReviewNav
-    from hipwizard.port.review_state import ReviewState
+    from hipwizard.port import ApplyReport, ReviewNav, ReviewState
 
 
 @runtime_checkable

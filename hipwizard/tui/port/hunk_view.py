@@ -20,7 +20,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
+from hipwizard.port import Hunk, RiskFlag, UntouchedRisk
 
 DECISION_LABEL = {
     "pending": "○ pending",

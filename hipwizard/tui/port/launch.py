@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hipwizard.port import ReviewState, workspace_for
+
 
 def run_review(state_path: Path) -> None:
     """Run the app on the workspace holding the review at ``state_path``, the Port screen on top of Home."""
-    from hipwizard.port.review_state import ReviewState
-    from hipwizard.port.state import workspace_for
     from hipwizard.tui.app import HipwizardApp
     from hipwizard.tui.port.screen import PortScreen
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets.option_list import Option
 
+from hipwizard.port import newest_known
+
 
 def result_options(report, review=None) -> list[Option]:
     """Rows for an ``ApplyReport``; an error row's id is ``"err|<hunk id>"`` when it maps to a hunk.
@@ -39,7 +41,7 @@ def result_options(report, review=None) -> list[Option]:
 
 
 def worktree_options(review, status: dict, written=None, hunks=()) -> list[Option]:
-    """Rows for the output folder as a working tree (``services.worktree_status``): each file whose write met
+    """Rows for the output folder as a working tree (``port.worktree_status``): each file whose write met
     conflicting hand edits (the user's file kept; how to settle it whole; its row's id is
     ``"conflict|<path>"``) with, under it, each of its conflicts (``hunks``: ``worktree_hunks.OutputHunk``)
     to decide on its own (id ``"region|<n>|<path>"``); the user's edits that every write keeps; then the
@@ -93,8 +95,6 @@ API_HEADINGS = {"too_new": "⚠ {n} API(s) newer than the target ROCm/HIP {hip}:
 
 def target_label(review) -> str:
     """The ROCm/HIP version the review's APIs were checked against: the doctor's / given one, else the default."""
-    from hipwizard.port.compat import newest_known
-
     return review.hip_version or f"{newest_known()} (default: newest in HIPIFY's tables)"
 
 

@@ -1,12 +1,11 @@
 """Step 2, the review: accept or reject hipify hunks one by one (``git add -p`` / lazygit staging style).
 
 Layout and event wiring only. Every action that translates, re-reads, writes or compile-checks is a call to
-``hipwizard.port.services`` (the same functions ``hipwizard hipify / review`` call) in a thread job; the
-decisions live in ``hipwizard.port.review_state`` (saved after every change), navigation in
-``hipwizard.port.review_nav``; the review keys are in ``actions``, the set-up form and the write confirm in
-``dialogs``, the results rows in ``results``. A write's conflict with the user's edits is settled from the
-results panel: the whole file (m or Enter on its row: mine / new / merged, ``services.resolve``) or one
-conflict at a time (m or Enter on a conflict's row: mine / new, ``services.choose``).
+a service of ``hipwizard.port`` (the same functions ``hipwizard hipify / review`` call) in a thread job; the
+decisions live in ``ReviewState`` (saved after every change), navigation in ``ReviewNav``; the review keys are
+in ``actions``, the set-up form and the write confirm in ``dialogs``, the results rows in ``results``. A write's conflict with the user's edits is settled from the
+results panel: the whole file (m or Enter on its row: mine / new / merged, ``port.resolve``) or one
+conflict at a time (m or Enter on a conflict's row: mine / new, ``port.choose``).
 """
 
 from __future__ import annotations
@@ -28,10 +27,8 @@ from textual.widgets import (
 )
 
 from hipwizard.errors import UserError
-from hipwizard.port import services
-from hipwizard.port.review_nav import FILTERS, ReviewNav
-from hipwizard.port.review_state import ReviewState
-from hipwizard.port.state import PortLink, status_of
+from hipwizard import port
+from hipwizard.port import FILTERS, PortLink, ReviewNav, ReviewState, status_of
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.port.actions import ReviewActions
 from hipwizard.tui.port.conflicts import ConflictActions
@@ -116,12 +113,12 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
     def on_mount(self) -> None:
         self.query_one("#port-search", Input).display = False
         self.query_one("#port-results", OptionList).display = False
-        self.start_job("load", services.open_review, self.app.workspace, self._state_path, progress=True,
+        self.start_job("load", port.open_review, self.app.workspace, self._state_path, progress=True,
                        done=self._loaded, failed=lambda text: self._show_setup(f"✖ {text}", PortLink()))
 
     def on_unmount(self) -> None:
         if self.review is not None:
-            services.close(self.review)  # the state file complete again on exit, ready to commit
+            port.close(self.review)  # the state file complete again on exit, ready to commit
             self.review.release()  # the review's lock: another session may write it now
 
     def check_action(self, action: str, parameters) -> bool | None:
@@ -139,7 +136,7 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
             self.busy = f"{p.text()}…"
 
     # --- loading or starting a migration --------------------------------------------------------
-    def _loaded(self, opened: services.Opened) -> None:
+    def _loaded(self, opened: port.Opened) -> None:
         if opened.review is None:
             self._show_setup("", opened.link)
         else:
@@ -165,10 +162,10 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
     def _start(self, src: str, out: str) -> None:
         form = self.query_one(MigrationForm)
         form.status(f"◐ translating {src} …")
-        self.start_job("translate", services.translate, self.app.workspace, src, out, progress=True,
+        self.start_job("translate", port.translate, self.app.workspace, src, out, progress=True,
                        done=self._translated, failed=lambda text: form.status(f"✖ {text}"))
 
-    def _translated(self, result: services.Translation) -> None:
+    def _translated(self, result: port.Translation) -> None:
         self._open_review(result.review, result.reconciled)
         self.notify(f"target ROCm/HIP {target_label(result.review)}", timeout=6)
         if result.too_new:
@@ -202,10 +199,10 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
         self.busy = "re-reading the sources…"
         # A fresh copy of the review is refreshed in the job (every decision is on disk already); decisions
         # wait while it runs (``busy``), moving around does not.
-        self.start_job("reread", services.open_review, self.app.workspace, self.review.path, progress=True,
+        self.start_job("reread", port.open_review, self.app.workspace, self.review.path, progress=True,
                        done=self._reread, failed=self._job_failed)
 
-    def _reread(self, opened: services.Opened) -> None:
+    def _reread(self, opened: port.Opened) -> None:
         self.busy = ""
         keep, keep_filter = (self.nav.current.hunk_id if self.nav.current else None), self.nav.filter
         self.review.release()  # the fresh copy holds the lock now (or is read-only)
@@ -242,10 +239,10 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
         """Write results (after a Write) and the API notes kept with the review; hidden when there are none."""
         rows = result_options(self.last_write, self.review) if self.last_write is not None else []
         try:
-            hunks = services.output_hunks(self.review)
+            hunks = port.output_hunks(self.review)
         except UserError:
             hunks = []  # worktree_status names the damaged record
-        rows += worktree_options(self.review, services.worktree_status(self.review, edited=False),
+        rows += worktree_options(self.review, port.worktree_status(self.review, edited=False),
                                  written=self.last_write, hunks=hunks)
         rows += api_options(self.review)
         results = self.query_one("#port-results", OptionList)
@@ -301,7 +298,7 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
 
     def _write(self) -> None:
         self.busy = "writing and compile-checking…"
-        self.start_job("write", services.write, self.app.workspace, self.review, progress=True,
+        self.start_job("write", port.write, self.app.workspace, self.review, progress=True,
                        done=self._written, failed=lambda text: self._job_failed(f"Write failed: {text}"))
 
     def _written(self, report) -> None:
