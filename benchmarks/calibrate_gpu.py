@@ -61,7 +61,7 @@ def hw(*args, timeout=900) -> subprocess.CompletedProcess:
 
 def setup():
     """The 8B model, its data, the recipe's run folder and the workspace (built once per machine)."""
-    from hipwizard.train.rundir import save_run_dir
+    from hipwizard.train.run.rundir import save_run_dir
 
     t = time.monotonic()
     model_dir, data_dir, ws = WORK / "m8b", WORK / "data", WORK / "ws"
@@ -140,7 +140,7 @@ def held_out_choice(calibrated, raw) -> list:
 
 def phase_heldout(cfg: Path, ws: Path) -> None:
     from hipwizard.train.calibrate import GpuPeak, measure
-    from hipwizard.train.launcher import LaunchOptions
+    from hipwizard.train.run.launcher import LaunchOptions
 
     loaded, calibrated, raw = plans(cfg, ws)
     results["advice_calibration"] = calibrated.advice.calibration
@@ -168,9 +168,9 @@ def phase_heldout(cfg: Path, ws: Path) -> None:
 
 
 def phase_ratio(cfg: Path, ws: Path) -> None:
-    from hipwizard.train.launcher import LaunchOptions
-    from hipwizard.train.rundir import save_run_dir
-    from hipwizard.train.runs import is_running
+    from hipwizard.train.run.launcher import LaunchOptions
+    from hipwizard.train.run.rundir import save_run_dir
+    from hipwizard.train.run.runs import is_running
     from hipwizard.train.services import launch
     from hipwizard.workspace import Workspace
 

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import memory_validate as mv  # noqa: E402
 from gpu_tour_clock import Poller, StepClock, steady_tokens_per_s  # noqa: E402
 
-from hipwizard.train.rundir import save_run_dir  # noqa: E402
+from hipwizard.train.run.rundir import save_run_dir  # noqa: E402
 
 PY = sys.executable
 ENV = dict(os.environ, DISABLE_VERSION_CHECK="1", HF_HUB_OFFLINE="1", CUDA_VISIBLE_DEVICES="0",

@@ -51,8 +51,8 @@ def timed_run(run_dir: Path, start, tokens_per_step: float) -> dict:
 
 def main() -> int:
     from hipwizard.train.planning.device import KNOWN_DEVICES, DeviceTarget
-    from hipwizard.train.launcher import LaunchOptions
-    from hipwizard.train.rundir import save_run_dir
+    from hipwizard.train.run.launcher import LaunchOptions
+    from hipwizard.train.run.rundir import save_run_dir
     from hipwizard.train.services import launch, plan
     from hipwizard.workspace import Workspace
 
@@ -82,7 +82,7 @@ def main() -> int:
     ws = Workspace.open(WORK / "ws")
 
     def start_hw():
-        from hipwizard.train.runs import is_running
+        from hipwizard.train.run.runs import is_running
 
         manifest = launch(ws, hw_dir, LaunchOptions(gpus=[0], platform="cuda")).manifest
         return lambda: is_running(manifest)

@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hipwizard.train.history import RunHistory
-from hipwizard.train.tail import TrainerLogTail
+from hipwizard.train.run.history import RunHistory
+from hipwizard.train.run.tail import TrainerLogTail
 
 RECORD = {"current_steps": 0, "total_steps": 0, "loss": 1.2345678, "lr": 4.9e-05, "epoch": 0.01,
           "percentage": 0.0, "elapsed_time": "1:23:45", "remaining_time": "2:34:56", "throughput": 5727.67,

@@ -17,7 +17,7 @@ from pathlib import Path
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
 from hipwizard.train.planning.device import KNOWN_DEVICES
-from hipwizard.train.gpus import GPUS_HELP, parse_gpus
+from hipwizard.train.run.gpus import GPUS_HELP, parse_gpus
 from hipwizard.workspace import Workspace
 
 
@@ -64,7 +64,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from hipwizard.train.calibrate_services import calibrate
-    from hipwizard.train.launcher import LaunchOptions
+    from hipwizard.train.run.launcher import LaunchOptions
 
     ws = Workspace.open(args.workspace)
     if not args.config.is_file():

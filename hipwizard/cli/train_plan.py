@@ -18,7 +18,7 @@ from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
 from hipwizard.train import services
 from hipwizard.train.planning.device import KNOWN_DEVICES
-from hipwizard.train.gpus import GPUS_HELP, parse_gpus
+from hipwizard.train.run.gpus import GPUS_HELP, parse_gpus
 from hipwizard.train.planning.plan import Plan
 from hipwizard.train.planning.presets import DEFAULT_PRESET, DEMO_PRESET, load_presets
 from hipwizard.workspace import Workspace

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.textsafe import inert_line
-from hipwizard.train.gpus import GPUS_HELP, parse_gpus
-from hipwizard.train.manifest import CONFIG_NAME
+from hipwizard.train.run.gpus import GPUS_HELP, parse_gpus
+from hipwizard.train.run.manifest import CONFIG_NAME
 
 POLL_S = 1.0
 
@@ -54,7 +54,7 @@ def add_commands(sub) -> None:
 
 # --- train run ------------------------------------------------------------------------------------
 def _options(args):
-    from hipwizard.train.launcher import LaunchOptions
+    from hipwizard.train.run.launcher import LaunchOptions
 
     choice = parse_gpus(args.gpus)
     gpus = list(choice.ids) if choice and choice.ids is not None else None
@@ -125,7 +125,7 @@ class _Errors:
 
 
 def _print_new(watch, shown_points: int, errors: _Errors) -> int:
-    from hipwizard.train.history import fmt_duration
+    from hipwizard.train.run.history import fmt_duration
 
     for p in watch.history.points[shown_points:]:
         parts = [f"step {p.step}/{p.total_steps}" if p.total_steps else f"step {p.step}", f"loss {p.loss:.4f}"]

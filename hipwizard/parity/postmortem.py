@@ -70,7 +70,7 @@ def step_weights(run: Path, config: dict, model: Path, step: int) -> StepWeights
 
 def alarm_step(run_dir: Path) -> tuple[int, str] | None:
     """(step, the alarm's line) of the run's first NaN/inf or grad_norm spike; None when it has none."""
-    from hipwizard.train.watch import RunWatch
+    from hipwizard.train.run.watch import RunWatch
 
     watch = RunWatch(run_dir)
     watch.attach()

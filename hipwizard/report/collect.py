@@ -235,7 +235,7 @@ def _plan(ws: Workspace, config: Path) -> dict | None:
 
 
 def _run(ws: Workspace, run_dir: Path, red: Redactor, full: bool) -> dict:
-    from hipwizard.train.runs import run_info
+    from hipwizard.train.run.runs import run_info
 
     info = run_info(run_dir, with_progress=False)
     manifest = _json(run_dir / "run.json")

@@ -26,7 +26,7 @@ from typing import Callable
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train.planning.advisor import Candidate
 from hipwizard.train.calibration import Calibration, Measurement, compute_seconds, knobs_of, per_token_gib
-from hipwizard.train.launcher import LaunchOptions
+from hipwizard.train.run.launcher import LaunchOptions
 
 POLL_S = 0.05
 TELEMETRY_S = 0.2
@@ -66,11 +66,11 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
             options: LaunchOptions, seq_len: int, should_stop: Callable[[], bool], gpu: GpuPeak | None,
             on_step: Callable[[int], None] | None = None) -> tuple[Measurement, bool]:
     """Run one candidate; (its measurement, whether a stop was asked for)."""
-    from hipwizard.train.launcher import launch
-    from hipwizard.train.rundir import save_run_dir
-    from hipwizard.train.runs import is_running
-    from hipwizard.train.stop import stop_run
-    from hipwizard.train.tail import TrainerLogTail
+    from hipwizard.train.run.launcher import launch
+    from hipwizard.train.run.rundir import save_run_dir
+    from hipwizard.train.run.runs import is_running
+    from hipwizard.train.run.stop import stop_run
+    from hipwizard.train.run.tail import TrainerLogTail
 
     config = _candidate_config(cand, steps)
     save_run_dir(run_dir, config, document, base_dir=base_dir)
@@ -116,7 +116,7 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
             m.error = (f"the {len(steady)} steady steps reached the log at once: too fast to time "
                        "(give --steps more)")
     if not m.ok and not m.error:
-        from hipwizard.train.failure import diagnose_run
+        from hipwizard.train.run.failure import diagnose_run
 
         failure = diagnose_run(manifest)
         m.error = ("stopped" if stopped else failure.line if failure else
@@ -129,7 +129,7 @@ def _trainer_span(run_dir: Path, records: dict, first: int, last: int) -> float:
     resolution), else pro rata from its final ``train_runtime`` (output/train_results.json); 0 when unknown."""
     import json
 
-    from hipwizard.train.history import parse_duration
+    from hipwizard.train.run.history import parse_duration
 
     elapsed = [parse_duration(records[s].get("elapsed_time")) for s in (first, last)]
     if None not in elapsed and elapsed[1] > elapsed[0]:
@@ -145,8 +145,8 @@ def _trainer_span(run_dir: Path, records: dict, first: int, last: int) -> float:
 def _follow(manifest, tail, arrivals: dict, records: dict, gpu: GpuPeak | None, should_stop, on_step,
             start: float, m: Measurement) -> tuple[bool, float | None]:
     """Poll the run until it ends, stamping step arrivals and sampling memory: (stopped, peak GiB in use)."""
-    from hipwizard.train.runs import is_running
-    from hipwizard.train.stop import stop_run
+    from hipwizard.train.run.runs import is_running
+    from hipwizard.train.run.stop import stop_run
 
     last_tel, peak = 0.0, None
     while True:

@@ -24,7 +24,7 @@ from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train import state
 from hipwizard.train.calibration import Calibration
 from hipwizard.train.planning.ceiling import Ceiling
-from hipwizard.train.launcher import LaunchOptions
+from hipwizard.train.run.launcher import LaunchOptions
 from hipwizard.workspace import Workspace
 
 BENCH_TIMEOUT_S = 300.0
@@ -137,7 +137,7 @@ def calibrate_plan(ws: Workspace, config, document=None, *, base_dir: Path, gpus
     """``calibrate`` for a config being edited (the Plan tab's form, a ``TrainConfig`` and its YAML
     ``document``): written to ``.hipwizard/calibrate-plan/config.yaml`` (paths anchored at ``base_dir``), then
     calibrated from there. One GPU only: the key of a calibration holds the world size it ran at."""
-    from hipwizard.train.rundir import save_run_dir
+    from hipwizard.train.run.rundir import save_run_dir
 
     if gpus != 1:
         raise UserError(f"calibration runs on one GPU: set GPUs to 1 (not {gpus}) to calibrate")

@@ -22,7 +22,7 @@ from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.presets import DEMO_PRESET, preset_config, preset_document
-from hipwizard.train.rundir import save_run_dir
+from hipwizard.train.run.rundir import save_run_dir
 
 # The demo runs offline and must not stop to ask about library versions.
 DEMO_ENV = {"DISABLE_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1"}

@@ -24,11 +24,11 @@ from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train import state
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.device import DeviceTarget, resolve_device
-from hipwizard.train.launcher import LaunchOptions
-from hipwizard.train.manifest import CONFIG_NAME, RunManifest
+from hipwizard.train.run.launcher import LaunchOptions
+from hipwizard.train.run.manifest import CONFIG_NAME, RunManifest
 from hipwizard.train.planning.plan import Plan, make_plan
 from hipwizard.train.planning.rules import resolve_path
-from hipwizard.train.runs import RunInfo
+from hipwizard.train.run.runs import RunInfo
 from hipwizard.workspace import Workspace
 
 
@@ -111,7 +111,7 @@ def init_run_dir(out: Path, preset: str, *, progress: ProgressFn | None = None):
     """Write a run directory (config.yaml + ds_config.json) from a preset; returns (RunDir, TrainConfig)."""
     from hipwizard.train.demo import ensure_demo_built
     from hipwizard.train.planning.presets import DEMO_PRESET, preset_config, preset_document
-    from hipwizard.train.rundir import save_run_dir
+    from hipwizard.train.run.rundir import save_run_dir
 
     if preset == DEMO_PRESET:
         ensure_demo_built(progress=progress)
@@ -165,7 +165,7 @@ def resolve_target(target: str | Path, runs_dir: Path) -> Path:
     config file anywhere, a new run dir under ``runs_dir`` holding that config with its relative model /
     dataset paths made absolute. A run writes only into its run directory, never beside the user's
     config. ``UserError`` (nothing created) when the config cannot work."""
-    from hipwizard.train.rundir import save_run_dir
+    from hipwizard.train.run.rundir import save_run_dir
     from hipwizard.train.config.yaml_io import load_yaml
 
     path = Path(target).expanduser()
@@ -211,7 +211,7 @@ def launch(ws: Workspace, target: str | Path, options: LaunchOptions | None = No
     """Start ``llamafactory-cli train`` for a run directory (or a config.yaml) and remember it in the
     workspace. The run is detached: it outlives the caller. ``UserError`` before anything starts when the
     config cannot work (the reasons ``train plan`` gives)."""
-    from hipwizard.train.launcher import launch as start
+    from hipwizard.train.run.launcher import launch as start
 
     run_dir = resolve_target(target, ws.runs_dir)
     _report(progress, "launching", item=Path(run_dir).name)
@@ -263,7 +263,7 @@ def launched_manifest(run_dir: str | Path) -> RunManifest:
     folder, was never launched, or its run.json is damaged or holds wrong types."""
     import json
 
-    from hipwizard.train.manifest import MANIFEST_NAME, load_manifest
+    from hipwizard.train.run.manifest import MANIFEST_NAME, load_manifest
 
     path = Path(run_dir).expanduser().resolve()
     if not path.exists():
@@ -301,7 +301,7 @@ def check_grace(grace_s: float) -> None:
 def stop(run_dir: str | Path, *, grace_s: float = 60.0, progress: ProgressFn | None = None):
     """Stop the run in ``run_dir``: the Trainer saves first, then its whole process group ends.
     Returns ``stop.StopResult``; ``UserError`` when nothing was launched there."""
-    from hipwizard.train.stop import stop_run
+    from hipwizard.train.run.stop import stop_run
 
     check_grace(grace_s)
     manifest = launched_manifest(run_dir)
@@ -315,8 +315,8 @@ def stop(run_dir: str | Path, *, grace_s: float = 60.0, progress: ProgressFn | N
 def list_runs(ws: Workspace, extra_dirs: tuple[Path, ...] | list[Path] = (), *, planned: bool = False) -> list[RunInfo]:
     """The runs of the workspace (its runs/ folder, runs launched from it elsewhere, ``extra_dirs``),
     newest first; with ``planned``, also run directories saved but never launched (last)."""
-    from hipwizard.train.runs import list_runs as find
-    from hipwizard.train.runs import run_info
+    from hipwizard.train.run.runs import list_runs as find
+    from hipwizard.train.run.runs import run_info
 
     roots = [ws.runs_dir, *(Path(d) for d in extra_dirs), *state.launched_run_dirs(ws)]
     runs = find(roots)
@@ -330,7 +330,7 @@ def list_runs(ws: Workspace, extra_dirs: tuple[Path, ...] | list[Path] = (), *, 
 
 def watch(run_dir: str | Path):
     """A ``RunWatch`` on the run, its history so far loaded; ``UserError`` when it was never launched."""
-    from hipwizard.train.watch import RunWatch
+    from hipwizard.train.run.watch import RunWatch
 
     launched_manifest(run_dir)
     run_watch = RunWatch(run_dir)

@@ -93,7 +93,7 @@ def launched_run_dirs(ws: Workspace) -> list[Path]:
 def summarize(ws: Workspace) -> StepStatus:
     """From the workspace's latest run (``last_run``, else the newest under runs/):
     e.g. "run 'lora-8b' running, step 120/500, loss 1.23"."""
-    from hipwizard.train.runs import find_run_dirs, run_info
+    from hipwizard.train.run.runs import find_run_dirs, run_info
 
     last = load(ws).last_run
     run_dirs = [Path(last)] if last and Path(last).is_dir() else find_run_dirs([ws.runs_dir])

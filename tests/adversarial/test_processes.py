@@ -159,8 +159,7 @@ def test_a_named_demo_folder_in_use_is_refused(tmp_path, capsys, monkeypatch):
 def test_train_run_writes_only_into_its_run_directory(tmp_path, capsys, monkeypatch):
     """A config next to the user's files: the run gets a new folder under the workspace, relative paths
     still reach the user's model and data, and nothing appears beside the config."""
-    from hipwizard.train import launcher
-
+    from hipwizard.train.run import launcher
     recipe("config.yaml")(tmp_path)
     user = tmp_path / "r"
     before = fingerprint(user)
@@ -221,7 +220,7 @@ def test_stop_signals_no_group_that_is_not_the_runs(tmp_path, capsys):
     signalled and the stranger lives; the real run is still stopped."""
     import psutil
 
-    from hipwizard.train.launcher import LaunchOptions, launch
+    from hipwizard.train.run.launcher import LaunchOptions, launch
 
     from ..train.helpers import pids_alive, run_dir_with, script, wait_for
 

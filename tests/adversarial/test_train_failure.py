@@ -11,8 +11,7 @@ import pytest
 import yaml
 
 from hipwizard.cli import main
-from hipwizard.train import launcher
-
+from hipwizard.train.run import launcher
 from ..train.helpers import launchable_values, script
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "llamafactory"

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from hipwizard.train.alarms import MetricPoint, detect_alarms, metric_points, rate_points, step_key
-from hipwizard.train.history import TrainerPoint
+from hipwizard.train.run.alarms import MetricPoint, detect_alarms, metric_points, rate_points, step_key
+from hipwizard.train.run.history import TrainerPoint
 
 
 def _series(grads, losses=None, rates=None):
@@ -80,7 +80,7 @@ def launch_spiked_demo(tmp_path, demo_assets, *, max_steps: int, at: int = 5, sa
     ``Launched`` run and its workspace."""
     from hipwizard.train import services
     from hipwizard.train.demo import write_demo_run_dir
-    from hipwizard.train.launcher import LaunchOptions
+    from hipwizard.train.run.launcher import LaunchOptions
     from hipwizard.workspace import Workspace
 
     from .helpers import LF_ENV

@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from hipwizard.train import state
-from hipwizard.train.manifest import load_manifest
-from hipwizard.train.stop import run_processes
+from hipwizard.train.run.manifest import load_manifest
+from hipwizard.train.run.stop import run_processes
 from hipwizard.workspace import Workspace
 
 from .helpers import LF_ENV
@@ -94,7 +94,7 @@ def test_calibration_runs_on_one_gpu_unless_told_otherwise(tmp_path, demo_config
     """The key says world size 1, so a many-GPU box must not train a candidate on all its GPUs."""
     import hipwizard.train.calibrate as calibrate_module
     from hipwizard.train.calibrate_services import calibrate
-    from hipwizard.train.launcher import LaunchOptions
+    from hipwizard.train.run.launcher import LaunchOptions
 
     seen = []
 

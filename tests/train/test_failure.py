@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hipwizard.train.failure import diagnose, last_exception
+from hipwizard.train.run.failure import diagnose, last_exception
 
 FIX = Path(__file__).parent.parent / "fixtures" / "llamafactory"
 

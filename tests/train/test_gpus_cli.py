@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hipwizard.cli import main
-from hipwizard.train.gpus import GPUS_HELP
+from hipwizard.train.run.gpus import GPUS_HELP
 
 from .plan_fixtures import recipe_dir
 
@@ -42,8 +42,7 @@ def test_plan_takes_a_count_or_device_ids(tmp_path, capsys):
 
 
 def _launched_env(tmp_path, capsys, monkeypatch, *gpus: str) -> dict[str, str]:
-    from hipwizard.train import launcher
-
+    from hipwizard.train.run import launcher
     from .helpers import run_dir_with, script
 
     fake = script(tmp_path, "exit 0\n")

@@ -11,11 +11,11 @@ import pytest
 
 from hipwizard.errors import UserError
 from hipwizard.train.demo import demo_values
-from hipwizard.train.launcher import LaunchOptions, build_environment, launch
-from hipwizard.train.manifest import load_manifest, read_exit
-from hipwizard.train.runs import run_info
-from hipwizard.train.stop import stop_run
-from hipwizard.train.watch import RunWatch
+from hipwizard.train.run.launcher import LaunchOptions, build_environment, launch
+from hipwizard.train.run.manifest import load_manifest, read_exit
+from hipwizard.train.run.runs import run_info
+from hipwizard.train.run.stop import stop_run
+from hipwizard.train.run.watch import RunWatch
 
 from .helpers import LF_ENV, pids_alive, run_dir_with, script, wait_for
 
@@ -105,7 +105,7 @@ def test_real_llamafactory_lora_end_to_end_tail_and_graceful_stop(tmp_path, demo
     assert watch.history.last.total_tokens > 0
     assert run_info(d).state == "running"
 
-    from hipwizard.train.stop import run_processes
+    from hipwizard.train.run.stop import run_processes
 
     tree = set(run_processes(m))
     assert len(tree) >= 2  # supervisor + trainer

@@ -21,12 +21,12 @@ import yaml
 from hipwizard.cli import main as cli_main
 from hipwizard.errors import UserError
 from hipwizard.train.demo import demo_values
-from hipwizard.train.history import RunHistory
-from hipwizard.train.launcher import LaunchOptions, build_environment, launch
-from hipwizard.train.manifest import load_manifest, read_exit
-from hipwizard.train.runs import run_info
-from hipwizard.train.stop import STOP_MARK, run_processes, stop_run, trainer_processes
-from hipwizard.train.watch import RunWatch
+from hipwizard.train.run.history import RunHistory
+from hipwizard.train.run.launcher import LaunchOptions, build_environment, launch
+from hipwizard.train.run.manifest import load_manifest, read_exit
+from hipwizard.train.run.runs import run_info
+from hipwizard.train.run.stop import STOP_MARK, run_processes, stop_run, trainer_processes
+from hipwizard.train.run.watch import RunWatch
 
 from .helpers import LF_ENV, pids_alive, run_dir_with, script, wait_for
 
@@ -78,8 +78,7 @@ ENV_DUMP = "env | grep -E '^(NNODES|NODE_RANK|MASTER_ADDR|MASTER_PORT|NPROC_PER_
 
 def test_cli_node_flags_reach_the_launched_process(tmp_path, capsys, monkeypatch):
     """``hipwizard train run DIR --nnodes 2 --node-rank 1 ...``: the real process sees exactly that."""
-    from hipwizard.train import launcher
-
+    from hipwizard.train.run import launcher
     d = run_dir_with(tmp_path)
     fake = script(tmp_path, ENV_DUMP)
     monkeypatch.setattr(launcher, "find_llamafactory_cli", lambda explicit=None: fake)
@@ -149,7 +148,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "train"
 
 def test_failed_rank_cause_is_the_workers_error_not_the_launchers_wrapper():
     """Recorded here: node 1 of a two-node CPU run after node 0 was stopped alone."""
-    from hipwizard.train.failure import diagnose
+    from hipwizard.train.run.failure import diagnose
 
     text = (FIXTURES / "node1_peer_closed.log").read_text()
     assert text.rstrip().splitlines()[-1].startswith("subprocess.CalledProcessError")

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from hipwizard.cli import main
-from hipwizard.train.rundir import save_run_dir
+from hipwizard.train.run.rundir import save_run_dir
 from hipwizard.train.config.train_config import TrainConfig
 from tests.train.plan_fixtures import recipe_dir, recipe_values
 

@@ -8,10 +8,10 @@ import signal
 import subprocess
 import sys
 
-from hipwizard.train.launcher import LaunchOptions, launch
-from hipwizard.train.manifest import load_manifest
-from hipwizard.train.runs import list_runs, run_info
-from hipwizard.train.stop import group_members, run_processes, stop_run
+from hipwizard.train.run.launcher import LaunchOptions, launch
+from hipwizard.train.run.manifest import load_manifest
+from hipwizard.train.run.runs import list_runs, run_info
+from hipwizard.train.run.stop import group_members, run_processes, stop_run
 
 from .helpers import pids_alive, run_dir_with, script, wait_for
 

@@ -8,8 +8,8 @@ import os
 import psutil
 import pytest
 
-from hipwizard.train.manifest import RunManifest
-from hipwizard.train.stop import group_is_ours, leader, run_processes
+from hipwizard.train.run.manifest import RunManifest
+from hipwizard.train.run.stop import group_is_ours, leader, run_processes
 
 
 def manifest(tmp_path, **fields) -> RunManifest:

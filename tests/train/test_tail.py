@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from hipwizard.train import tail as tail_mod
-from hipwizard.train.history import RunHistory, ema, parse_duration
-from hipwizard.train.logscan import StdoutScan
-from hipwizard.train.tail import FileTail, TrainerLogTail, last_record
+from hipwizard.train.run import tail as tail_mod
+from hipwizard.train.run.history import RunHistory, ema, parse_duration
+from hipwizard.train.run.logscan import StdoutScan
+from hipwizard.train.run.tail import FileTail, TrainerLogTail, last_record
 
 FIX = Path(__file__).parent.parent / "fixtures" / "llamafactory"
 PLAIN = FIX / "trainer_log-8b-lora-plain-h200.jsonl"

@@ -251,7 +251,7 @@ class CalibrateApp(App):
         yield TrainPlanPane()
 
     def on_mount(self) -> None:
-        from hipwizard.train.launcher import LaunchOptions
+        from hipwizard.train.run.launcher import LaunchOptions
         from tests.train.helpers import LF_ENV
 
         pane = self.query_one(TrainPlanPane)
@@ -331,8 +331,8 @@ async def test_stop_calibration_asks_then_ends_the_candidates_process_group(tmp_
     from textual.widgets import Button
 
     from hipwizard.train import state
-    from hipwizard.train.manifest import load_manifest
-    from hipwizard.train.stop import run_processes
+    from hipwizard.train.run.manifest import load_manifest
+    from hipwizard.train.run.stop import run_processes
     from tests.train.helpers import pids_alive
 
     app = _calibrate_app(tmp_path, demo_assets, 2, 40, 2)

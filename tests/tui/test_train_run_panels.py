@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hipwizard.train.history import TrainerPoint
-from hipwizard.train.snapshot import RunSnapshot
+from hipwizard.train.run.history import TrainerPoint
+from hipwizard.train.run.snapshot import RunSnapshot
 from hipwizard.tui.train.run_panels import rates_text
 
 

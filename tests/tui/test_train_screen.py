@@ -11,9 +11,9 @@ from textual.widgets import Input
 
 from hipwizard.gpu import GpuTelemetry
 from hipwizard.runner import RunResult
-from hipwizard.train.launcher import LaunchOptions, launch
-from hipwizard.train.runs import run_info
-from hipwizard.train.snapshot import HostSample
+from hipwizard.train.run.launcher import LaunchOptions, launch
+from hipwizard.train.run.runs import run_info
+from hipwizard.train.run.snapshot import HostSample
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.messages import RunUpdated
 from hipwizard.tui.train.dialogs import ConfirmAction
@@ -130,8 +130,8 @@ async def test_stop_runs_in_the_background_and_leaves_nothing(ws):
     async with app.run_test(size=(160, 48)) as pilot:
         await app.push_screen(screen)
         await until(pilot, lambda: _view(app).snap is not None and _view(app).snap.step == 8)
-        from hipwizard.train.manifest import load_manifest
-        from hipwizard.train.stop import run_processes
+        from hipwizard.train.run.manifest import load_manifest
+        from hipwizard.train.run.stop import run_processes
 
         tree = set(run_processes(load_manifest(run_dir)))
         await pilot.press("X")
@@ -149,7 +149,7 @@ async def test_stop_runs_in_the_background_and_leaves_nothing(ws):
 
 
 def test_coalescing_drops_a_pending_older_snapshot():
-    from hipwizard.train.snapshot import RunSnapshot
+    from hipwizard.train.run.snapshot import RunSnapshot
 
     a, b = RunUpdated(RunSnapshot("x", "running", ""), 1), RunUpdated(RunSnapshot("x", "running", ""), 1)
     assert b.can_replace(a)
@@ -159,8 +159,8 @@ def test_coalescing_drops_a_pending_older_snapshot():
 async def test_quit_mid_run_then_reattach_shows_the_whole_history(ws, demo_assets):
     """Real llamafactory-cli (tiny model, CPU): quit the app mid-run; the run goes on; a new app sees it all."""
     from hipwizard.train.demo import write_demo_run_dir
-    from hipwizard.train.manifest import load_manifest
-    from hipwizard.train.runs import is_running
+    from hipwizard.train.run.manifest import load_manifest
+    from hipwizard.train.run.runs import is_running
 
     run_dir = write_demo_run_dir(ws.runs_dir, demo_assets.root, max_steps=10, name="demo-reattach")
     m = launch(run_dir, LaunchOptions(platform="cpu", extra_env={"DISABLE_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1"}))

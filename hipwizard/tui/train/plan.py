@@ -40,7 +40,7 @@ from hipwizard.train.planning.presets import (
     preset_config,
     preset_document,
 )
-from hipwizard.train.rundir import run_name, save_run_dir
+from hipwizard.train.run.rundir import run_name, save_run_dir
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.train import plan_panels as panels
 from hipwizard.tui.train.plan_calibrate import CalibrationBar, PlanCalibration

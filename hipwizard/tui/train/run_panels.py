@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from hipwizard.train.history import fmt_duration
-from hipwizard.train.snapshot import RunSnapshot
+from hipwizard.train.run.history import fmt_duration
+from hipwizard.train.run.snapshot import RunSnapshot
 from hipwizard.units import fmt_bytes
 
 STATE_STYLE = {"running": ("◐", "bold cyan"), "finished": ("✔", "bold green"), "failed": ("✖", "bold red"),

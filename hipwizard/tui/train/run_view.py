@@ -22,8 +22,8 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from hipwizard.errors import UserError
 from hipwizard.train import services
-from hipwizard.train.runs import STATE_SYMBOL, RunInfo
-from hipwizard.train.snapshot import GpuHistory, HostSample, host_sample, snapshot
+from hipwizard.train.run.runs import STATE_SYMBOL, RunInfo
+from hipwizard.train.run.snapshot import GpuHistory, HostSample, host_sample, snapshot
 from hipwizard.tui.follow_log import FollowLog
 from hipwizard.tui.messages import RunUpdated, WorkProgress
 from hipwizard.tui.train import run_panels
@@ -150,7 +150,7 @@ class RunView(Jobs, Vertical):
     @work(thread=True, exclusive=True, group="run-watch", exit_on_error=False)
     def _watch(self, run_dir: str, generation: int) -> None:
         """A stream, not a job: it posts a snapshot whenever something moved, until the run ends."""
-        from hipwizard.train.stop import run_processes
+        from hipwizard.train.run.stop import run_processes
 
         worker = get_current_worker()
         try:

@@ -76,7 +76,7 @@ class TrainScreen(StepScreen):
 
     def compose(self) -> ComposeResult:
         from hipwizard.gpu import GpuTelemetry
-        from hipwizard.train.snapshot import host_sample
+        from hipwizard.train.run.snapshot import host_sample
 
         yield Header()
         with TabbedContent(initial="run" if self._attach_to else "plan", id="train-tabs"):

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
-from hipwizard.train.alarms import step_key
+from hipwizard.train.run.alarms import step_key
 
 Level = Literal["info", "warn", "error"]
 _BAR = re.compile(r"^\s*\d+%\|")

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.train.alarms import Alarm, detect_alarms, metric_points
-from hipwizard.train.failure import Failure, diagnose_run
-from hipwizard.train.history import RunHistory
-from hipwizard.train.logscan import StdoutScan
-from hipwizard.train.manifest import RunManifest, load_manifest
-from hipwizard.train.runs import RunState, run_state
-from hipwizard.train.tail import FileTail, TrainerLogTail
+from hipwizard.train.run.alarms import Alarm, detect_alarms, metric_points
+from hipwizard.train.run.failure import Failure, diagnose_run
+from hipwizard.train.run.history import RunHistory
+from hipwizard.train.run.logscan import StdoutScan
+from hipwizard.train.run.manifest import RunManifest, load_manifest
+from hipwizard.train.run.runs import RunState, run_state
+from hipwizard.train.run.tail import FileTail, TrainerLogTail
 
 STDOUT_ATTACH_BYTES = 256 * 1024  # the log view shows recent lines; older ones stay in the file
 
@@ -59,7 +59,7 @@ class RunWatch:
         except OSError:
             size = 0
         if size > STDOUT_ATTACH_BYTES:
-            from hipwizard.train.tail import _line_start_after
+            from hipwizard.train.run.tail import _line_start_after
 
             self.stdout.poll(max_bytes=0)
             self.stdout.skip_to(_line_start_after(self.manifest.log_path, size - STDOUT_ATTACH_BYTES))

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from hipwizard.gpu.sample import GpuReading
-from hipwizard.train.alarms import detect_alarms, metric_points
-from hipwizard.train.failure import Failure
-from hipwizard.train.logscan import LogLine
-from hipwizard.train.watch import RunWatch
+from hipwizard.train.run.alarms import detect_alarms, metric_points
+from hipwizard.train.run.failure import Failure
+from hipwizard.train.run.logscan import LogLine
+from hipwizard.train.run.watch import RunWatch
 
 MAX_PLOT_POINTS = 400
 Series = list[tuple[float, float]]

@@ -27,7 +27,7 @@ import yaml
 from hipwizard import __version__
 from hipwizard.errors import UserError
 from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read_regular_text
-from hipwizard.train.manifest import (
+from hipwizard.train.run.manifest import (
     CONFIG_NAME,
     EXIT_NAME,
     LOG_NAME,
@@ -160,7 +160,7 @@ def library_versions() -> dict[str, str]:
 def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunManifest:
     """Start the run in RUN_DIR and return its manifest (already saved). Raises UserError on bad input."""
     from hipwizard.gpu import detect_platform
-    from hipwizard.train.runs import is_running
+    from hipwizard.train.run.runs import is_running
 
     options = options or LaunchOptions()
     run_dir = Path(run_dir).expanduser().resolve()
@@ -213,7 +213,7 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
         manifest.save()
     except OSError as exc:
         # A run nobody can find again must not keep going: take it down before reporting.
-        from hipwizard.train.stop import kill_group
+        from hipwizard.train.run.stop import kill_group
 
         kill_group(proc.pid)
         raise UserError(f"cannot record the run in {run_dir}: {exc.strerror or exc}") from None

@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from hipwizard.train.manifest import MANIFEST_NAME, RunManifest, load_manifest, read_exit
-from hipwizard.train.stop import STOP_MARK
+from hipwizard.train.run.manifest import MANIFEST_NAME, RunManifest, load_manifest, read_exit
+from hipwizard.train.run.stop import STOP_MARK
 
 RunState = Literal["running", "finished", "failed", "stopped", "lost", "not launched"]
 STATE_SYMBOL = {"running": "◐", "finished": "✔", "failed": "✖", "stopped": "■", "lost": "?", "not launched": "○"}
@@ -43,7 +43,7 @@ class RunInfo:
 
 def is_running(manifest: RunManifest) -> bool:
     """True while any process of the run is alive (cheap while the supervisor lives: no process scan)."""
-    from hipwizard.train.stop import group_members, leader
+    from hipwizard.train.run.stop import group_members, leader
 
     if leader(manifest) is not None:
         return True
@@ -65,8 +65,8 @@ def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, di
 
 def run_info(run_dir: str | Path, *, with_progress: bool = True) -> RunInfo:
     """The state of one run directory, with last step/loss and, for a failure, its cause in one line."""
-    from hipwizard.train.failure import diagnose_run
-    from hipwizard.train.tail import last_record
+    from hipwizard.train.run.failure import diagnose_run
+    from hipwizard.train.run.tail import last_record
 
     run_dir = Path(run_dir).resolve()
     manifest = load_manifest(run_dir)

@@ -112,8 +112,8 @@ def diagnose_run(manifest) -> Failure | None:
     import yaml
 
     from hipwizard.train.config.bounded import check_yaml_bounds, read_regular_text
-    from hipwizard.train.manifest import CONFIG_NAME, read_exit
-    from hipwizard.train.tail import read_end
+    from hipwizard.train.run.manifest import CONFIG_NAME, read_exit
+    from hipwizard.train.run.tail import read_end
 
     run_dir = Path(manifest.run_dir)
     try:

@@ -28,7 +28,7 @@ from pathlib import Path
 import psutil
 
 from hipwizard.atomic import atomic_write_text
-from hipwizard.train.manifest import RUN_ENV, STOP_NAME, RunManifest, read_exit, write_exit
+from hipwizard.train.run.manifest import RUN_ENV, STOP_NAME, RunManifest, read_exit, write_exit
 
 STOP_MARK = STOP_NAME
 AFTER_TRAINERS_S = 5.0  # how long the launchers above the trainers get to exit on their own
