@@ -81,7 +81,7 @@ def setup():
 
 def plans(cfg: Path, ws: Path):
     """(loaded config, calibrated plan, uncalibrated plan) on this GPU."""
-    from hipwizard.train.calibrate import GpuPeak
+    from hipwizard.train.calibration.measure import GpuPeak
     from hipwizard.train.planning.device import KNOWN_DEVICES, DeviceTarget
     from hipwizard.train.services import plan
     from hipwizard.train.config.yaml_io import load_yaml
@@ -118,7 +118,7 @@ def phase_calibrate(cfg: Path, ws: Path) -> None:
 def held_out_choice(calibrated, raw) -> list:
     """Configs the calibration did not measure, the most informative first: the top calibrated one, another
     batch split of a measured family, checkpointing on, Liger off, then the next ranked."""
-    from hipwizard.train.calibration import KIND_FIELDS
+    from hipwizard.train.calibration.corrections import KIND_FIELDS
 
     raw_by_label = {c.label: c for c in raw.advice.ranked}
     pool = [c for c in calibrated.advice.ranked if c.source == "calibrated" and c.label in raw_by_label]
@@ -139,7 +139,7 @@ def held_out_choice(calibrated, raw) -> list:
 
 
 def phase_heldout(cfg: Path, ws: Path) -> None:
-    from hipwizard.train.calibrate import GpuPeak, measure
+    from hipwizard.train.calibration.measure import GpuPeak, measure
     from hipwizard.train.run.launcher import LaunchOptions
 
     loaded, calibrated, raw = plans(cfg, ws)

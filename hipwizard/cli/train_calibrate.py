@@ -47,7 +47,7 @@ def add_train_commands(train_sub) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from hipwizard.train.calibrate_services import bench
+    from hipwizard.train.calibration.services import bench
     from hipwizard.train.planning.ceiling import spec_tflops
 
     ws = Workspace.open(args.workspace)
@@ -63,7 +63,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from hipwizard.train.calibrate_services import calibrate
+    from hipwizard.train.calibration.services import calibrate
     from hipwizard.train.run.launcher import LaunchOptions
 
     ws = Workspace.open(args.workspace)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from hipwizard.workspace import StepStatus, Workspace, register_state_fields
 
 if TYPE_CHECKING:
-    from hipwizard.train.calibration import Calibration
+    from hipwizard.train.calibration.corrections import Calibration
     from hipwizard.train.planning.ceiling import Ceiling
 
 STEP = "train"
@@ -66,7 +66,7 @@ def save_calibration(ws: Workspace, calibration: "Calibration") -> None:
 
 def calibrations(ws: Workspace) -> list["Calibration"]:
     """Saved calibrations, newest first (unreadable entries skipped)."""
-    from hipwizard.train.calibration import Calibration
+    from hipwizard.train.calibration.corrections import Calibration
 
     raw = ws.read_state(STEP).get("calibrations")
     out = [Calibration.from_dict(c) for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []

@@ -162,7 +162,7 @@ def test_parity_capture_and_comparison_carry_the_environment(tmp_path, capsys):
 def test_calibrations_are_a_train_subsection_with_prediction_errors(tmp_path, capsys):
     """The H200 calibration of issue 18 in a workspace with no run: the Train section shows it (machine, GPU,
     ceiling, each measured config with its time, rate, peak and how far the prediction was) in HTML and Markdown."""
-    from hipwizard.train.calibration import Calibration
+    from hipwizard.train.calibration.corrections import Calibration
     from hipwizard.train.state import save_calibration
 
     ws = Workspace.open(tmp_path / "ws")

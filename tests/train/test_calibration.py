@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from hipwizard.train.planning.advisor import advise
-from hipwizard.train.calibration import Calibration, Measurement, key_mismatch
+from hipwizard.train.calibration.corrections import Calibration, Measurement, key_mismatch
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.knobs import KnobAvailability, exclusion
 
@@ -63,7 +63,7 @@ def test_one_measurement_gives_a_ratio_and_a_per_token_slope():
 
 
 def _measured(cfg: TrainConfig, step: float, pred_step: float, peak: float, pred_peak: float, per_token: float):
-    from hipwizard.train.calibration import knobs_of
+    from hipwizard.train.calibration.corrections import knobs_of
 
     return Measurement("m", knobs_of(cfg), True, step_s=step, tokens_per_s=1.0, peak_gib=peak,
                        predicted_step_s=pred_step, predicted_compute_s=0.9 * pred_step, predicted_peak_gib=pred_peak,
@@ -117,7 +117,7 @@ def test_a_calibration_from_another_gpu_or_torch_does_not_apply():
 def test_the_second_h200_calibration_predicts_its_unmeasured_family_members_within_target():
     """Issue 18, second H200 run: five configs the calibration did not measure were run after it. The three that
     share a measured config's settings (another batch split) must be within 3% (peak) and 5% (step time)."""
-    from hipwizard.train.calibration import KIND_FIELDS
+    from hipwizard.train.calibration.corrections import KIND_FIELDS
 
     data = json.loads((FIXTURE.parent / "h200_calibration_issue18_run2.json").read_text())
     cal = Calibration.from_dict(data["calibrate"]["calibration"])
@@ -158,7 +158,7 @@ def test_where_numbers_come_from_is_said_per_config():
     assert (applied(half).source, applied(half).borrowed) == ("calibrated", False)
     other = applied(plain.model_copy(update={"zero_stage": 2}))
     assert (other.source, other.borrowed) == ("calibrated", True)
-    from hipwizard.train.calibration import source_words
+    from hipwizard.train.calibration.corrections import source_words
 
     assert source_words(got.source, got.memory_source) == "measured here; memory predicted"
     assert source_words(other.source, other.memory_source, other.borrowed).startswith(

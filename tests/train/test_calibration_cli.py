@@ -92,8 +92,8 @@ def test_missing_config_is_one_line_and_exit_2(tmp_path):
 
 def test_calibration_runs_on_one_gpu_unless_told_otherwise(tmp_path, demo_config, monkeypatch):
     """The key says world size 1, so a many-GPU box must not train a candidate on all its GPUs."""
-    import hipwizard.train.calibrate as calibrate_module
-    from hipwizard.train.calibrate_services import calibrate
+    import hipwizard.train.calibration.measure as calibrate_module
+    from hipwizard.train.calibration.services import calibrate
     from hipwizard.train.run.launcher import LaunchOptions
 
     seen = []

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hipwizard.train.calibration import Calibration, Measurement, Source, source_words
+from hipwizard.train.calibration.corrections import Calibration, Measurement, Source, source_words
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.knobs import KnobAvailability, exclusion
 from hipwizard.train.planning.memory import MemoryEstimate, estimate_memory

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hipwizard.train.planning.advisor import Advice, advise
-from hipwizard.train.calibration import Calibration, calibration_key, key_mismatch
+from hipwizard.train.calibration.corrections import Calibration, calibration_key, key_mismatch
 from hipwizard.train.planning.ceiling import Ceiling
 from hipwizard.train.planning.knobs import KnobAvailability, installed_versions
 from hipwizard.train.config.train_config import TrainConfig

@@ -86,7 +86,7 @@ class CalibrateDialog(ModalScreen["tuple[int, int] | None"]):
         """(K, N), or what is wrong with them (the CLI's bounds)."""
         from textual.widgets import Input
 
-        from hipwizard.train.calibrate_services import counts_problem
+        from hipwizard.train.calibration.services import counts_problem
 
         raw_k = self.query_one("#calibrate-candidates", Input).value.strip()
         raw_n = self.query_one("#calibrate-steps", Input).value.strip()

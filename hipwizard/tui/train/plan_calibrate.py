@@ -125,7 +125,7 @@ class PlanCalibration:
                              answered)
 
     def _start_calibration(self) -> None:
-        from hipwizard.train.calibrate_services import calibrate_plan
+        from hipwizard.train.calibration.services import calibrate_plan
 
         problem = self.calibrate_problem()  # the form may have changed while the dialog was open
         if problem:

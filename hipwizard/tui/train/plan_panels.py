@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from hipwizard.train.calibration import SOURCE_WORDS
+from hipwizard.train.calibration.corrections import SOURCE_WORDS
 from hipwizard.train.config.train_config import field_help
 from hipwizard.train.planning.plan import Plan
 

@@ -1,6 +1,6 @@
 """Time a bf16 GEMM on this machine's first GPU (or the CPU): the achievable matmul rate.
 
-Run as a subprocess (it imports torch; the app never does): ``python -m hipwizard.train.gemm_bench
+Run as a subprocess (it imports torch; the app never does): ``python -m hipwizard.train.calibration.gemm_bench
 [--sizes 8192,16384] [--seconds 1.0]`` prints one JSON object: ``{"tflops", "n", "device", "gpu", "torch",
 "rates": {n: tflops}}``. Each size is warmed up, then timed for about ``--seconds`` between device
 synchronisations; the best size's rate is the ceiling. On the CPU (no GPU) it uses smaller sizes by default.

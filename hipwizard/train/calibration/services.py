@@ -22,7 +22,7 @@ from typing import Callable
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train import state
-from hipwizard.train.calibration import Calibration
+from hipwizard.train.calibration.corrections import Calibration
 from hipwizard.train.planning.ceiling import Ceiling
 from hipwizard.train.run.launcher import LaunchOptions
 from hipwizard.workspace import Workspace
@@ -39,7 +39,7 @@ def bench(ws: Workspace | None, *, sizes: list[int] | None = None, seconds: floa
         raise UserError(f"--seconds must be between 0 and 60, not {seconds:g}")
     if progress:
         progress(Progress("timing a bf16 GEMM"))
-    argv = [sys.executable, "-m", "hipwizard.train.gemm_bench", "--seconds", str(seconds)]
+    argv = [sys.executable, "-m", "hipwizard.train.calibration.gemm_bench", "--seconds", str(seconds)]
     if sizes:
         argv += ["--sizes", ",".join(str(n) for n in sizes)]
     result = (runner or SubprocessRunner()).run(argv, timeout=BENCH_TIMEOUT_S)
@@ -79,8 +79,8 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
     The GPU is the one the run uses (its name from telemetry, when there is one); the calibration is saved
     in the workspace even when stopped part way (what was measured stays measured)."""
     from hipwizard.train import services
-    from hipwizard.train.calibrate import GpuPeak, run_calibration
-    from hipwizard.train.calibration import calibration_key
+    from hipwizard.train.calibration.measure import GpuPeak, run_calibration
+    from hipwizard.train.calibration.corrections import calibration_key
     from hipwizard.train.planning.device import DeviceTarget
     from hipwizard.train.planning.knobs import installed_versions
     from hipwizard.train.config.yaml_io import load_yaml
