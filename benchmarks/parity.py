@@ -111,15 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from hipwizard.parity import metrics_torch
-    from hipwizard.parity.capture import (environment, load_model, make_inputs, pick_device, run_hooked,
-                                          select_modules, write_capture)
+    from hipwizard.parity.capture.model import (environment, load_model, make_inputs, pick_device, run_hooked,
+                                                select_modules, write_capture)
     from hipwizard.parity.compare import compare_captures
     from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
     device = pick_device(args.device)
     cuda = device.startswith("cuda")
     if args.compact:  # the passes as capture_model(compact=...) runs them: sketched on the device, then to the host
-        from hipwizard.parity.backward import run_backward
+        from hipwizard.parity.capture.backward import run_backward
 
         run_hooked, _backward_bench.run = _compacted(run_hooked), _compacted(run_backward)
 
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             ref, cand = read_tensor_file(tmp / "a.safetensors"), read_tensor_file(tmp / "b.safetensors")
             return compare_captures(ref, cand, metric=metric)
 
-        from hipwizard.parity.capture_stream import CaptureSink
+        from hipwizard.parity.capture.stream import CaptureSink
         from hipwizard.parity.metrics import compute as numpy_metrics
 
         def streamed() -> None:  # the CLI's capture: outputs written while the pass runs (capture_stream)
@@ -271,8 +271,8 @@ def _compacted(run):
     """``run`` (run_hooked or run_backward) with its module outputs count-sketched on the device before they go
     to the host, as a compact capture stores them (never streamed)."""
     def wrapped(*args, to_host=True, sink=None, **kwargs):
-        from hipwizard.parity import sketch
-        from hipwizard.parity.capture import host_copy
+        from hipwizard.parity.capture import sketch
+        from hipwizard.parity.capture.tensors import host_copy
 
         out = list(run(*args, to_host=False, **kwargs))
         out[0] = sketch.count_sketch_named(out[0], sketch.COUNT_SIZE)[0]
@@ -290,7 +290,7 @@ class _backward_bench:
     run = None  # run_backward, or its compacted form (--compact)
 
     def __init__(self, args, model, names, inputs, on_device, device, tmp, meta, timed):
-        from hipwizard.parity.backward import BackwardSpec, run_backward
+        from hipwizard.parity.capture.backward import BackwardSpec, run_backward
 
         run_backward = type(self).run or run_backward
 
@@ -302,7 +302,7 @@ class _backward_bench:
                         **grads}
         self.meta = dict(meta, backward={**self.spec.as_dict(), "loss_value": loss,
                                          "grads": [{**r, "order": i} for i, r in enumerate(rows)]})
-        from hipwizard.parity.capture import write_capture
+        from hipwizard.parity.capture.model import write_capture
 
         self.write_capture = write_capture
         self.bytes = write_capture(tmp / "fb.safetensors", self.tensors, self.meta).bytes
@@ -312,7 +312,7 @@ class _backward_bench:
     def bare(self) -> None:
         import torch
 
-        from hipwizard.parity.backward import scalar_loss
+        from hipwizard.parity.capture.backward import scalar_loss
 
         with torch.enable_grad():
             out = self.model(**self.on_device, use_cache=False)
@@ -342,7 +342,7 @@ class _backward_bench:
         return time.perf_counter() - t0
 
     def streamed(self) -> None:
-        from hipwizard.parity.capture_stream import CaptureSink
+        from hipwizard.parity.capture.stream import CaptureSink
 
         with CaptureSink(self.tmp / "fb-s.safetensors") as sink:
             outputs, order, grads, _rows, _loss, _s = self.run_backward(self.model, self.names, self.inputs,

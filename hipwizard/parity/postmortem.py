@@ -3,7 +3,7 @@ Parity on it, forward and backward.
 
 ``alarm_step(run_dir)``: the step of the run's first NaN/inf loss or grad_norm spike (``train.alarms``, the
 same rules as the Run view and ``hipwizard attach``). ``rebuild_batch``: that step's micro-batches, exactly as
-the trainer fed them, through ``python -m hipwizard.parity.step_batch`` (LLaMA-Factory and torch load in
+the trainer fed them, through ``python -m hipwizard.parity.capture.step_batch`` (LLaMA-Factory and torch load in
 that subprocess). ``postmortem``: the batch, then a same-machine comparison of the run's model on it —
 this device in the run's dtype against a float64 CPU reference, with gradients — recorded in the workspace
 so the Parity screen shows it. The weights are the ones step N trained with, as far as the run kept them
@@ -118,7 +118,7 @@ def rebuild_batch(run_dir: Path, step: int, out: Path, *, world: int = 1, rank: 
     """Run ``step_batch`` in a subprocess; ``UserError`` with its one-line reason when it fails."""
     shard = ["--world-size", str(world), "--rank", str(rank)] if world > 1 else []
     try:
-        done = subprocess.run([sys.executable, "-m", "hipwizard.parity.step_batch", str(run_dir), "--step", str(step),
+        done = subprocess.run([sys.executable, "-m", "hipwizard.parity.capture.step_batch", str(run_dir), "--step", str(step),
                                "--out", str(out), *shard], capture_output=True, text=True,
                               timeout=REBUILD_TIMEOUT_S, cwd=run_dir)
     except subprocess.TimeoutExpired:

@@ -23,7 +23,7 @@ from hipwizard.progress import Progress, ProgressFn, quiet
 from hipwizard.workspace import Workspace
 
 if TYPE_CHECKING:
-    from hipwizard.parity.capture import CaptureResult
+    from hipwizard.parity.capture.model import CaptureResult
     from hipwizard.parity.curves import CurveGap
     from hipwizard.parity.worker import WorkerRun
 

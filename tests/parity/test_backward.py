@@ -10,8 +10,8 @@ import pytest
 
 from hipwizard.cli import main
 from hipwizard.errors import UserError
-from hipwizard.parity.backward import BackwardSpec, scalar_loss
-from hipwizard.parity.capture import capture_model, write_capture
+from hipwizard.parity.capture.backward import BackwardSpec, scalar_loss
+from hipwizard.parity.capture.model import capture_model, write_capture
 from hipwizard.parity.compare import compare_files
 from hipwizard.parity.report import Comparison
 
@@ -135,7 +135,7 @@ def test_attention_matrix_rows_per_backend(captures, demo_assets, capsys):
 
 
 def test_weight_gradients_are_stored_as_lora_sketches(captures):
-    from hipwizard.parity import sketch
+    from hipwizard.parity.capture import sketch
     from hipwizard.parity.tensorfile import read_meta, read_tensor_file
 
     meta = read_meta(captures["fp32"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.parity.capture import capture_model, write_capture
+from hipwizard.parity.capture.model import capture_model, write_capture
 from hipwizard.parity.compare import compare_files
 from hipwizard.parity.requests import RunOptions, Subject
 from hipwizard.parity.runs import compare_rerun, compare_same_machine

@@ -43,8 +43,8 @@ def test_failed_stream_leaves_nothing_behind(tmp_path):
 
 
 def _capture(demo_assets, tmp_path, name, backward=None, sink=True, layers=None):
-    from hipwizard.parity.capture import capture_model, write_capture
-    from hipwizard.parity.capture_stream import CaptureSink
+    from hipwizard.parity.capture.model import capture_model, write_capture
+    from hipwizard.parity.capture.stream import CaptureSink
 
     out = tmp_path / f"{name}.safetensors"
     kw = dict(device="cpu", dtype="bf16", seed=3, batch=2, seq=8, backward=backward, layers=layers)
@@ -59,7 +59,7 @@ def _capture(demo_assets, tmp_path, name, backward=None, sink=True, layers=None)
 
 @pytest.mark.parametrize("backward", [False, True])
 def test_streamed_capture_holds_what_the_batch_write_holds(demo_assets, tmp_path, backward):
-    from hipwizard.parity.backward import BackwardSpec
+    from hipwizard.parity.capture.backward import BackwardSpec
 
     spec = BackwardSpec(count_size=256) if backward else None
     streamed = read_tensor_file(_capture(demo_assets, tmp_path, "s", spec))
@@ -75,7 +75,7 @@ def test_streamed_capture_holds_what_the_batch_write_holds(demo_assets, tmp_path
 def test_name_put_twice_keeps_its_last_tensor(tmp_path):
     """A module called twice in a pass (a shared module): the stream cannot replace bytes it wrote, so the
     file is written whole at the end, with the last output, as the write-at-the-end path keeps it."""
-    from hipwizard.parity.capture_stream import CaptureSink
+    from hipwizard.parity.capture.stream import CaptureSink
 
     out = tmp_path / "c.safetensors"
     with CaptureSink(out) as sink:

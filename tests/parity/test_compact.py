@@ -10,7 +10,7 @@ import pytest
 
 from hipwizard.cli import main
 from hipwizard.errors import UserError
-from hipwizard.parity.capture import capture_model, write_capture
+from hipwizard.parity.capture.model import capture_model, write_capture
 from hipwizard.parity.compare import compare_files
 from hipwizard.parity.report import Comparison
 from hipwizard.parity.tensorfile import read_meta, read_tensor_file

@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 from safetensors.numpy import save_file
 
-from hipwizard.parity.fingerprint import config_hash, weights_hash
+from hipwizard.parity.capture.fingerprint import config_hash, weights_hash
 from hipwizard.parity.tensorfile import read_tensor_file
 
 

@@ -63,7 +63,7 @@ def test_torch_metrics_equal_numpy_metrics_and_fall_back_on_nan():
 def test_on_device_metrics_match_two_file_compare_on_the_demo_model(demo_assets, tmp_path):
     import json
 
-    from hipwizard.parity.capture import capture_model, write_capture
+    from hipwizard.parity.capture.model import capture_model, write_capture
     from hipwizard.parity.compare import compare_captures
     from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
@@ -93,7 +93,7 @@ def test_on_device_metrics_match_two_file_compare_on_the_demo_model(demo_assets,
 def test_capture_file_written_in_one_pass_is_read_by_safetensors(tmp_path):
     from safetensors.torch import load_file
 
-    from hipwizard.parity.capture import write_capture
+    from hipwizard.parity.capture.model import write_capture
     from hipwizard.parity.tensorfile import read_tensor_file
 
     x = torch.randn(3, 5, dtype=torch.float32)
@@ -115,7 +115,7 @@ def test_undecoded_bf16_reference_gives_identical_metrics(tmp_path, monkeypatch,
     exactly what the decoded numpy route reports, ties of the worst elements included."""
     import json
 
-    from hipwizard.parity.capture import write_capture
+    from hipwizard.parity.capture.model import write_capture
     from hipwizard.parity.compare import compare_captures
     from hipwizard.parity.tensorfile import (
         META_KEY,
@@ -180,7 +180,7 @@ def test_stacked_metrics_pick_the_same_worst_elements_as_numpy_across_chunks(n):
 
 
 def test_upload_moves_a_capture_in_one_copy_and_keeps_every_value(tmp_path):
-    from hipwizard.parity.capture import write_capture
+    from hipwizard.parity.capture.model import write_capture
     from hipwizard.parity.tensorfile import read_tensor_file
 
     gen = torch.Generator().manual_seed(4)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hipwizard.cli import main
-from hipwizard.parity.step_batch import locate, read_inputs
+from hipwizard.parity.capture.step_batch import locate, read_inputs
 from hipwizard.train.demo import write_demo_run_dir
 from tests.train.helpers import LF_ENV
 from tests.train.test_alarms import launch_spiked_demo
@@ -63,7 +63,7 @@ def test_rebuilt_batches_are_the_ones_the_trainer_fed(tmp_path, demo_assets):
     assert len(fed) == 12  # epochs of 5 micro-batches: 2+2+1, 2+2+1, 2
     for step, micro in ((3, [4]), (7, [10, 11])):
         out = tmp_path / f"b{step}.safetensors"
-        done = subprocess.run([sys.executable, "-m", "hipwizard.parity.step_batch", str(run), "--step", str(step),
+        done = subprocess.run([sys.executable, "-m", "hipwizard.parity.capture.step_batch", str(run), "--step", str(step),
                                "--out", str(out)], env=env, capture_output=True, text=True, cwd=run)
         assert done.returncode == 0, done.stderr[-2000:]
         t = read_inputs(out)
@@ -144,7 +144,7 @@ def test_rebuilt_batches_of_each_rank_are_the_ones_that_rank_was_fed(tmp_path, d
             first = epoch * per_epoch + update * 2
             micro = list(range(first, min(first + 2, (epoch + 1) * per_epoch)))
             out = tmp_path / f"r{rank}-s{step}.safetensors"
-            got = subprocess.run([sys.executable, "-m", "hipwizard.parity.step_batch", str(run), "--step", str(step),
+            got = subprocess.run([sys.executable, "-m", "hipwizard.parity.capture.step_batch", str(run), "--step", str(step),
                                   "--out", str(out), "--world-size", "2", "--rank", str(rank)],
                                  env=env, capture_output=True, text=True, cwd=run)
             assert got.returncode == 0, got.stderr[-2000:]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hipwizard.parity import sketch
+from hipwizard.parity.capture import sketch
 
 torch = pytest.importorskip("torch")
 

@@ -28,6 +28,6 @@ def kernel_context(attn: str | None):
     """A context pinning SDPA to one kernel for ``sdpa-*`` names; a no-op otherwise."""
     if attn not in SDPA_KERNELS:
         return contextlib.nullcontext()
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import SDPBackend, sdpa_kernel  # heavy: torch
 
     return sdpa_kernel(getattr(SDPBackend, SDPA_KERNELS[attn]))

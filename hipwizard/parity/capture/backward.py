@@ -31,8 +31,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hipwizard.errors import UserError
-from hipwizard.parity import sketch
-from hipwizard.parity.sketch import DEFAULT_RANK
+from hipwizard.parity.capture import sketch
+from hipwizard.parity.capture.sketch import DEFAULT_RANK
+from hipwizard.parity.capture.tensors import host_copy, perturbation_hook
 from hipwizard.progress import Progress, ProgressFn, quiet
 
 LOSSES = ("lm", "projection")
@@ -90,7 +91,7 @@ def wrong_backward_hook(scale: float, seed: int = 4321):
     """A forward hook passing the module's output through a custom autograd Function whose forward is the
     identity and whose backward adds seeded noise of relative size ``scale`` to the gradient: a kernel with a
     slightly wrong backward. The forward is bit-identical, so only gradient parity can see it."""
-    import torch
+    import torch  # heavy: torch
 
     class WrongBackward(torch.autograd.Function):
         @staticmethod
@@ -114,7 +115,7 @@ def wrong_backward_hook(scale: float, seed: int = 4321):
 def wrong_gradient(scale: float, seed: int = 4321):
     """A tensor hook for a parameter: its gradient plus seeded noise of relative size ``scale`` (a wrong
     weight-gradient kernel whose forward and input gradient are right)."""
-    import torch
+    import torch  # heavy: torch
 
     def hook(grad):
         gen = torch.Generator(device="cpu").manual_seed(seed)
@@ -126,8 +127,8 @@ def wrong_gradient(scale: float, seed: int = 4321):
 
 def scalar_loss(logits, input_ids, spec: BackwardSpec):
     """The fixed scalar loss of ``spec`` on ``logits`` (float32 math whatever the run's dtype)."""
-    import torch
-    import torch.nn.functional as F
+    import torch  # heavy: torch
+    import torch.nn.functional as F  # heavy: torch
 
     z = logits.float()
     if spec.loss == "lm":
@@ -141,7 +142,7 @@ def scalar_loss(logits, input_ids, spec: BackwardSpec):
 
 
 def _first_tensor(args, kwargs):
-    import torch
+    import torch  # heavy: torch
 
     for value in (*args, kwargs.get("hidden_states"), kwargs.get("input"), *kwargs.values()):
         if isinstance(value, torch.Tensor) and value.is_floating_point():
@@ -172,9 +173,8 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
     loss value, seconds): outputs by module name; gradients by tensor key (``grad/out/…``); rows as
     [{"name", "key", "module", "kind"}] in backward order. On the CPU unless ``to_host`` is False; with
     ``sink`` (``capture_stream.CaptureSink``) the outputs reach the file during the pass."""
-    import torch
+    import torch  # heavy: torch
 
-    from hipwizard.parity.capture import host_copy, perturbation_hook
 
     progress = progress or quiet
     by_name = dict(model.named_modules())

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hipwizard.errors import UserError
-from hipwizard.parity.capture import FORMAT, environment, pick_device, torch_dtype
+from hipwizard.parity.capture.model import FORMAT, environment, pick_device, torch_dtype
 from hipwizard.parity.tolerances import canonical_dtype
 from hipwizard.progress import Progress, ProgressFn, quiet
 
@@ -64,7 +64,7 @@ def capture_harness(
     inputs_from: dict | None = None, progress: ProgressFn | None = None,
 ) -> tuple[dict, dict]:
     """Run every case once. Returns (tensors for the file, metadata dict), like ``capture_model``."""
-    import torch
+    import torch  # heavy: torch
 
     progress = progress or quiet
     path = Path(path)
@@ -111,7 +111,7 @@ def capture_harness(
 
 
 def _prepare(x, tdtype, device: str):
-    import torch
+    import torch  # heavy: torch
 
     if not isinstance(x, torch.Tensor):
         return x

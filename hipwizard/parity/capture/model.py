@@ -18,8 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from hipwizard.errors import UserError
-from hipwizard.parity.fingerprint import config_hash, weights_hash
-from hipwizard.parity.tensorfile import META_KEY
+from hipwizard.parity.capture import sketch
+from hipwizard.parity.capture.attention import hf_implementation, kernel_context
+from hipwizard.parity.capture.backward import run_backward
+from hipwizard.parity.capture.fingerprint import config_hash, weights_hash
+from hipwizard.parity.capture.tensors import host_copy, perturbation_hook
+from hipwizard.parity.tensorfile import (
+    META_KEY,
+    read_meta,
+    read_tensor_file,
+    write_tensor_file,
+)
 from hipwizard.parity.tolerances import canonical_dtype
 from hipwizard.progress import Progress, ProgressFn, quiet
 
@@ -42,7 +51,7 @@ class CaptureResult:
 
 
 def torch_dtype(name: str):
-    import torch
+    import torch  # heavy: torch
 
     return {"fp64": torch.float64, "fp32": torch.float32, "fp16": torch.float16,
             "bf16": torch.bfloat16}[canonical_dtype(name)]
@@ -50,7 +59,7 @@ def torch_dtype(name: str):
 
 def pick_device(name: str) -> str:
     """'auto' -> 'cuda' when a GPU (CUDA or ROCm/HIP) is visible, else 'cpu'."""
-    import torch
+    import torch  # heavy: torch
 
     if name == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -63,7 +72,7 @@ def pick_device(name: str) -> str:
 
 def environment(device: str) -> dict[str, Any]:
     """Device name and torch / HIP / CUDA versions, for the capture metadata."""
-    import torch
+    import torch  # heavy: torch
 
     if device.startswith("cuda"):
         name = torch.cuda.get_device_name(torch.device(device))
@@ -112,7 +121,7 @@ def select_modules(model, patterns: list[str] | None) -> list[str]:
 
 def make_inputs(vocab_size: int, seed: int, batch: int, seq: int) -> dict:
     """Token ids drawn from a seeded CPU generator: identical on every machine and torch build."""
-    import torch
+    import torch  # heavy: torch
 
     if batch < 1 or seq < 1:
         raise UserError("--batch and --seq must be at least 1")
@@ -124,11 +133,10 @@ def make_inputs(vocab_size: int, seed: int, batch: int, seq: int) -> dict:
 def load_model(model_dir: Path, dtype: str, device: str, attn: str | None = None, adapter: Path | None = None):
     """A causal LM from a local folder (never the network), in ``dtype`` on ``device``, in eval mode; with
     ``adapter``, a PEFT adapter folder on top, unmerged and trainable (its ``lora_*`` gradients are captured)."""
-    from transformers import AutoModelForCausalLM
-    from transformers.utils import logging as hf_logging
+    from transformers import AutoModelForCausalLM  # heavy: transformers
+    from transformers.utils import logging as hf_logging  # heavy: transformers
 
     hf_logging.disable_progress_bar()  # progress is ours to report, on our channel
-    from hipwizard.parity.attention import hf_implementation
 
     kwargs: dict[str, Any] = {"dtype": torch_dtype(dtype), "local_files_only": True}
     if attn:
@@ -146,7 +154,7 @@ def _with_adapter(model, adapter: Path):
     if not (adapter / "adapter_config.json").is_file():
         raise UserError(f"{adapter} is not a PEFT adapter folder (no adapter_config.json)")
     try:
-        from peft import PeftModel
+        from peft import PeftModel  # heavy: peft
     except ImportError:
         raise UserError("--adapter needs the peft package (pip install peft)") from None
     try:
@@ -162,23 +170,6 @@ def model_fingerprint(model_dir: Path, adapter: Path | None = None) -> dict[str,
     if adapter is not None:
         out["adapter"] = {"name": Path(adapter).name, "weights_hash": weights_hash(adapter)}
     return out
-
-
-def perturbation_hook(scale: float, seed: int = 1234):
-    """A forward hook adding Gaussian noise of relative size ``scale`` to a module's output.
-
-    Shows what a broken kernel looks like; tests use it to check the first divergent module.
-    """
-    import torch
-
-    def hook(_module, _args, output):
-        first = output[0] if isinstance(output, tuple) else output
-        gen = torch.Generator(device="cpu").manual_seed(seed)
-        noise = torch.randn(first.shape, generator=gen, dtype=torch.float32).to(first.device, first.dtype)
-        noisy = first + noise * (first.float().std() * scale).to(first.dtype)
-        return (noisy, *output[1:]) if isinstance(output, tuple) else noisy
-
-    return hook
 
 
 def capture_model(
@@ -218,13 +209,11 @@ def capture_model(
         inputs = {k: v for k, v in inputs_from.items()}
     else:
         inputs = make_inputs(model.config.vocab_size, seed, batch, seq)
-    from hipwizard.parity.attention import kernel_context
 
     with kernel_context(attn):
         captured, order, grads, rows, loss_value, timings = _run(
             model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device or bool(compact),
             timings, sink)
-    from hipwizard.parity import sketch
 
     forms: dict[str, dict] = {}
     if compact:  # sketched where they were computed, then to the host (unless asked to stay there)
@@ -258,7 +247,6 @@ def capture_model(
 def _run(model, names, inputs, device, perturb, perturb_grad, backward, progress, on_device, timings, sink=None):
     """The hooked pass: forward only, or forward and backward (``backward.run_backward``)."""
     if backward is not None:
-        from hipwizard.parity.backward import run_backward
 
         captured, order, grads, rows, loss_value, timings["forward_backward_s"] = run_backward(
             model, names, inputs, device, backward, perturb=perturb, perturb_grad=perturb_grad, progress=progress,
@@ -276,7 +264,7 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
     """One forward pass with capture hooks on ``names``. Returns (outputs, execution order, seconds);
     the outputs are on the CPU, or left on ``device`` when ``to_host`` is False; with ``sink`` (a
     ``capture_stream.CaptureSink``) each output goes to the host and the file as its module returns."""
-    import torch
+    import torch  # heavy: torch
 
     progress = progress or quiet
     by_name = dict(model.named_modules())
@@ -319,30 +307,6 @@ def run_hooked(model, names: list[str], inputs: dict, device: str, perturb: dict
     return captured, order, seconds
 
 
-def host_copy(tensors: dict) -> dict:
-    """The tensors on the CPU. From a GPU: one device->host copy per dtype into pinned memory (torch's
-    caching host allocator keeps the buffer), not one pageable, synchronising copy per tensor."""
-    import torch
-
-    if not tensors or not all(t.is_cuda for t in tensors.values()):
-        return {n: t.to("cpu").contiguous() for n, t in tensors.items()}
-    out: dict = {}
-    by_dtype: dict = {}
-    for n, t in tensors.items():
-        by_dtype.setdefault(t.dtype, []).append(n)
-    for dtype, names in by_dtype.items():
-        flat = torch.cat([tensors[n].reshape(-1) for n in names])
-        host = torch.empty(flat.numel(), dtype=dtype, pin_memory=True)
-        host.copy_(flat, non_blocking=True)
-        offset = 0
-        for n in names:
-            size = tensors[n].numel()
-            out[n] = host[offset:offset + size].view(tensors[n].shape)
-            offset += size
-    torch.cuda.synchronize()
-    return {n: out[n] for n in tensors}
-
-
 _SAFETENSORS_TAGS = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
                      "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL"}
 
@@ -352,7 +316,7 @@ def tensor_entries(tensors: dict) -> dict[str, tuple[str, list[int], Any]]:
 
     A tensor's bytes are read in place through a uint8 view (bf16 included, which numpy cannot hold).
     """
-    import torch
+    import torch  # heavy: torch
 
     entries = {}
     for name, t in tensors.items():
@@ -367,7 +331,6 @@ def tensor_entries(tensors: dict) -> dict[str, tuple[str, list[int], Any]]:
 
 def write_capture(path: str | Path, tensors: dict, meta: dict) -> CaptureResult:
     """Serialise tensors + metadata to ``path`` atomically (never a half-written capture), in one pass."""
-    from hipwizard.parity.tensorfile import write_tensor_file
 
     t0 = time.perf_counter()
     size = write_tensor_file(path, tensor_entries(tensors), {META_KEY: json.dumps(meta)})
@@ -379,9 +342,8 @@ def write_capture(path: str | Path, tensors: dict, meta: dict) -> CaptureResult:
 
 def read_inputs(path: str | Path) -> tuple[dict, dict]:
     """A capture's inputs as CPU torch tensors (in the dtype they were fed) and its metadata."""
-    import torch
+    import torch  # heavy: torch
 
-    from hipwizard.parity.tensorfile import read_meta, read_tensor_file
 
     tf = read_tensor_file(path)
     meta = read_meta(tf)

@@ -40,7 +40,7 @@ def sketch_size(shape, rank: int) -> int:
 
 @lru_cache(maxsize=32)
 def _projections(out: int, inp: int, rank: int, seed: int, device: str):
-    import torch
+    import torch  # heavy: torch
 
     gen = torch.Generator(device="cpu").manual_seed(seed)
     a = torch.randn((rank, inp), generator=gen, dtype=torch.float32).to(torch.float64) / math.sqrt(inp)
@@ -73,7 +73,7 @@ def sketch_many(grads: list, rank: int = DEFAULT_RANK, seed: int = SEED) -> list
     """``sketch`` of each 2-D gradient, same-shape ones in one batched product (a capture sketches every
     LoRA target: one pair of products per shape instead of per weight keeps the host from launching
     hundreds of small kernels)."""
-    import torch
+    import torch  # heavy: torch
 
     result: list = [None] * len(grads)
     for members in _batches(grads, lambda g: tuple(g.shape)):
@@ -115,7 +115,7 @@ def count_sketch(x, size: int = COUNT_SIZE, seed: int = SEED):
 
 def count_sketch_many(tensors: list, size: int = COUNT_SIZE, seed: int = SEED) -> list:
     """``count_sketch`` of each tensor, same-size ones stacked into one scatter (see ``sketch_many``)."""
-    import torch
+    import torch  # heavy: torch
 
     result: list = [None] * len(tensors)
     for members in _batches(tensors, lambda t: t.numel()):
@@ -133,7 +133,7 @@ def count_sketch_many(tensors: list, size: int = COUNT_SIZE, seed: int = SEED) -
 
 @lru_cache(maxsize=16)
 def _hashes(n: int, size: int, seed: int, device: str):
-    import torch
+    import torch  # heavy: torch
 
     gen = torch.Generator(device="cpu").manual_seed(seed)
     a, b, c, d = (int(v) for v in torch.randint(1, _PRIME, (4,), generator=gen))

@@ -1,6 +1,6 @@
 """Rebuild the batch a LLaMA-Factory run trained on at a given optimizer step, exactly as its trainer saw it.
 
-Run as ``python -m hipwizard.parity.step_batch RUN_DIR --step N --out FILE.safetensors`` (LLaMA-Factory, torch
+Run as ``python -m hipwizard.parity.capture.step_batch RUN_DIR --step N --out FILE.safetensors`` (LLaMA-Factory, torch
 and transformers load in that process only). The run's own ``config.yaml`` goes through LLaMA-Factory's
 ``run_exp`` — the same argument parsing, tokenizer, template, dataset processing, collator, trainer, seed and
 accelerate-prepared dataloader as the run — and a callback takes over at ``on_train_begin``, before any
@@ -28,6 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from hipwizard.errors import UserError
+
 FORMAT = "hipwizard-step-batch/1"
 
 
@@ -49,7 +51,7 @@ def locate(step: int, micro_batches: int, accumulation: int) -> tuple[int, int, 
 
 
 def _concat(batches: list[dict], pad_id: int) -> dict:
-    import torch
+    import torch  # heavy: torch
 
     width = max(int(b["input_ids"].shape[1]) for b in batches)
     out: dict[str, list] = {"input_ids": [], "attention_mask": [], "labels": []}
@@ -68,7 +70,7 @@ def _concat(batches: list[dict], pad_id: int) -> dict:
 
 def _shard_as(world_size: int, rank: int) -> None:
     """Make the trainer's ``accelerator.prepare`` shard its dataloader for rank ``rank`` of ``world_size``."""
-    import accelerate.accelerator as accelerator_module
+    import accelerate.accelerator as accelerator_module  # heavy: accelerate
 
     original = accelerator_module.prepare_data_loader
 
@@ -82,11 +84,10 @@ def _shard_as(world_size: int, rank: int) -> None:
 def rebuild(run_dir: Path, step: int, out: Path, *, world_size: int = 1, rank: int = 0) -> dict:
     """Write the batch of optimizer step ``step`` of the run in ``run_dir`` (rank ``rank`` of ``world_size``)
     to ``out``; returns its metadata."""
-    from ruamel.yaml import YAML
-    from safetensors.torch import save_file
-    from transformers import TrainerCallback
-
-    from llamafactory.train.tuner import run_exp
+    from llamafactory.train.tuner import run_exp  # heavy: llamafactory
+    from ruamel.yaml import YAML  # heavy: ruamel
+    from safetensors.torch import save_file  # heavy: safetensors
+    from transformers import TrainerCallback  # heavy: transformers
 
     config = YAML(typ="safe").load((run_dir / "config.yaml").read_text(encoding="utf-8"))
     meta: dict = {}
@@ -137,10 +138,9 @@ def rebuild(run_dir: Path, step: int, out: Path, *, world_size: int = 1, rank: i
 def read_inputs(path: Path) -> dict:
     """The model inputs of a step-batch file (or any capture): ``input_ids`` and ``attention_mask`` as CPU
     tensors. Raises ``UserError`` naming the file when it has no ``input/input_ids``."""
-    from hipwizard.errors import UserError
 
     try:
-        from safetensors.torch import load_file
+        from safetensors.torch import load_file  # heavy: safetensors
 
         tensors = load_file(str(path))
     except (OSError, ValueError, RuntimeError) as exc:
@@ -153,7 +153,7 @@ def read_inputs(path: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m hipwizard.parity.step_batch")
+    p = argparse.ArgumentParser(prog="python -m hipwizard.parity.capture.step_batch")
     p.add_argument("run_dir", type=Path)
     p.add_argument("--step", type=int, required=True)
     p.add_argument("--out", type=Path, required=True)

@@ -18,7 +18,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hipwizard.parity.tensorfile import META_KEY, TensorStream
+from hipwizard.parity.capture.model import tensor_entries
+from hipwizard.parity.tensorfile import META_KEY, TensorStream, write_tensor_file
 
 
 class CaptureSink:
@@ -39,7 +40,7 @@ class CaptureSink:
     def put(self, name: str, tensor):
         """Queue ``tensor`` (a clone the caller will not change) as ``name``; returns its host copy, filled
         once ``drain`` returns. A name seen before is not streamed again (see the module docstring)."""
-        import torch
+        import torch  # heavy: torch
 
         if tensor.is_cuda:
             if self._side is None:
@@ -61,7 +62,6 @@ class CaptureSink:
         return host
 
     def _write_loop(self) -> None:
-        from hipwizard.parity.capture import tensor_entries
 
         while (item := self._queue.get()) is not None:
             if self._error is not None:
@@ -87,8 +87,6 @@ class CaptureSink:
 
     def finish(self, tensors: dict[str, Any], meta: dict) -> int:
         """Complete the file with the ``tensors`` not streamed yet and ``meta``; returns its size."""
-        from hipwizard.parity.capture import tensor_entries
-        from hipwizard.parity.tensorfile import write_tensor_file
 
         self.drain()
         if self._repeated:
