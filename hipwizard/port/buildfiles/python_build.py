@@ -125,8 +125,9 @@ def translate_pyproject(text: str, target: BuildTarget = BuildTarget(),
     for i, line in enumerate(lines.text):
         if line.lstrip().startswith("#"):
             continue
-        for m in _CUDA_WHEEL.finditer(line):
-            lines.flag(i, "cuda-wheel", "med", f"{m.group('dep')} is a CUDA build of a package",
+        wheels = [m.group("dep") for m in _CUDA_WHEEL.finditer(line)]
+        if wheels:
+            lines.flag(i, "cuda-wheel", "med", f"{', '.join(wheels)}: CUDA builds of packages",
                        "use its ROCm build where one exists (torch from a rocm index; cupy-rocm-*), or make it "
                        "optional", TORCH_ROCM_DOC)
         if _CUDA_INDEX.search(line):
