@@ -23,8 +23,8 @@ from hipwizard.port.compat import Target, target_version
 from hipwizard.port.edits import carry_mask
 from hipwizard.port.hunks import flagged_counts, hunks_from_edits, split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
-from hipwizard.port.risk_tree import flag_tree
-from hipwizard.port.risks import flag_translation, summarize_flags
+from hipwizard.port.risk.tree import flag_tree
+from hipwizard.port.risk.flags import flag_translation, summarize_flags
 from hipwizard.port.scan import MAX_BYTES, ScanResult, SkippedFile, SourceFile, scan_tree
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hipwizard.port.risks import find_risks
+from hipwizard.port.risk.flags import find_risks
 from hipwizard.port.tables import load_tables
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

@@ -1,12 +1,12 @@
-"""Warp-size facts that cross files (hipwizard/port/risk_flow.py, risk_tree.py): a kernel sized by a 32-wide warp
+"""Warp-size facts that cross files (hipwizard/port/risk/flow.py, risk_tree.py): a kernel sized by a 32-wide warp
 flags its head and launches, in its own file and in the folder's other files; a constant defined from 32 in a
 header flags its uses in a .cu beside it (after HeCBench f27000a5 src/gemv-hip, src/softmax-online-hip)."""
 
 from __future__ import annotations
 
 from hipwizard.port.engine import port_tree
-from hipwizard.port.risk_flow import enclosing_function, warp_functions
-from hipwizard.port.risks import code_lines
+from hipwizard.port.risk.flow import enclosing_function, warp_functions
+from hipwizard.port.risk.flags import code_lines
 
 KERNELS = """#pragma once
 #define WARP_SIZE 32

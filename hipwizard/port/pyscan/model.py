@@ -1,7 +1,7 @@
 """What a Python rule is and what it finds: a rule (id, severity, why, what to do, a URL that says so), a
 finding on a 1-based line, and, where the fix is mechanical, the replacement text for a span of the source.
 
-Findings duck-type ``hipwizard.port.risks.Finding`` (``rule.rule_id``, ``line``, ``flag()``), so
+Findings duck-type ``hipwizard.port.risk.flags.Finding`` (``rule.rule_id``, ``line``, ``flag()``), so
 ``risks.attach_findings`` hangs them on hunks or untouched lines like any C/C++ risk, and every face shows
 them as the same ``RiskFlag``.
 """

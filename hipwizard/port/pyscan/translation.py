@@ -10,7 +10,7 @@ from hipwizard.port.pyscan.fallback import scan_lines
 from hipwizard.port.pyscan.model import PyFinding, Replacement
 from hipwizard.port.pyscan.source import PySource
 from hipwizard.port.pyscan.visitor import scan_source
-from hipwizard.port.risks import attach_findings
+from hipwizard.port.risk.flags import attach_findings
 
 BACKEND = "pyscan"
 

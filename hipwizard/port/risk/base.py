@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hipwizard.port.line_search import matching_lines
+from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.model import Severity
 
 Detector = Callable[[list[str]], list[int]]

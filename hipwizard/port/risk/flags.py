@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from hipwizard.port.hunks import split_lines
 from hipwizard.port.lexer import mask_non_code
-from hipwizard.port.line_search import CodeLines
+from hipwizard.port.risk.line_search import CodeLines
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
-from hipwizard.port.risk_rules import RULES, RiskRule
+from hipwizard.port.risk.rules import RULES, RiskRule
 
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from hipwizard.port.line_search import matching_lines
-from hipwizard.port.risk_base import RiskRule, _rx
+from hipwizard.port.risk.line_search import matching_lines
+from hipwizard.port.risk.base import RiskRule, _rx
 
 _HECB = "zjin-lcf/HeCBench@f27000a5"
 _HIP_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst"

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from hipwizard.port.line_search import matching_lines
-from hipwizard.port.risk_base import RiskRule
-from hipwizard.port.risk_rules_host import _FUNC, call_lines, warp32_const_uses, warp32_consts
+from hipwizard.port.risk.line_search import matching_lines
+from hipwizard.port.risk.base import RiskRule
+from hipwizard.port.risk.rules_host import _FUNC, call_lines, warp32_const_uses, warp32_consts
 
 # findings that size something by 32 lanes (not the mask/_sync spelling, which a port fixes in place)
 # (LANE_MASK_31 left out: '& 31' is as often a bank or bit index; in-sample it added places, no caught edit)
@@ -70,7 +70,7 @@ def warp_functions(lines: list[str], consts: set[str] | None = None,
     sized by it too, and so is the kernel that calls it (addBiasResidualLayerNorm-hip gives all three a
     warp-size parameter)."""
     # the device rules are defined there (imported here: risk_rules imports this module)
-    from hipwizard.port.risk_rules import RULES_BY_ID
+    from hipwizard.port.risk.rules import RULES_BY_ID
 
     hits: set[int] = set()
     for rule_id in SIZE_RULES:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from hipwizard.port.line_search import matching_lines
-from hipwizard.port.risk_base import Detector, RiskRule, _rx  # noqa: F401  (re-exported: the catalogue's types)
+from hipwizard.port.risk.line_search import matching_lines
+from hipwizard.port.risk.base import Detector, RiskRule, _rx  # noqa: F401  (re-exported: the catalogue's types)
 
 _WARP_NAME = r"\w*(?:warp|WARP|Warp|lane|LANE|wave|WAVE|Wave)\w*"
 _SHFL_16 = re.compile(r"\bfor\s*\([^;]*=\s*(?:16|32\s*/\s*2|\(\s*32\s*/\s*2\s*\))[uU]?\s*;[^;]*;[^)]*(?:>>=|/=|>>|/)")
@@ -236,8 +236,8 @@ DEVICE_RULES: tuple[RiskRule, ...] = (
 )
 
 # the host-side and data-flow rules build on RiskRule and _rx above
-from hipwizard.port.risk_rules_host import HOST_RULES  # noqa: E402
-from hipwizard.port.risk_flow import FLOW_RULES  # noqa: E402
+from hipwizard.port.risk.rules_host import HOST_RULES  # noqa: E402
+from hipwizard.port.risk.flow import FLOW_RULES  # noqa: E402
 
 RULES: tuple[RiskRule, ...] = DEVICE_RULES + HOST_RULES + FLOW_RULES
 RULES_BY_ID = {rule.rule_id: rule for rule in RULES}

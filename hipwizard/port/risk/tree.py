@@ -14,10 +14,10 @@ import posixpath
 import re
 
 from hipwizard.port.model import FileTranslation
-from hipwizard.port.risk_flow import reducers, warp_function_uses, warp_functions
-from hipwizard.port.risk_rules import RULES_BY_ID
-from hipwizard.port.risk_rules_host import warp32_consts
-from hipwizard.port.risks import Finding, attach_findings, code_lines
+from hipwizard.port.risk.flow import reducers, warp_function_uses, warp_functions
+from hipwizard.port.risk.rules import RULES_BY_ID
+from hipwizard.port.risk.rules_host import warp32_consts
+from hipwizard.port.risk.flags import Finding, attach_findings, code_lines
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 _MARKERS = ("32", "31", "0x1f", "0x1F", ">> 5", ">>5")  # a file without any of these exports no warp fact
