@@ -215,3 +215,104 @@ def test_the_door_rule_fails_on_a_violation(tmp_path):
 
 def test_faces_enter_the_port_by_its_door():
     assert _behind_the_door("port") == []
+
+
+# --- no import circles: no two project modules import each other, directly or round a longer loop -------------
+# The steps whose modules are checked; parity and train join when their circles are gone (issue 28).
+CYCLE_FREE_STEPS = ("port", "doctor", "gpu")
+
+
+def _import_graph(package) -> dict[str, set[str]]:
+    """{module: project modules it imports} for every module under ``package`` (a folder laid out as
+    ``hipwizard/``), read with the AST: imports inside functions and under TYPE_CHECKING count."""
+    import ast
+    from pathlib import Path
+
+    package = Path(package)
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = ("hipwizard", *path.relative_to(package).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        is_pkg = path.name == "__init__.py"
+        edges = graph.setdefault(name, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = name.split(".")[: len(name.split(".")) - node.level + (1 if is_pkg else 0)]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                for a in node.names:
+                    edges.add(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base)
+        edges &= set(modules)
+        edges.discard(name)
+    return graph
+
+
+def _import_cycles(package, steps=CYCLE_FREE_STEPS) -> list[list[str]]:
+    """Each import circle (a strongly connected set of modules, sorted) that holds a module of ``steps``."""
+    import sys as _sys
+
+    graph = _import_graph(package)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    limit = _sys.getrecursionlimit()
+    _sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        _sys.setrecursionlimit(limit)
+    return sorted(g for g in found if any(m.split(".")[1] in steps for m in g))
+
+
+def test_no_import_circles():
+    from pathlib import Path
+
+    assert _import_cycles(Path(hipwizard.__file__).parent) == []
+
+
+def test_the_circle_rule_fails_on_a_violation(tmp_path):
+    """The check above is not vacuous: two port modules importing each other (one inside a function, as
+    the risk catalogue's parts did) are a circle; so is a loop round three modules."""
+    import shutil
+    from pathlib import Path
+
+    package = tmp_path / "hipwizard"
+    shutil.copytree(Path(hipwizard.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__", "assets"))
+    (package / "port" / "a.py").write_text("from hipwizard.port.b import X\nY = 1\n")
+    (package / "port" / "b.py").write_text("X = 1\ndef f():\n    from hipwizard.port.a import Y\n    return Y\n")
+    (package / "doctor" / "c.py").write_text("from hipwizard.doctor import d\n")
+    (package / "doctor" / "d.py").write_text("from . import e\n")
+    (package / "doctor" / "e.py").write_text("import hipwizard.doctor.c\n")
+    assert _import_cycles(package) == [["hipwizard.doctor.c", "hipwizard.doctor.d", "hipwizard.doctor.e"],
+                                       ["hipwizard.port.a", "hipwizard.port.b"]]

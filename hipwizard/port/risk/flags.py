@@ -16,7 +16,8 @@ from hipwizard.port.hunks import split_lines
 from hipwizard.port.lexer import mask_non_code
 from hipwizard.port.risk.line_search import CodeLines
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
-from hipwizard.port.risk.rules import RULES, RiskRule
+from hipwizard.port.risk.base import RiskRule
+from hipwizard.port.risk.rules import RULES
 
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b")
 

@@ -16,11 +16,13 @@ import re
 
 from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.risk.base import RiskRule
+from hipwizard.port.risk.device import DEVICE_RULES
 from hipwizard.port.risk.rules_host import _FUNC, call_lines, warp32_const_uses, warp32_consts
 
 # findings that size something by 32 lanes (not the mask/_sync spelling, which a port fixes in place)
 # (LANE_MASK_31 left out: '& 31' is as often a bank or bit index; in-sample it added places, no caught edit)
 SIZE_RULES = ("WARP32_LITERAL", "SHFL_LOOP_16")
+_SIZE_DETECTORS = {rule.rule_id: rule for rule in DEVICE_RULES if rule.rule_id in SIZE_RULES}
 _NOT_FUNC = {"if", "for", "while", "switch", "return", "sizeof", "catch"}
 _DEVICE = re.compile(r"__(?:global|device)__")
 _TEMPLATE = re.compile(r"^\s*template\s*<")
@@ -69,12 +71,9 @@ def warp_functions(lines: list[str], consts: set[str] | None = None,
     such a function (``callees``: those of other files): a block reduction built on a 32-lane warp reduction is
     sized by it too, and so is the kernel that calls it (addBiasResidualLayerNorm-hip gives all three a
     warp-size parameter)."""
-    # the device rules are defined there (imported here: risk_rules imports this module)
-    from hipwizard.port.risk.rules import RULES_BY_ID
-
     hits: set[int] = set()
     for rule_id in SIZE_RULES:
-        hits.update(RULES_BY_ID[rule_id].detect(lines))
+        hits.update(_SIZE_DETECTORS[rule_id].detect(lines))
     names = set(consts or ()) | set(warp32_consts(lines).values())
     hits.update(warp32_const_uses(lines, names))
     out: dict[str, int] = {}
