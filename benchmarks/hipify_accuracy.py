@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions  # noqa: E402
+from hipwizard.port.translation.builtin import BuiltinTranslator, TranslateOptions  # noqa: E402
 from hipwizard.runner import SubprocessRunner  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "port" / "corpus"

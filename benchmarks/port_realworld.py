@@ -45,10 +45,10 @@ from realworld_metrics import (
     similarity,
 )
 
-from hipwizard.port.engine import port_tree
-from hipwizard.port.lexer import mask_non_code
+from hipwizard.port.translation.engine import port_tree
+from hipwizard.port.translation.lexer import mask_non_code
 from hipwizard.port.model import FileTranslation
-from hipwizard.port.tables import load_tables
+from hipwizard.port.translation.tables import load_tables
 
 BATCH = 64
 TU_SUFFIXES = {".cu", ".cpp", ".cc"}

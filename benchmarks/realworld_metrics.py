@@ -33,8 +33,8 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from pathlib import Path
 
-from hipwizard.port.lexer import mask_non_code
-from hipwizard.port.tables import HipifyTables
+from hipwizard.port.translation.lexer import mask_non_code
+from hipwizard.port.translation.tables import HipifyTables
 
 SOURCE_SUFFIXES = {".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".c", ".inc"}
 NEAR = 3

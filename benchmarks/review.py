@@ -30,7 +30,7 @@ from textual._compositor import CompositorUpdate
 from textual.app import App
 from textual.widgets import Static
 
-from hipwizard.port.hunks import split_hunks
+from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, RiskFlag
 from hipwizard.port.review_state import ReviewState
 from hipwizard.tui.app import HipwizardApp

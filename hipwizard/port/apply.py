@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Literal
 
 from hipwizard.errors import UserError
-from hipwizard.port.hunks import split_lines
+from hipwizard.port.translation.hunks import split_lines
 from hipwizard.port.model import Hunk
 from hipwizard.port.review_state import ReviewState, fingerprint
 from hipwizard.port.worktree import WorkTree, copy_file

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.port.hunks import split_lines
+from hipwizard.port.translation.hunks import split_lines
 
 
 # Tried in order when neither $VISUAL nor $EDITOR is set (Debian's choice first, then what most systems have).

@@ -135,7 +135,7 @@ class FileTranslation:
     # Risks on lines the translation left unchanged (no hunk to hang them on), e.g. `#define WARP_SIZE 32`.
     untouched_flags: list[RiskFlag] = field(default_factory=list)
     # "utf-8", or "utf-8+surrogateescape" when the source was not UTF-8: write with
-    # hipwizard.port.scan.encode_source so its bytes come back unchanged.
+    # hipwizard.port.translation.scan.encode_source so its bytes come back unchanged.
     encoding: str = "utf-8"
 
 

@@ -29,7 +29,7 @@ from hipwizard.port.review_format import Decision, fingerprint
 from hipwizard.port.review_memo import ReviewMemo
 from hipwizard.port.review_queries import API_KINDS, ReviewQueries
 from hipwizard.port.review_reconcile import ReconcileReport, carry_over, changed_files
-from hipwizard.port.scan import encode_source
+from hipwizard.port.translation.scan import encode_source
 from hipwizard.port.split import split_hunk
 
 HISTORY_LIMIT = 500

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-from hipwizard.port.hunks import flagged_counts
+from hipwizard.port.translation.hunks import flagged_counts
 from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk
 from hipwizard.port.review_format import Decision
 

@@ -42,7 +42,7 @@ class ReconcileReport:
 def changed_files(src: Path, files: dict[str, dict]) -> list[str]:
     """Files (``{rel: {"sha256": ...}}``) whose source bytes under ``src`` differ from the fingerprint,
     or vanished."""
-    from hipwizard.port.scan import Skip, read_bounded
+    from hipwizard.port.translation.scan import Skip, read_bounded
 
     out = []
     for rel, info in files.items():

@@ -38,7 +38,7 @@ from hipwizard.workspace import Workspace
 if TYPE_CHECKING:  # the engine and the compile check load when an action runs, not with the screen
     from hipwizard.port.apply import ApplyReport
     from hipwizard.port.compile_check import FileCheck
-    from hipwizard.port.engine import PortReport
+    from hipwizard.port.translation.engine import PortReport
 
 Accept = Literal["all", "unflagged"]
 
@@ -94,7 +94,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     existing non-empty folder hipwizard did not write, only with ``force``. Files over ``max_bytes`` (default:
     the engine's cap, 8 MiB) are skipped and named. Bad input raises ``UserError`` before anything is written.
     """
-    from hipwizard.port.engine import port_tree
+    from hipwizard.port.translation.engine import port_tree
     from hipwizard.port.worktree import is_foreign
 
     src_p, out_p = _resolve(ws, src), _resolve(ws, out)
@@ -182,8 +182,8 @@ def _writable(folder: Path) -> bool:
 
 
 def _retranslate(review: ReviewState, hip_version: str | None, progress: ProgressFn | None):
-    from hipwizard.port.backends import BACKENDS
-    from hipwizard.port.engine import translate_tree
+    from hipwizard.port.translation.backends import BACKENDS
+    from hipwizard.port.translation.engine import translate_tree
 
     # The review's own backend, so unchanged files give the same hunks (and ids).
     backend = review.backend if review.backend in BACKENDS else "auto"
@@ -322,7 +322,7 @@ def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, 
     """Compile-check every translation unit under ``folder`` with hipcc for ``arch`` (default: the doctor's
     gfx arch, else gfx942). Raises ``UserError`` when the folder holds none."""
     from hipwizard.port.compile_check import UNITS, check_files
-    from hipwizard.port.scan import SKIP_DIRS
+    from hipwizard.port.translation.scan import SKIP_DIRS
 
     root = Path(folder).expanduser()
     if not root.is_dir():

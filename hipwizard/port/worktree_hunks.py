@@ -18,8 +18,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hipwizard.port.hunks import split_lines
-from hipwizard.port.linediff import line_opcodes
+from hipwizard.port.translation.hunks import split_lines
+from hipwizard.port.translation.linediff import line_opcodes
 
 OURS, SEP, THEIRS = "<<<<<<< yours", "=======", ">>>>>>> new result"
 CONFLICT_CHOICES = ("mine", "new")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hipwizard.port.hunks import split_hunks
+from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
 from hipwizard.port.review_state import ReviewState
 
@@ -85,7 +85,7 @@ def risky_project(tmp_path: Path) -> ReviewState:
     """A review made by the real engine (built-in backend, real risk rules) of a tree where
     ``include/common.cuh`` is not changed by the translation at all but holds 32-lane risks, and
     ``main.cu`` has hunks and no risk."""
-    from hipwizard.port.engine import translate_tree
+    from hipwizard.port.translation.engine import translate_tree
 
     src = tmp_path / "src"
     (src / "include").mkdir(parents=True, exist_ok=True)

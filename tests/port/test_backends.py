@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.port.backends import BuiltinBackend, HipifyPerlBackend, choose_backend
-from hipwizard.port.backends.hipify_output import parse_clang_warnings, parse_perl_warnings, parse_stats
+from hipwizard.port.translation.backends import BuiltinBackend, HipifyPerlBackend, choose_backend
+from hipwizard.port.translation.backends.hipify_output import parse_clang_warnings, parse_perl_warnings, parse_stats
 from hipwizard.port.demo import DEMO_PROJECT
-from hipwizard.port.scan import scan_tree
+from hipwizard.port.translation.scan import scan_tree
 from hipwizard.runner import RunResult
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "port" / "hipify-perl"
@@ -94,8 +94,8 @@ def _real_hipify_perl() -> str | None:
 def test_real_hipify_perl_output_gives_exact_hunks_with_progress(tmp_path):
     # the external-tool path: hunks from the line diff rebuild hipify-perl's output exactly, and progress
     # counts files in both stages
-    from hipwizard.port.engine import port_tree
-    from hipwizard.port.hunks import apply_hunks
+    from hipwizard.port.translation.engine import port_tree
+    from hipwizard.port.translation.hunks import apply_hunks
     from hipwizard.runner import SubprocessRunner
 
     shutil.copytree(DEMO_PROJECT, tmp_path / "src")

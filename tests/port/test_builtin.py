@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hipwizard.port.builtin import TranslateOptions, rewrite_launches, translate_text
+from hipwizard.port.translation.builtin import TranslateOptions, rewrite_launches, translate_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from hipify_accuracy import load_corpus, score  # noqa: E402
@@ -157,8 +157,8 @@ def test_the_edit_log_rebuilds_the_translation():
 
 def test_the_masking_carried_over_the_edits_equals_masking_the_translation():
     from hipwizard.port.demo import DEMO_PROJECT
-    from hipwizard.port.edits import carry_mask
-    from hipwizard.port.lexer import mask_non_code
+    from hipwizard.port.translation.edits import carry_mask
+    from hipwizard.port.translation.lexer import mask_non_code
 
     corpus = Path(__file__).resolve().parents[1] / "fixtures" / "port" / "corpus"
     paths = sorted(corpus.glob("*.c*")) + sorted(p for p in DEMO_PROJECT.rglob("*") if p.suffix in (".cu", ".cuh"))

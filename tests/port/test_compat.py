@@ -3,9 +3,9 @@ that ROCm has under the CUDA name (warp sync builtins since 6.2, opt-in before 7
 
 from __future__ import annotations
 
-from hipwizard.port.builtin import TranslateOptions, translate_text
-from hipwizard.port.compat import newest_known, target_version
-from hipwizard.port.tables import parse_version
+from hipwizard.port.translation.builtin import TranslateOptions, translate_text
+from hipwizard.port.translation.compat import newest_known, target_version
+from hipwizard.port.translation.tables import parse_version
 
 SHFL = "__global__ void k(float* v){ *v = __shfl_xor_sync(0xffffffffffffffffull, *v, 1); }\n"
 BF16 = "#include <cuda_bf16.h>\n__global__ void k(float* o, __nv_bfloat16* b){ *o = __bfloat162float(*b); }\n"

@@ -8,8 +8,8 @@ import pytest
 
 from hipwizard.port.compile_check import check_files, find_toolchain, parse_diagnostics
 from hipwizard.port.demo import DEMO_PROJECT
-from hipwizard.port.engine import translate_tree
-from hipwizard.port.hunks import apply_hunks
+from hipwizard.port.translation.engine import translate_tree
+from hipwizard.port.translation.hunks import apply_hunks
 from hipwizard.runner import RunResult, SubprocessRunner
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "port" / "hipcc"

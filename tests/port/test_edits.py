@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from hipwizard.port.edits import Edit, EditLog, apply_edits
+from hipwizard.port.translation.edits import Edit, EditLog, apply_edits
 
 
 def _random_edits(rng: random.Random, text: str) -> list[Edit]:

@@ -8,7 +8,7 @@ import pytest
 
 from hipwizard.errors import UserError
 from hipwizard.port.demo import DEMO_PROJECT
-from hipwizard.port.engine import port_tree, translate_tree
+from hipwizard.port.translation.engine import port_tree, translate_tree
 
 # What the demo project was written to exercise.
 DEMO_RULES = {"WARP32_LITERAL", "SHFL_LOOP_16", "FULL_MASK_32", "SYNC_WARP_BUILTINS", "LANE_MASK_31", "INLINE_PTX",

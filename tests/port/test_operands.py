@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from hipwizard.cli import main
-from hipwizard.port.backends.hipify_tools import HipifyClangBackend, HipifyPerlBackend
+from hipwizard.port.translation.backends.hipify_tools import HipifyClangBackend, HipifyPerlBackend
 from hipwizard.port.compile_check import check_files
-from hipwizard.port.scan import SourceFile
+from hipwizard.port.translation.scan import SourceFile
 from hipwizard.port.worktree import WorkTree
 from hipwizard.runner import RunResult, SubprocessRunner, path_operand
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from hipwizard.port.risk.flags import find_risks
-from hipwizard.port.tables import load_tables
+from hipwizard.port.translation.tables import load_tables
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from realworld_metrics import Score, held_out, human_edits, similarity  # noqa: E402

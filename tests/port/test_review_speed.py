@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 
 from hipwizard.port.risk import flow as risk_flow
-from hipwizard.port.hunks import split_hunks
+from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag, UntouchedRisk
 from hipwizard.port.risk.flags import code_lines
 

@@ -4,7 +4,7 @@ header flags its uses in a .cu beside it (after HeCBench f27000a5 src/gemv-hip, 
 
 from __future__ import annotations
 
-from hipwizard.port.engine import port_tree
+from hipwizard.port.translation.engine import port_tree
 from hipwizard.port.risk.flow import enclosing_function, warp_functions
 from hipwizard.port.risk.flags import code_lines
 

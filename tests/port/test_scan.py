@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hipwizard.port.scan import Skip, encode_source, read_bounded, scan_tree
+from hipwizard.port.translation.scan import Skip, encode_source, read_bounded, scan_tree
 
 
 def _reasons(result):
@@ -164,7 +164,7 @@ def test_a_device_named_cu_is_never_read(tmp_path):
     code = textwrap.dedent(f"""
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-        from hipwizard.port.scan import scan_tree
+        from hipwizard.port.translation.scan import scan_tree
         r = scan_tree({str(tmp_path)!r})
         print([f.path for f in r.files], {{s.path: s.reason for s in r.skipped}})
     """)

@@ -5,7 +5,7 @@ over the raw text's string tokens)."""
 
 from __future__ import annotations
 
-from hipwizard.port.lexer import TOKEN, line_of, line_starts
+from hipwizard.port.translation.lexer import TOKEN, line_of, line_starts
 from hipwizard.port.risk.base import RiskRule, _rx
 from hipwizard.port.risk.flags import Finding, find_risks
 

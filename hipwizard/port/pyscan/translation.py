@@ -4,7 +4,7 @@ accepted and written like translated CUDA sources."""
 
 from __future__ import annotations
 
-from hipwizard.port.hunks import split_hunks
+from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation
 from hipwizard.port.pyscan.fallback import scan_lines
 from hipwizard.port.pyscan.model import PyFinding, Replacement

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hipwizard.port.model import FileTranslation
 from hipwizard.port.pyscan.translation import python_translation
-from hipwizard.port.scan import MAX_BYTES, SKIP_DIR_PREFIXES, SKIP_DIRS, SkippedFile, Skip, decode_source, read_bounded, shown_path
+from hipwizard.port.translation.scan import MAX_BYTES, SKIP_DIR_PREFIXES, SKIP_DIRS, SkippedFile, Skip, decode_source, read_bounded, shown_path
 
 SUFFIXES = (".py", ".pyw")
 

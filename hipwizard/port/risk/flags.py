@@ -12,8 +12,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from hipwizard.port.hunks import split_lines
-from hipwizard.port.lexer import mask_non_code
+from hipwizard.port.translation.hunks import split_lines
+from hipwizard.port.translation.lexer import mask_non_code
 from hipwizard.port.risk.line_search import CodeLines
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
 from hipwizard.port.risk.base import RiskRule

@@ -82,7 +82,7 @@ _LIB_NAME = re.compile(r"\b(?:cublas(?:Lt)?|cusparse|cusolver(?:Dn|Sp|Rf)?|curan
 def _library_leftover(lines: list[str]) -> list[int]:
     # a library-prefixed name is a leftover only when HIPIFY knows it and has no HIP name for it (a project's
     # own cublasHandle / cusparseCheck is not); hipBLAS's *_v2 names are HIPIFY's own output
-    from hipwizard.port.tables import load_tables
+    from hipwizard.port.translation.tables import load_tables
 
     tables = load_tables()
     out = []
@@ -103,7 +103,7 @@ RECENT = (6, 0)  # a HIP name added in this ROCm or later is missing from the in
 def _recent_hip_api(lines: list[str]) -> list[int]:
     # a CUDA name whose HIP counterpart HIPIFY dates to ROCm >= 6.0 (hipsparseGetErrorString, hipMemLocation):
     # ports written for older ROCm spell the older API or their own helper
-    from hipwizard.port.tables import load_tables, parse_version
+    from hipwizard.port.translation.tables import load_tables, parse_version
 
     tables = load_tables()
     out = []

@@ -12,10 +12,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hipwizard.port.backends.base import BackendResult, report
-from hipwizard.port.backends.hipify_output import parse_clang_warnings, parse_stats
-from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
-from hipwizard.port.scan import SourceFile, decode_source, encode_source
+from hipwizard.port.translation.backends.base import BackendResult, report
+from hipwizard.port.translation.backends.hipify_output import parse_clang_warnings, parse_stats
+from hipwizard.port.translation.builtin import BuiltinTranslator, TranslateOptions
+from hipwizard.port.translation.scan import SourceFile, decode_source, encode_source
 from hipwizard.progress import ProgressFn
 from hipwizard.runner import Runner, path_operand
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hipwizard.port.compat import (
+from hipwizard.port.translation.compat import (
     FUNC_PTR_ARG,
     HEADER_PATHS,
     RENAMES,
@@ -23,8 +23,8 @@ from hipwizard.port.compat import (
     newest_known,
     version_message,
 )
-from hipwizard.port.edits import Edit, EditLog, Span, apply_edits, carry_mask
-from hipwizard.port.lexer import (
+from hipwizard.port.translation.edits import Edit, EditLog, Span, apply_edits, carry_mask
+from hipwizard.port.translation.lexer import (
     TOKEN,
     enclosing_call,
     line_of,
@@ -35,7 +35,7 @@ from hipwizard.port.lexer import (
     template_start,
 )
 from hipwizard.port.model import Diagnostic
-from hipwizard.port.tables import HipifyTables, load_tables, parse_version
+from hipwizard.port.translation.tables import HipifyTables, load_tables, parse_version
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from hipwizard.port.edits import Span
+from hipwizard.port.translation.edits import Span
 from hipwizard.port.model import Diagnostic
-from hipwizard.port.scan import SourceFile
+from hipwizard.port.translation.scan import SourceFile
 from hipwizard.progress import Progress, ProgressFn
 
 STAGE = "translating"  # the stage name backends report progress under

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hipwizard.port.tables import load_tables, parse_version
+from hipwizard.port.translation.tables import load_tables, parse_version
 
 _WARP_SYNC_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst L1832-1837 (warp sync builtins, 64-bit masks)"
 _BF16_DOC = "https://rocm.docs.amd.com/projects/HIP/en/develop/doxygen/html/hip__bf16_8h.html"

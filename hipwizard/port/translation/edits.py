@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hipwizard.port.lexer import mask_non_code
+from hipwizard.port.translation.lexer import mask_non_code
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-ASSET = Path(__file__).resolve().parent.parent / "assets" / "hipify_map.json.gz"
+ASSET = Path(__file__).resolve().parents[2] / "assets" / "hipify_map.json.gz"
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-from hipwizard.port.edits import Span
-from hipwizard.port.linediff import line_opcodes
+from hipwizard.port.translation.edits import Span
+from hipwizard.port.translation.linediff import line_opcodes
 from hipwizard.port.model import SEVERITY_ORDER, Hunk
 
 

@@ -1,10 +1,10 @@
-"""The built-in backend: ``hipwizard.port.builtin`` in process."""
+"""The built-in backend: ``hipwizard.port.translation.builtin`` in process."""
 
 from __future__ import annotations
 
-from hipwizard.port.backends.base import BIG_FILE, BackendResult, report
-from hipwizard.port.builtin import BuiltinTranslator, TranslateOptions
-from hipwizard.port.scan import SourceFile
+from hipwizard.port.translation.backends.base import BIG_FILE, BackendResult, report
+from hipwizard.port.translation.builtin import BuiltinTranslator, TranslateOptions
+from hipwizard.port.translation.scan import SourceFile
 from hipwizard.progress import ProgressFn
 
 

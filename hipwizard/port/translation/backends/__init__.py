@@ -8,10 +8,10 @@ is a ``UserError`` saying how to get it.
 from __future__ import annotations
 
 from hipwizard.errors import UserError
-from hipwizard.port.backends.base import Backend, BackendResult
-from hipwizard.port.backends.builtin_backend import BuiltinBackend
-from hipwizard.port.backends.hipify_tools import HipifyClangBackend, HipifyPerlBackend
-from hipwizard.port.builtin import TranslateOptions
+from hipwizard.port.translation.backends.base import Backend, BackendResult
+from hipwizard.port.translation.backends.builtin_backend import BuiltinBackend
+from hipwizard.port.translation.backends.hipify_tools import HipifyClangBackend, HipifyPerlBackend
+from hipwizard.port.translation.builtin import TranslateOptions
 from hipwizard.runner import Runner, SubprocessRunner
 
 BACKENDS = ("auto", "builtin", "hipify-perl", "hipify-clang")

@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.port.backends import choose_backend
-from hipwizard.port.backends.base import BIG_FILE
-from hipwizard.port.builtin import TranslateOptions
-from hipwizard.port.compat import Target, target_version
-from hipwizard.port.edits import carry_mask
-from hipwizard.port.hunks import flagged_counts, hunks_from_edits, split_hunks
+from hipwizard.port.translation.backends import choose_backend
+from hipwizard.port.translation.backends.base import BIG_FILE
+from hipwizard.port.translation.builtin import TranslateOptions
+from hipwizard.port.translation.compat import Target, target_version
+from hipwizard.port.translation.edits import carry_mask
+from hipwizard.port.translation.hunks import flagged_counts, hunks_from_edits, split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
 from hipwizard.port.risk.tree import flag_tree
 from hipwizard.port.risk.flags import flag_translation, summarize_flags
-from hipwizard.port.scan import MAX_BYTES, ScanResult, SkippedFile, SourceFile, scan_tree
+from hipwizard.port.translation.scan import MAX_BYTES, ScanResult, SkippedFile, SourceFile, scan_tree
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner
 from hipwizard.units import MIB
