@@ -49,7 +49,7 @@ def _translate(lines: Lines, target: BuildTarget, table: LibraryTable, *, root: 
             default = f"${{{target.rocm_var}:-{target.rocm_default}}}" if shell else target.rocm_default
             lines.text[i] = f"{assign.group('lead')}{target.rocm_var}{'=' if shell else ' ?= '}{default}{cr}"
         else:
-            new, notes = translate_command(line, target, table, root=root, nvcc_line=context)
+            new, notes = translate_command(line, target, table, root=root, nvcc_line=context, host_define=True)
             lines.text[i] = new
             for n in notes:
                 lines.flag(i, n.kind, n.severity, n.reason, n.fix, n.source)

@@ -223,10 +223,17 @@ def translate_libraries(line: str, table: LibraryTable, notes: list[Note]) -> st
 
 
 def translate_command(line: str, target: BuildTarget, table: LibraryTable, *, root: str,
-                      nvcc_line: bool) -> tuple[str, list[Note]]:
-    """One line of a build file with every nvcc-ism translated (see the module docstring)."""
+                      nvcc_line: bool, host_define: bool = False) -> tuple[str, list[Note]]:
+    """One line of a build file with every nvcc-ism translated (see the module docstring). ``host_define``: a
+    CUDA include folder that becomes ROCm's also gets ``-D__HIP_PLATFORM_AMD__``, which a host compiler needs
+    to read the HIP headers."""
     notes: list[Note] = []
-    line = translate_paths(line, root)
+    translated = translate_paths(line, root)
+    if translated != line and host_define and "__HIP_PLATFORM_AMD__" not in translated:
+        # a host compiler (g++) reading hip_runtime.h must be told the platform; hipcc defines it itself
+        translated = re.sub(rf"(-I\s*{re.escape(root)}/include)(?![\w/.-])", r"\1 -D__HIP_PLATFORM_AMD__",
+                            translated, count=1)
+    line = translated
     line = translate_arch(line, target, notes, nvcc_line=nvcc_line)
     line = translate_flags(line, notes, nvcc_line=nvcc_line)
     line = translate_libraries(line, table, notes)

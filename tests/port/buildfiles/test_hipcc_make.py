@@ -19,8 +19,18 @@ NVCC_FLAGS = -O3 -arch=sm_80 --use_fast_math -lineinfo --expt-relaxed-constexpr 
 INCLUDES = -I$(CUDA_PATH)/include
 LDFLAGS = -L$(CUDA_PATH)/lib64 -lcudart
 
+all: app probe
+
 app: kernel.cu
 \t$(NVCC) $(NVCC_FLAGS) $(INCLUDES) $^ $(LDFLAGS) -o $@
+
+probe: probe.cpp
+\tg++ $(INCLUDES) $^ $(LDFLAGS) -o $@
+"""
+# host code built by g++ against the runtime headers (another Makefile of issue 29 did this with CUDA's)
+PROBE = """\
+#include <hip/hip_runtime.h>
+int main() { int n = 0; (void)hipGetDeviceCount(&n); return 0; }
 """
 # the kernel as the port's source translation leaves it (this test is about the build file)
 KERNEL = """\
@@ -43,10 +53,11 @@ def test_translated_makefile_builds_with_hipcc(tmp_path):
     assert result is not None and "nvcc" not in result.text
     (tmp_path / "Makefile").write_text(result.text)
     (tmp_path / "kernel.cu").write_text(KERNEL)
+    (tmp_path / "probe.cpp").write_text(PROBE)
     # Debian installs ROCm under /usr: the translated file's ROCM_PATH is overridden on the command line
     env = {**os.environ, "HIP_PLATFORM": "amd"}
     done = subprocess.run(["make", "ROCM_PATH=/usr"], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "--offload-arch=gfx90a" in done.stdout and "/usr/bin/hipcc" in done.stdout
-    assert (tmp_path / "app").is_file()
+    assert (tmp_path / "app").is_file() and (tmp_path / "probe").is_file()

@@ -91,7 +91,8 @@ def test_ambiguous_flags_only_on_nvcc_lines():
 def test_cuda_paths_become_an_overridable_rocm_path():
     text = "CXX = g++\nCXXFLAGS = -I/usr/local/cuda/include\nLDFLAGS = -L/usr/local/cuda-12.2/lib64 -lcuda\n"
     r = translate_makefile(text)
-    assert r.text.split("\n")[1:4] == ["ROCM_PATH ?= /opt/rocm", "CXXFLAGS = -I$(ROCM_PATH)/include",
+    # a host compiler reading the HIP headers needs the platform defined (hipcc defines it itself)
+    assert r.text.split("\n")[1:4] == ["ROCM_PATH ?= /opt/rocm", "CXXFLAGS = -I$(ROCM_PATH)/include -D__HIP_PLATFORM_AMD__",
                                        "LDFLAGS = -L$(ROCM_PATH)/lib -lamdhip64"]
 
 
