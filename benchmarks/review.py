@@ -32,7 +32,7 @@ from textual.widgets import Static
 
 from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, RiskFlag
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.state import ReviewState
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.screen import PortScreen
 from hipwizard.workspace import Workspace

@@ -37,10 +37,10 @@ from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
 if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
     from hipwizard.port.apply import ApplyReport
     from hipwizard.port.translation.compat import newest_known
-    from hipwizard.port.hunk_edit import edit_lines, editor_command
-    from hipwizard.port.review_nav import FILTERS, ReviewNav
-    from hipwizard.port.review_reconcile import ReconcileReport
-    from hipwizard.port.review_state import ReviewState
+    from hipwizard.port.review.editor import edit_lines, editor_command
+    from hipwizard.port.review.nav import FILTERS, ReviewNav
+    from hipwizard.port.review.reconcile import ReconcileReport
+    from hipwizard.port.review.state import ReviewState
     from hipwizard.port.compile_check import FileCheck
     from hipwizard.port.translation.engine import PortReport
     from hipwizard.port.services import (
@@ -78,11 +78,11 @@ _LAZY = {
     "WorkTree": "hipwizard.port.worktree",
     **dict.fromkeys(("PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for",
                      "summarize", "status_of"), "hipwizard.port.state"),
-    "ReviewState": "hipwizard.port.review_state",
-    "ReconcileReport": "hipwizard.port.review_reconcile",
-    **dict.fromkeys(("ReviewNav", "FILTERS"), "hipwizard.port.review_nav"),
+    "ReviewState": "hipwizard.port.review.state",
+    "ReconcileReport": "hipwizard.port.review.reconcile",
+    **dict.fromkeys(("ReviewNav", "FILTERS"), "hipwizard.port.review.nav"),
     "newest_known": "hipwizard.port.translation.compat",
-    **dict.fromkeys(("edit_lines", "editor_command"), "hipwizard.port.hunk_edit"),
+    **dict.fromkeys(("edit_lines", "editor_command"), "hipwizard.port.review.editor"),
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

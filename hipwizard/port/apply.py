@@ -19,7 +19,7 @@ from typing import Callable, Literal
 from hipwizard.errors import UserError
 from hipwizard.port.translation.hunks import split_lines
 from hipwizard.port.model import Hunk
-from hipwizard.port.review_state import ReviewState, fingerprint
+from hipwizard.port.review.state import ReviewState, fingerprint
 from hipwizard.port.worktree import WorkTree, copy_file
 from hipwizard.progress import ProgressFn
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Literal
 
 from hipwizard.doctor.state import environment_stamp, target_facts
 from hipwizard.errors import UserError
-from hipwizard.port.review_state import ReconcileReport, ReviewState, state_path_for
+from hipwizard.port.review.state import ReconcileReport, ReviewState, state_path_for
 from hipwizard.port.state import PortLink, read_link, record_link, review_path
 from hipwizard.progress import ProgressFn
 from hipwizard.workspace import Workspace

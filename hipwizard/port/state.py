@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.port.review_state import ReviewState, state_path_for
+from hipwizard.port.review.state import ReviewState, state_path_for
 from hipwizard.workspace import STATE_DIRNAME, StepStatus, Workspace
 
 STEP = "port"

@@ -158,7 +158,7 @@ def test_copy_untouched_copies_other_files_but_not_the_output_itself(tmp_path):
 def test_apply_records_the_write_in_the_state(tmp_path):
     state = new_review(tmp_path)
     apply(state, check=False)
-    from hipwizard.port.review_state import ReviewState
+    from hipwizard.port.review.state import ReviewState
     assert ReviewState.load(state.path).last_write.to_dict() == {"revision": 0, "files": 2, "compile_errors": 0,
                                                               "arch": "", "check_note": ""}
 

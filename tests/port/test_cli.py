@@ -7,7 +7,7 @@ import shutil
 
 from hipwizard.cli import main
 from hipwizard.port.demo import DEMO_PROJECT
-from hipwizard.port.review_state import ReviewState, state_path_for
+from hipwizard.port.review.state import ReviewState, state_path_for
 from hipwizard.port.state import read_link
 from hipwizard.workspace import Workspace
 

@@ -237,7 +237,7 @@ def test_identical_hunks_write_twice_through_the_cli_without_stale(tmp_path):
     import json
     import sys
 
-    from hipwizard.port.review_state import ReviewState
+    from hipwizard.port.review.state import ReviewState
 
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "k.cu").write_text(TWICE)

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from hipwizard.cli import main
-from hipwizard.port.review_state import ReviewState, state_path_for
+from hipwizard.port.review.state import ReviewState, state_path_for
 
 KERNEL = """#include <cuda_runtime.h>
 

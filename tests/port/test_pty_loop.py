@@ -13,7 +13,7 @@ import time
 import pexpect
 from tests.port.test_iterative_port import KERNEL
 
-from hipwizard.port.review_state import ReviewState, state_path_for
+from hipwizard.port.review.state import ReviewState, state_path_for
 
 ENV = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="30")
 

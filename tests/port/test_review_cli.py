@@ -12,7 +12,7 @@ import time
 import pexpect
 from tests.port.review_factory import KERNEL, new_review, risky_project
 
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.state import ReviewState
 
 
 def _hipwizard(*args, cwd=None):

@@ -13,13 +13,13 @@ import pytest
 from tests.port.review_factory import new_review
 
 from hipwizard.errors import UserError
-from hipwizard.port.review_lock import ReviewBusy, lock_path
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.lock import ReviewBusy, lock_path
+from hipwizard.port.review.state import ReviewState
 
 # A second session: holds the review (as the Port screen does) and decides what it is told on stdin.
 HOLDER = """
 import sys
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.state import ReviewState
 review = ReviewState.load(sys.argv[1], lock=sys.argv[2])
 print("ready", "ro" if review.read_only else "rw", flush=True)
 for line in sys.stdin:

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from hipwizard.port.review_model import ReviewModel
-from hipwizard.port.review_state import ReviewState
-from hipwizard.port.review_store import ReviewStore
+from hipwizard.port.review.model import ReviewModel
+from hipwizard.port.review.state import ReviewState
+from hipwizard.port.review.store import ReviewStore
 from tests.port.review_factory import new_review
 
 

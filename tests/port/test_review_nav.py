@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.port.review_factory import risky_project
 
-from hipwizard.port.review_nav import ReviewNav
+from hipwizard.port.review.nav import ReviewNav
 
 HEADER = "include/common.cuh"
 

@@ -7,7 +7,7 @@ import json
 import shutil
 
 from hipwizard.cli import main
-from hipwizard.port.review_state import ReviewState, state_path_for
+from hipwizard.port.review.state import ReviewState, state_path_for
 
 KERNEL = "#include <cuda_runtime.h>\nint main() {\n  float* d;\n  cudaMalloc(&d, 4);\n  cudaFree(d);\n  return 0;\n}\n"
 

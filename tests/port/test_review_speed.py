@@ -95,7 +95,7 @@ def _written_line_quadratic(review, rel, risk):
 
 
 def test_written_lines_of_untouched_risks_follow_the_decisions(tmp_path):
-    from hipwizard.port.review_state import ReviewState
+    from hipwizard.port.review.state import ReviewState
 
     ft = _translation_that_shifts_lines()
     n_lines = ft.translated.count("\n")

@@ -9,8 +9,8 @@ from tests.port.review_factory import KERNEL, hipify_like, new_review, translati
 
 from hipwizard.errors import UserError
 from hipwizard.port.model import Hunk
-from hipwizard.port.review_state import REVIEW_VERSION, ReviewState, state_path_for
-from hipwizard.port.split import can_split, split_hunk
+from hipwizard.port.review.state import REVIEW_VERSION, ReviewState, state_path_for
+from hipwizard.port.review.split import can_split, split_hunk
 
 
 def test_state_file_sits_beside_output_and_is_versioned_json(tmp_path):

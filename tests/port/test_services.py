@@ -6,7 +6,7 @@ import pytest
 
 from hipwizard.errors import UserError
 from hipwizard.port import services
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.state import ReviewState
 from hipwizard.port.state import read_link
 from hipwizard.progress import Progress
 from hipwizard.workspace import Workspace

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from hipwizard.cli import main
 from hipwizard.port.apply import apply
-from hipwizard.port.review_model import WriteRecord
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.model import WriteRecord
+from hipwizard.port.review.state import ReviewState
 from hipwizard.port.state import record_link
 from hipwizard.runner import RunResult
 from hipwizard.workspace import Workspace

@@ -15,7 +15,7 @@ from tests.tui.waiting import notifications, until
 
 HOLDER = """
 import sys
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.state import ReviewState
 review = ReviewState.load(sys.argv[1], lock="hold")
 print("ready", flush=True)
 sys.stdin.read()

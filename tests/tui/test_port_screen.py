@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from hipwizard.cli import main
 from hipwizard.port import services
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.state import ReviewState
 from hipwizard.port.state import record_link
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.dialogs import ConfirmWrite

@@ -88,6 +88,8 @@ class _Scan:
         if not isinstance(node.ctx, ast.Load):
             return
         name = self.src.dotted(node)
+        if name in ("torch.version.cuda", f"{CPP_EXT}.CUDA_HOME") and self.already_ported(node):
+            return
         if name == "torch.version.cuda":
             seg = self.src.segment(node)
             fix = self.wrap(node, f"({seg} or {seg[:-len('cuda')]}hip)")
@@ -106,6 +108,14 @@ class _Scan:
         elif name and name.startswith("torch.cuda.nvtx."):
             self.add("PY_NVTX", node)
 
+    def already_ported(self, node: ast.AST) -> bool:
+        """``torch.version.cuda or torch.version.hip`` / ``CUDA_HOME or ROCM_HOME``: the HIP case is there."""
+        parent = self.src.parent.get(node)
+        if not isinstance(parent, ast.BoolOp):
+            return False
+        names = {self.src.dotted(v) or (v.id if isinstance(v, ast.Name) else "") for v in parent.values}
+        return bool(names & {"torch.version.hip", f"{CPP_EXT}.ROCM_HOME", "ROCM_HOME"})
+
     def wrap(self, node: ast.AST, text: str) -> tuple[Replacement, ...]:
         if not in_truth_context(self.src, node):
             return ()
@@ -113,15 +123,12 @@ class _Scan:
         return (Replacement(start, end, text),)
 
     def cuda_home_import_fix(self) -> None:
+        """The import gets ROCM_HOME when a fix uses it (the uses themselves carry the flags)."""
         a = self.cuda_home_import
         used = any(f.rule.rule_id == "PY_CUDA_HOME" and f.fix for f in self.out)
-        if a is None:
-            return
-        fix = ()
-        if used and not self.rocm_home_imported:
+        if a is not None and used and not self.rocm_home_imported:
             end = self.src.offset(a.end_lineno, a.end_col_offset)  # type: ignore[arg-type]
-            fix = (Replacement(end, end, ", ROCM_HOME"),)
-        self.add("PY_CUDA_HOME", a, *fix)
+            self.add("PY_CUDA_HOME", a, Replacement(end, end, ", ROCM_HOME"))
 
     # --- assignments: TF32 switches, Inductor options, capability results, allocator env ----------------
     def assignment(self, node: ast.Assign | ast.AnnAssign) -> None:

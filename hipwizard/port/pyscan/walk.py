@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 from hipwizard.port.model import FileTranslation
-from hipwizard.port.pyscan.translation import python_translation
+from hipwizard.port.pyscan.translation import python_translation, scan_python
+from hipwizard.port.risk.flags import attach_findings
 from hipwizard.port.translation.scan import MAX_BYTES, SKIP_DIR_PREFIXES, SKIP_DIRS, SkippedFile, Skip, decode_source, read_bounded, shown_path
 
 SUFFIXES = (".py", ".pyw")
@@ -29,14 +30,20 @@ def python_files(root: Path, exclude: list[Path] | None = None) -> list[Path]:
 
 
 def python_review_files(root: str | os.PathLike[str], *, exclude: list[Path] | None = None,
-                        max_bytes: int = MAX_BYTES, context: int = 3) -> tuple[list[FileTranslation], list[SkippedFile]]:
-    """(review files of the Python files with findings, Python files not read and why)."""
+                        max_bytes: int = MAX_BYTES, context: int = 3,
+                        claimed: dict[str, FileTranslation] | None = None) -> tuple[list[FileTranslation], list[SkippedFile]]:
+    """(review files of the Python files with findings, Python files not read and why). A file another room
+    already made a review file of (``claimed``: a setup.py the build-file translation rewrote) gets the Python
+    rules' flags on its translated text instead (no second review file, no second set of fixes)."""
     root = Path(root)
     base = root if root.is_dir() else root.parent
     files: list[FileTranslation] = []
     skipped: list[SkippedFile] = []
     for path in python_files(root, exclude):
         rel = path.relative_to(base).as_posix()
+        if claimed and rel in claimed:
+            attach_findings(claimed[rel], scan_python(claimed[rel].translated, rel))  # type: ignore[arg-type]
+            continue
         if shown_path(rel) != rel:
             skipped.append(SkippedFile(shown_path(rel), "the file name is not valid UTF-8 (rename it to port it)"))
             continue

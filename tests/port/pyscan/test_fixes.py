@@ -74,3 +74,19 @@ def test_a_trees_python_files(tmp_path):
     (tmp_path / "tools" / "mon.py").write_text("import pynvml\n")
     files, skipped = python_review_files(tmp_path)
     assert [f.path for f in files] == ["setup.py", "tools/mon.py"] and skipped == []
+
+
+def test_code_already_ported_stays_quiet():
+    text = ("import torch\nfrom torch.utils.cpp_extension import CUDA_HOME, ROCM_HOME\n"
+            "ok = (CUDA_HOME or ROCM_HOME) is not None\nif (torch.version.cuda or torch.version.hip) is not None:\n    pass\n")
+    assert scan_python(text) == []
+    assert apply_fixes(text, scan_python(text)) == text
+
+
+def test_a_file_another_room_claimed_gets_flags_not_a_second_review_file(tmp_path):
+    from hipwizard.port.model import FileTranslation
+
+    (tmp_path / "setup.py").write_text("import pynvml\n")
+    claimed = FileTranslation("setup.py", "import pynvml\n", "import pynvml\n", "buildfile")
+    files, _ = python_review_files(tmp_path, claimed={"setup.py": claimed})
+    assert files == [] and [f.rule_id for f in claimed.untouched_flags] == ["PY_NVML"]

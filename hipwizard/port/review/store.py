@@ -1,13 +1,13 @@
 """Where a review lives on disk: the state file, its journal, and how a change is committed.
 
-``<out>.review.json`` (``review_format``) holds the whole review as of a revision; ``<out>.review.journal``
-(``review_journal``) holds each change made since, one fsync'd line per op. ``commit`` applies an op to
+``<out>.review.json`` (``file_format``) holds the whole review as of a revision; ``<out>.review.journal``
+(``journal``) holds each change made since, one fsync'd line per op. ``commit`` applies an op to
 the model and saves it before returning — a journal line, or the whole file every ``COMPACT_EVERY``
 changes; if saving fails the model is put back as it was, so what a screen shows is what is on disk.
 ``read`` + ``replay`` give back the model with the journal applied. Temp files a killed save left beside
 the state file are removed by the next save.
 
-One writer at a time (``review_lock``): a session holds the review's lock while it runs (``hold``), or
+One writer at a time (``lock``): a session holds the review's lock while it runs (``hold``), or
 opens read-only when another one does (``try_hold``: every change then raises ``ReviewBusy``); a change
 made without a session's hold takes the lock for that one write. Under the lock, the state file and the
 journal must be as this store last read or wrote them (``_disk_mark``): a review changed behind its back
@@ -22,11 +22,12 @@ from pathlib import Path
 
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
-from hipwizard.port import review_format, review_journal
-from hipwizard.port.review_lock import ReviewBusy, ReviewLock
+from hipwizard.port.review import file_format as review_format
+from hipwizard.port.review import journal as review_journal
+from hipwizard.port.review.lock import ReviewBusy, ReviewLock
 from hipwizard.port.model import Diagnostic, Hunk, UntouchedRisk
-from hipwizard.port.review_format import Decision
-from hipwizard.port.review_model import WriteRecord
+from hipwizard.port.review.file_format import Decision
+from hipwizard.port.review.model import WriteRecord
 from hipwizard.port.worktree import remove_temps
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from hipwizard.port.translation.hunks import flagged_counts
 from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk
-from hipwizard.port.review_format import Decision
+from hipwizard.port.review.file_format import Decision
 
 API_KINDS = ("unsupported", "too_new", "removed")  # diagnostics kept with the review: APIs that need a look
 

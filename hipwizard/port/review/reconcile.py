@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hipwizard.port.model import Hunk
-from hipwizard.port.review_format import Decision, fingerprint
-from hipwizard.port.split import split_hunk
+from hipwizard.port.review.file_format import Decision, fingerprint
+from hipwizard.port.review.split import split_hunk
 
 VANISHED_LIMIT = 2000  # oldest entries go first past this (a review re-run many times over a churning tree)
 

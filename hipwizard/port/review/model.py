@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from hipwizard.port.model import Diagnostic, FileTranslation, Hunk, UntouchedRisk
-from hipwizard.port.review_format import Decision, fingerprint
-from hipwizard.port.review_memo import ReviewMemo
-from hipwizard.port.review_queries import API_KINDS, ReviewQueries
-from hipwizard.port.review_reconcile import ReconcileReport, carry_over, changed_files
+from hipwizard.port.review.file_format import Decision, fingerprint
+from hipwizard.port.review.memo import ReviewMemo
+from hipwizard.port.review.queries import API_KINDS, ReviewQueries
+from hipwizard.port.review.reconcile import ReconcileReport, carry_over, changed_files
 from hipwizard.port.translation.scan import encode_source
-from hipwizard.port.split import split_hunk
+from hipwizard.port.review.split import split_hunk
 
 HISTORY_LIMIT = 500
 

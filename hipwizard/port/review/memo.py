@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hipwizard.port.review_format import Decision
+from hipwizard.port.review.file_format import Decision
 
 COUNT_KEYS = ("pending", "accepted", "rejected", "edited", "high_pending", "changed", "total")
 

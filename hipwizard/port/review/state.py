@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hipwizard.port.model import FileTranslation, Hunk
-from hipwizard.port.review_format import (
+from hipwizard.port.review.file_format import (
     DECIDED,
     REVIEW_VERSION,
     Decision,
@@ -29,10 +29,10 @@ from hipwizard.port.review_format import (
     fingerprint,
     state_path_for,
 )
-from hipwizard.port.review_model import HISTORY_LIMIT, ReviewModel, WriteRecord
-from hipwizard.port.review_reconcile import ReconcileReport
-from hipwizard.port.review_store import ReviewStore
-from hipwizard.port.split import split_hunk
+from hipwizard.port.review.model import HISTORY_LIMIT, ReviewModel, WriteRecord
+from hipwizard.port.review.reconcile import ReconcileReport
+from hipwizard.port.review.store import ReviewStore
+from hipwizard.port.review.split import split_hunk
 
 __all__ = ["DECIDED", "HISTORY_LIMIT", "REVIEW_VERSION", "Decision", "DecisionState", "ReconcileReport",
            "ReviewState", "fingerprint", "state_path_for"]

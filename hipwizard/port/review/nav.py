@@ -9,7 +9,7 @@ on it (``current`` is None there, ``current_file`` names it).
 from __future__ import annotations
 
 from hipwizard.port.model import Hunk, UntouchedRisk
-from hipwizard.port.review_state import ReviewState
+from hipwizard.port.review.state import ReviewState
 
 FILTERS: list[tuple[str, str]] = [("all", "All hunks"), ("flagged", "⚑ Flagged only"), ("pending", "○ Pending only")]
 
