@@ -32,7 +32,24 @@ def _continues(line: str) -> bool:
     return line.rstrip("\r").endswith("\\")
 
 
+# ARCH ?= sm_80: a variable holding a CUDA arch; its value becomes the gfx name and -arch=$(ARCH) keeps it
+_ARCH_ASSIGN = re.compile(r"^(?P<head>\s*(?:export\s+|override\s+)?(?P<var>\w+)\s*(?:\?|::?|!)?=\s*|"
+                          r"\s*(?:export\s+)?(?P<svar>\w+)=)(?P<value>(?:sm|compute)_\d+\w*)(?P<tail>\s*(?:#.*)?\r?)$")
+
+
+def _arch_variables(lines: Lines, target: BuildTarget) -> frozenset[str]:
+    """The variables assigned a single CUDA arch (``ARCH ?= sm_80``), now assigned ``target.arch``."""
+    found = set()
+    for i, line in enumerate(lines.text):
+        m = _ARCH_ASSIGN.match(line)
+        if m:
+            found.add(m.group("var") or m.group("svar"))
+            lines.text[i] = m.group("head") + target.arch + m.group("tail")
+    return frozenset(found)
+
+
 def _translate(lines: Lines, target: BuildTarget, table: LibraryTable, *, root: str, shell: bool) -> None:
+    arch_vars = _arch_variables(lines, target)
     carried = False  # the previous line ended in a backslash: this one belongs to the same command
     context = False
     for i, line in enumerate(lines.text):
@@ -49,7 +66,8 @@ def _translate(lines: Lines, target: BuildTarget, table: LibraryTable, *, root: 
             default = f"${{{target.rocm_var}:-{target.rocm_default}}}" if shell else target.rocm_default
             lines.text[i] = f"{assign.group('lead')}{target.rocm_var}{'=' if shell else ' ?= '}{default}{cr}"
         else:
-            new, notes = translate_command(line, target, table, root=root, nvcc_line=context, host_define=True)
+            new, notes = translate_command(line, target, table, root=root, nvcc_line=context, host_define=True,
+                                           arch_vars=arch_vars)
             lines.text[i] = new
             for n in notes:
                 lines.flag(i, n.kind, n.severity, n.reason, n.fix, n.source)

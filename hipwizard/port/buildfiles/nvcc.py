@@ -115,13 +115,18 @@ def _sub(rx: re.Pattern, line: str, fn: Callable[[re.Match], str]) -> str:
     return "".join(out)
 
 
-def translate_arch(line: str, target: BuildTarget, notes: list[Note], *, nvcc_line: bool) -> str:
-    """Every -gencode / -arch / --generate-code on the line becomes one ``--offload-arch=<gfx>``."""
+def translate_arch(line: str, target: BuildTarget, notes: list[Note], *, nvcc_line: bool,
+                   arch_vars: frozenset[str] = frozenset()) -> str:
+    """Every -gencode / -arch / --generate-code on the line becomes one ``--offload-arch=<gfx>``; an arch
+    given through a variable of ``arch_vars`` (which the caller rewrites to a gfx name) stays that variable."""
     arch = f"--offload-arch={target.arch}"
     state = {"done": False}
 
     def first(m: re.Match) -> str:
         vars_ = [v for v in _VAR_IN.findall(m.group(0)) if not v.startswith("shell")]
+        if vars_ and vars_[0] in arch_vars and not state["done"]:
+            state["done"] = True
+            return "--offload-arch=" + m.group(0)[m.group(0).index("$"):]
         if vars_:
             notes.append(Note("arch-var", "med", f"the CUDA arch came from ${vars_[0]} (a compute capability); "
                               f"the translated line builds for {target.arch}",
@@ -223,7 +228,8 @@ def translate_libraries(line: str, table: LibraryTable, notes: list[Note]) -> st
 
 
 def translate_command(line: str, target: BuildTarget, table: LibraryTable, *, root: str,
-                      nvcc_line: bool, host_define: bool = False) -> tuple[str, list[Note]]:
+                      nvcc_line: bool, host_define: bool = False,
+                      arch_vars: frozenset[str] = frozenset()) -> tuple[str, list[Note]]:
     """One line of a build file with every nvcc-ism translated (see the module docstring). ``host_define``: a
     CUDA include folder that becomes ROCm's also gets ``-D__HIP_PLATFORM_AMD__``, which a host compiler needs
     to read the HIP headers."""
@@ -234,7 +240,7 @@ def translate_command(line: str, target: BuildTarget, table: LibraryTable, *, ro
         translated = re.sub(rf"(-I\s*{re.escape(root)}/include)(?![\w/.-])", r"\1 -D__HIP_PLATFORM_AMD__",
                             translated, count=1)
     line = translated
-    line = translate_arch(line, target, notes, nvcc_line=nvcc_line)
+    line = translate_arch(line, target, notes, nvcc_line=nvcc_line, arch_vars=arch_vars)
     line = translate_flags(line, notes, nvcc_line=nvcc_line)
     line = translate_libraries(line, table, notes)
     line = _NVCC_WORD.sub("hipcc", line)

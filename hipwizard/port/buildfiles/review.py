@@ -49,4 +49,18 @@ def build_file_translation(path: str, text: str, target: BuildTarget = BuildTarg
     return file_translation(path, text, result, encoding, context)
 
 
-__all__ = ["BACKEND", "attach_flags", "build_file_translation", "build_kind", "file_translation"]
+def merge_build_files(files: list[FileTranslation], builds: list[FileTranslation]) -> None:
+    """Add ``builds`` to ``files``; a build file already there (``setup.py``, made a review file by the Python
+    scan) is not listed twice: its build flags join that file's (both translations keep every line where it
+    was, so a line number means the same line in either; CUDA_HOME as a path is the scan's flag already)."""
+    present = {f.path: f for f in files}
+    for b in builds:
+        other = present.get(b.path)
+        if other is None:
+            files.append(b)
+            continue
+        flags = [f for h in b.hunks for f in h.flags] + b.untouched_flags
+        attach_flags(other, [f for f in flags if f.rule_id != "BUILD_CUDA_HOME_PATH"])
+
+
+__all__ = ["BACKEND", "attach_flags", "build_file_translation", "build_kind", "file_translation", "merge_build_files"]

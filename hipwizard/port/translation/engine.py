@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.port.buildfiles.model import DEFAULT_ARCH, BuildTarget
+from hipwizard.port.buildfiles.review import BACKEND as BUILD_BACKEND, merge_build_files
+from hipwizard.port.buildfiles.walk import build_review_files
 from hipwizard.port.translation.backends import choose_backend
 from hipwizard.port.translation.backends.base import BIG_FILE
 from hipwizard.port.translation.builtin import TranslateOptions
@@ -63,6 +66,7 @@ class PortReport:
             "backend": self.backend,
             "files": len(self.files),
             "files_changed": sum(1 for f in self.files if f.hunks),
+            "build_files": sum(1 for f in self.files if f.backend == BUILD_BACKEND),
             "hunks": sum(len(f.hunks) for f in self.files),
             # Flagged hunks by their highest flag (``hunks.flagged_counts``: the count every face shows).
             "flagged_hunks": flagged_counts(h for f in self.files for h in f.hunks)["total"],
@@ -86,9 +90,11 @@ class PortReport:
 def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version: str | None = None,
               hip_kernel_execution_syntax: bool = False, roc: bool = False, experimental: bool = False,
               runner: Runner | None = None, progress: ProgressFn | None = None,
-              exclude: list[Path] | None = None, context: int = 3, max_bytes: int = MAX_BYTES) -> PortReport:
+              exclude: list[Path] | None = None, context: int = 3, max_bytes: int = MAX_BYTES,
+              arch: str | None = None) -> PortReport:
     """Translate every CUDA source under ``src`` of at most ``max_bytes`` bytes (larger ones are skipped,
-    named with the reason). Raises ``UserError`` when ``src`` does not exist or ``max_bytes`` < 1."""
+    named with the reason), and its CUDA build files (``buildfiles``: Makefiles, CMake, setup.py, pyproject,
+    nvcc scripts) for the gfx ``arch`` (default gfx942). Raises ``UserError`` when ``src`` does not exist or ``max_bytes`` < 1."""
     root = Path(src).expanduser()
     if not root.exists():
         raise UserError(f"{root} does not exist")
@@ -122,6 +128,10 @@ def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version
         if progress is not None and (big or sizes.due(n)):
             progress(Progress(CHECKING, n + 1, len(results), sizes.item(n + 1, sf.path)))
     flag_tree(report.files)  # warp-size facts of one file flagged where the folder's other files use them
+    builds, unread = build_review_files(root, BuildTarget(arch or DEFAULT_ARCH), exclude=exclude,
+                                        max_bytes=max_bytes, context=context)
+    merge_build_files(report.files, builds)
+    report.skipped.extend(unread)
     return report
 
 

@@ -130,3 +130,11 @@ def test_shell_script_nvcc_lines():
         "export ROCM_PATH=${ROCM_PATH:-/opt/rocm}",
         "${ROCM_PATH:-/opt/rocm}/bin/hipcc -O3 --offload-arch=gfx90a -lhipblas kernel.cu -o k"]
     assert [(f.line, f.kind) for f in r.flags] == [(4, "nvidia-smi")]
+
+
+def test_a_variable_holding_the_cuda_arch_holds_the_gfx_name():
+    text = "ARCH ?= sm_80\nNVCC ?= nvcc\nall:\n\t$(NVCC) -arch=$(ARCH) -O3 k.cu\n"
+    r = translate_makefile(text, BuildTarget(arch="gfx90a"))
+    assert r.text == "ARCH ?= gfx90a\nNVCC ?= hipcc\nall:\n\t$(NVCC) --offload-arch=$(ARCH) -O3 k.cu\n"
+    assert r.flags == ()  # `make ARCH=gfx942` still works: nothing for a human to do
+    assert translate_script("SM=sm_90\nnvcc -arch=$SM a.cu\n").text == "SM=gfx942\nhipcc --offload-arch=$SM a.cu\n"
