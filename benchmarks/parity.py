@@ -62,8 +62,8 @@ def legacy_metrics(ref, cand, tol):
     """The metrics as computed before the one-pass rewrite (whole-array float64 numpy), as the peer."""
     import numpy as np
 
-    from hipwizard.parity.metrics import HIST_DECADES, WORST_COUNT
-    from hipwizard.parity.report import Metrics
+    from hipwizard.parity.compare.metrics import HIST_DECADES, WORST_COUNT
+    from hipwizard.parity.compare.result import Metrics
 
     r = np.asarray(ref, dtype=np.float64).ravel()
     c = np.asarray(cand, dtype=np.float64).ravel()
@@ -110,10 +110,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from hipwizard.parity import metrics_torch
+    from hipwizard.parity.compare import metrics_torch
     from hipwizard.parity.capture.model import (environment, load_model, make_inputs, pick_device, run_hooked,
                                                 select_modules, write_capture)
-    from hipwizard.parity.compare import compare_captures
+    from hipwizard.parity.compare.captures import compare_captures
     from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
     device = pick_device(args.device)
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
             return compare_captures(ref, cand, metric=metric)
 
         from hipwizard.parity.capture.stream import CaptureSink
-        from hipwizard.parity.metrics import compute as numpy_metrics
+        from hipwizard.parity.compare.metrics import compute as numpy_metrics
 
         def streamed() -> None:  # the CLI's capture: outputs written while the pass runs (capture_stream)
             with CaptureSink(tmp / "s.safetensors") as sink:
@@ -326,8 +326,8 @@ class _backward_bench:
             os.fsync(fh.fileno())
 
     def compare(self) -> None:
-        from hipwizard.parity import metrics_torch
-        from hipwizard.parity.compare import compare_captures
+        from hipwizard.parity.compare import metrics_torch
+        from hipwizard.parity.compare.captures import compare_captures
         from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
         outputs, order, grads, _rows, _loss, _s = self.run_backward(self.model, self.names, self.inputs, self.device,

@@ -208,7 +208,7 @@ def cmd_capture(args) -> int:
 def cmd_compare(args) -> int:
     from hipwizard.parity import services
     from hipwizard.parity.requests import CompareRequest, TolerancePolicy
-    from hipwizard.parity.tolerances import parse_overrides
+    from hipwizard.parity.compare.tolerances import parse_overrides
 
     if args.triangle and args.reference != "cpu":
         raise UserError("--triangle goes with --reference cpu; with a reference capture give --reference-run FILE")
@@ -223,7 +223,7 @@ def cmd_compare(args) -> int:
     if args.json:
         print(json.dumps(comp.to_dict(), indent=2, default=str))
     else:
-        from hipwizard.parity.report_text import format_comparison
+        from hipwizard.parity.compare.text import format_comparison
 
         print(format_comparison(comp))
         if comp.timings:

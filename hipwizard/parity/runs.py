@@ -17,9 +17,9 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.parity.capture.model import CaptureResult
-from hipwizard.parity.compare import compare_files, output_sketch
+from hipwizard.parity.compare.captures import compare_files, output_sketch
 from hipwizard.parity.capture.fingerprint import config_hash, weights_hash
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.requests import RunOptions, Subject
 from hipwizard.parity.tensorfile import read_meta
 from hipwizard.progress import Progress, ProgressFn, quiet
@@ -171,9 +171,9 @@ def _compare_model_on_device(ref: Path, subject: Subject, opts: RunOptions, inpu
     """Re-run a model on the reference's inputs and compare on the device the outputs are on."""
     import json
 
-    from hipwizard.parity import metrics_torch
+    from hipwizard.parity.compare import metrics_torch
     from hipwizard.parity.capture.model import capture_model, write_capture
-    from hipwizard.parity.compare import compare_captures
+    from hipwizard.parity.compare.captures import compare_captures
     from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
     model_dir = subject.model

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 
 from hipwizard.errors import UserError
 from hipwizard.parity import state
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.requests import CompareRequest, RunOptions, Subject
 from hipwizard.progress import Progress, ProgressFn, quiet
 from hipwizard.workspace import Workspace
 
 if TYPE_CHECKING:
     from hipwizard.parity.capture.model import CaptureResult
-    from hipwizard.parity.curves import CurveGap
+    from hipwizard.parity.compare.curves import CurveGap
     from hipwizard.parity.worker import WorkerRun
 
 EXIT_CODES = {"pass": 0, "fail": 1, "invalid": 2}
@@ -112,7 +112,7 @@ def compare(request: CompareRequest, *, ws: Workspace | None = None,
     a numerical failure is a result (``verdict`` fail or invalid), not an exception.
     """
     from hipwizard.parity import runs
-    from hipwizard.parity.compare import compare_files
+    from hipwizard.parity.compare.captures import compare_files
 
     progress = progress or quiet
     how = request.how
@@ -129,7 +129,7 @@ def compare(request: CompareRequest, *, ws: Workspace | None = None,
                                   ref_run=req.ref_run, **kwargs)
 
     if len(request.options.attn_backends) > 1:
-        from hipwizard.parity.matrix import compare_matrix
+        from hipwizard.parity.compare.matrix import compare_matrix
 
         comp = compare_matrix(request, run_one, progress)
     else:
@@ -149,7 +149,7 @@ def compare_in_worker(request: CompareRequest, ws: Workspace | None) -> WorkerRu
 def curves(run_a: Path, run_b: Path, *, smoothing: float = 0.3, threshold: float = 0.05,
            ws: Workspace | None = None) -> CurveGap:
     """The two runs' smoothed loss curves and their gap; with ``ws``, remembered for the dashboard."""
-    from hipwizard.parity.curves import compare_curves, read_curve
+    from hipwizard.parity.compare.curves import compare_curves, read_curve
 
     gap = compare_curves(read_curve(run_a), read_curve(run_b), smoothing=smoothing, threshold=threshold)
     if ws is not None:
@@ -159,7 +159,7 @@ def curves(run_a: Path, run_b: Path, *, smoothing: float = 0.3, threshold: float
 
 def recorded_curves(ws: Workspace) -> CurveGap | None:
     """The overlay last recorded in ``ws`` (None when there is none); UserError when its logs are unreadable."""
-    from hipwizard.parity.curves import compare_curves, read_curve
+    from hipwizard.parity.compare.curves import compare_curves, read_curve
 
     spec = state.curves_spec(ws)
     if spec is None:

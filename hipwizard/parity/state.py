@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hipwizard.atomic import atomic_write_json
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.compare.result import Comparison
 from hipwizard.workspace import StepStatus, Workspace, register_state_fields
 
 STEP = "parity"

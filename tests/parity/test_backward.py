@@ -12,8 +12,8 @@ from hipwizard.cli import main
 from hipwizard.errors import UserError
 from hipwizard.parity.capture.backward import BackwardSpec, scalar_loss
 from hipwizard.parity.capture.model import capture_model, write_capture
-from hipwizard.parity.compare import compare_files
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.compare.captures import compare_files
+from hipwizard.parity.compare.result import Comparison
 
 pytestmark = pytest.mark.slow
 OPTS = dict(device="cpu", seed=0, batch=2, seq=16)
@@ -50,7 +50,7 @@ def test_capture_holds_gradients_in_backward_order(captures):
     assert "∂W model.layers.1.self_attn.q_proj.weight" in rows and "∂W model.layers.1.self_attn.v_proj.weight" in rows
     assert not any(r.startswith("∂W model.layers.1.mlp") for r in rows)
     tf = read_tensor_file(captures["bf16"])
-    assert all(g["key"] in tf.tensors for g in meta["backward"]["grads"])
+    assert meta["backward"]["grads"] and all(g["key"] in tf.tensors for g in meta["backward"]["grads"])
     assert meta["backward"]["loss"] == "lm" and meta["backward"]["loss_value"] > 0
 
 
@@ -60,7 +60,7 @@ def test_correct_model_passes_forward_and_backward_with_triangle(captures, demo_
                           "--reference-run", captures[dtype])
         assert rc == 0 and comp.verdict == "pass", comp.headline()
         assert comp.backward is not None and comp.backward.own_verdict == "pass"
-        assert comp.triangle_k == 2.0 and all(layer.triangle is not None for layer in comp.backward.layers)
+        assert comp.triangle_k == 2.0 and comp.backward.layers and all(layer.triangle is not None for layer in comp.backward.layers)
 
 
 def test_backward_only_bug_passes_forward_and_is_caught_at_its_layer(captures, demo_assets, capsys):
@@ -225,7 +225,7 @@ def test_backward_bug_is_caught_at_its_layer_when_every_row_is_sketched(demo_ass
     for dtype in ("fp64", "bf16"):
         tensors, meta = capture_model(demo_assets.model_dir, **OPTS, dtype=dtype, backward=BackwardSpec(count_size=256))
         paths[dtype] = write_capture(tmp_path / f"{dtype}.safetensors", tensors, meta).path
-    assert all(g.get("form") for g in meta["backward"]["grads"] if g["kind"] != "w")
+    assert meta["backward"]["grads"] and all(g.get("form") for g in meta["backward"]["grads"] if g["kind"] != "w")
     base = (paths["fp64"], "--model", demo_assets.model_dir, "--dtype", "bf16", "--reference-run", paths["bf16"])
     rc, comp = _rerun(capsys, *base)
     assert rc == 0 and comp.backward.own_verdict == "pass"

@@ -6,7 +6,7 @@ import pytest
 
 from hipwizard.errors import UserError
 from hipwizard.parity.capture.model import capture_model, write_capture
-from hipwizard.parity.compare import compare_files
+from hipwizard.parity.compare.captures import compare_files
 from hipwizard.parity.requests import RunOptions, Subject
 from hipwizard.parity.runs import compare_rerun, compare_same_machine
 
@@ -31,7 +31,7 @@ def test_default_modules_metadata_and_same_machine_pass(demo_assets, tmp_path):
     assert a.bytes < 1_000_000 and a.timings["write_s"] >= 0
     comp = compare_files(a.path, b.path)
     assert comp.verdict == "pass" and comp.counts == (6, 6)
-    assert all(layer.metrics.max_abs == 0.0 for layer in comp.layers)  # same machine, same build: bit-identical
+    assert comp.layers and all(layer.metrics.max_abs == 0.0 for layer in comp.layers)  # same machine, same build: bit-identical
 
 
 def test_perturbed_module_is_first_divergent_not_the_largest_error(demo_assets, tmp_path):
@@ -55,7 +55,7 @@ def test_bf16_passes_under_bf16_tolerance_and_fails_under_fp32(demo_assets, tmp_
     ref, cand = tmp_path / "keep" / "reference.safetensors", tmp_path / "keep" / "candidate.safetensors"
     strict = compare_files(ref, cand, tolerance="fp32")
     assert strict.verdict == "fail" and strict.counts[0] == 0
-    assert all("rel L2" in layer.detail for layer in strict.layers)
+    assert strict.layers and all("rel L2" in layer.detail for layer in strict.layers)
     assert comp.reference["dtype"] == "fp64" and comp.candidate["dtype"] == "bf16"
     assert comp.timings["candidate_bytes"] < comp.timings["reference_bytes"]
 

@@ -25,7 +25,7 @@ def test_stream_whose_header_outgrows_the_reserve_is_still_a_safetensors_file(tm
     size = stream.finish({"hipwizard": json.dumps({"format": "x"})})
     assert size == path.stat().st_size and list(tmp_path.iterdir()) == [path]
     back = load_file(path)
-    assert all(np.array_equal(back[n], a) for n, a in arrays.items())
+    assert arrays.items() and all(np.array_equal(back[n], a) for n, a in arrays.items())
     with TensorStream(tmp_path / "d.safetensors") as other, pytest.raises(ValueError, match="already in the stream"):
         other.add("a", "F32", [1], np.zeros(1, np.float32))
         other.add("a", "F32", [1], np.zeros(1, np.float32))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.parity.compare import compare_files
+from hipwizard.parity.compare.captures import compare_files
 from tests.parity.parity_captures import layer_outputs
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.parity.curves import compare_curves, ema, read_curve
+from hipwizard.parity.compare.curves import compare_curves, ema, read_curve
 
 FIX = Path(__file__).parent.parent / "fixtures" / "llamafactory"
 

@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from hipwizard.parity.metrics import compute, first_divergent
-from hipwizard.parity.tolerances import resolve
+from hipwizard.parity.compare.metrics import compute, first_divergent
+from hipwizard.parity.compare.tolerances import resolve
 
 
 def test_identical_tensors_pass_with_zero_error():

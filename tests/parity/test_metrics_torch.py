@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from hipwizard.parity import metrics, metrics_torch
-from hipwizard.parity.compare import compare_files
+from hipwizard.parity.compare import metrics, metrics_torch
+from hipwizard.parity.compare.captures import compare_files
 from hipwizard.parity.requests import RunOptions, Subject
 from hipwizard.parity.runs import compare_rerun
-from hipwizard.parity.tolerances import resolve
+from hipwizard.parity.compare.tolerances import resolve
 
 torch = pytest.importorskip("torch")
 
@@ -64,7 +64,7 @@ def test_on_device_metrics_match_two_file_compare_on_the_demo_model(demo_assets,
     import json
 
     from hipwizard.parity.capture.model import capture_model, write_capture
-    from hipwizard.parity.compare import compare_captures
+    from hipwizard.parity.compare.captures import compare_captures
     from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
     tensors, meta = capture_model(demo_assets.model_dir, device="cpu", dtype="fp32", seed=5)
@@ -116,7 +116,7 @@ def test_undecoded_bf16_reference_gives_identical_metrics(tmp_path, monkeypatch,
     import json
 
     from hipwizard.parity.capture.model import write_capture
-    from hipwizard.parity.compare import compare_captures
+    from hipwizard.parity.compare.captures import compare_captures
     from hipwizard.parity.tensorfile import (
         META_KEY,
         BF16Bits,

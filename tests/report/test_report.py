@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hipwizard.cli import main
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.state import record_comparison
 from hipwizard.port.demo import DEMO_PROJECT
 from hipwizard.train.state import remember_run

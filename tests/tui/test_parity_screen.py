@@ -11,7 +11,7 @@ import pytest
 
 from hipwizard.errors import UserError
 from hipwizard.parity import services
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.state import (
     latest_comparison,
     mark_demo,

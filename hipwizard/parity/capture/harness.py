@@ -27,7 +27,7 @@ from typing import Any
 
 from hipwizard.errors import UserError
 from hipwizard.parity.capture.model import FORMAT, environment, pick_device, torch_dtype
-from hipwizard.parity.tolerances import canonical_dtype
+from hipwizard.parity.compare.tolerances import canonical_dtype
 from hipwizard.progress import Progress, ProgressFn, quiet
 
 

@@ -23,13 +23,13 @@ from hipwizard.parity.capture.attention import hf_implementation, kernel_context
 from hipwizard.parity.capture.backward import run_backward
 from hipwizard.parity.capture.fingerprint import config_hash, weights_hash
 from hipwizard.parity.capture.tensors import host_copy, perturbation_hook
+from hipwizard.parity.compare.tolerances import canonical_dtype
 from hipwizard.parity.tensorfile import (
     META_KEY,
     read_meta,
     read_tensor_file,
     write_tensor_file,
 )
-from hipwizard.parity.tolerances import canonical_dtype
 from hipwizard.progress import Progress, ProgressFn, quiet
 
 FORMAT = "hipwizard-parity/1"

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from hipwizard.errors import UserError
-from hipwizard.parity import metrics
-from hipwizard.parity.report import Comparison, LayerResult, Triangle
+from hipwizard.parity.compare import metrics
+from hipwizard.parity.compare.result import Comparison, LayerResult, Triangle
+from hipwizard.parity.compare.tolerances import canonical_dtype, least_precise, more_precise, resolve
 from hipwizard.parity.tensorfile import TensorFile, read_meta, read_tensor_file
-from hipwizard.parity.tolerances import canonical_dtype, least_precise, more_precise, resolve
 
 OUTPUT_PREFIX = "output/"
 INPUT_PREFIX = "input/"

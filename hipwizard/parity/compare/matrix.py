@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from hipwizard.errors import UserError
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.requests import CompareRequest
 from hipwizard.progress import Progress, ProgressFn, quiet
 

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from hipwizard.parity.report import ElementError, Metrics
-from hipwizard.parity.tolerances import Tolerance
+from hipwizard.parity.compare.result import ElementError, Metrics
+from hipwizard.parity.compare.tolerances import Tolerance
 
 # Histogram of per-element |Δ| by decade: edges 1e-12 ... 1e+2, plus "exactly equal" and ">= 1e2".
 HIST_DECADES = tuple(range(-12, 3))

@@ -16,15 +16,16 @@ torch is imported inside the functions: this module must stay importable by the 
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
 import numpy as np
 
-from hipwizard.parity import metrics
-from hipwizard.parity.report import ElementError, Metrics
+from hipwizard.parity.compare import metrics
+from hipwizard.parity.compare.result import ElementError, Metrics
+from hipwizard.parity.compare.tolerances import Tolerance
 from hipwizard.parity.tensorfile import BF16Bits
-from hipwizard.parity.tolerances import Tolerance
 
 # Elements per block: bounds the float64 temporaries on the device (~4 x 128 MB) for huge logits.
 BLOCK = 1 << 24
@@ -36,7 +37,7 @@ def as_device_tensor(x: Any, device):
     ``BF16Bits`` (a bf16 tensor read undecoded) goes over as bfloat16: one copy of half the bytes of
     the decoded float32, widened on the device by the caller. Other inputs keep their dtype.
     """
-    import torch
+    import torch  # heavy: torch
 
     if isinstance(x, BF16Bits):
         with warnings.catch_warnings():  # read-only file buffers: we only read them (then copy to the device)
@@ -58,9 +59,7 @@ def upload(tf, device, prefixes: tuple[str, ...] = ("output/", "grad/")):
     host->device copy of the file bytes they span, then viewed there in their stored dtypes (a copy per
     tensor costs ~30 µs of host time each: ~800 of them for a gradient capture). Other tensors (the
     inputs) stay as they are. Without a mapped data section (or on the CPU), ``tf`` itself."""
-    import dataclasses
-
-    import torch
+    import torch  # heavy: torch
 
     keys = [k for k in tf.tensors if k.startswith(prefixes) and tf.stored_dtypes.get(k) in _TORCH_DTYPES
             and k in tf.spans]
@@ -98,7 +97,7 @@ def compute_many(pairs: list[tuple[Any, Any]], tol: Tolerance) -> list[Metrics]:
     numbers (sums, histogram, finite flag, the worst elements with their values); only after every
     group is queued are they copied to the host at once, so the GPU never waits for the host.
     """
-    import torch
+    import torch  # heavy: torch
 
     layouts: list[tuple[Any, int]] = [None] * len(pairs)  # (flat result, worst count) per pair
     with torch.inference_mode():
@@ -145,7 +144,7 @@ def _reduce(ref: Any, cand, tol: Tolerance):
     one-row stack, merged in the same flat layout (sums and counts added, the max of the maxima, finite
     only if every block is, every block's worst candidates with their positions made global: ``_pick_worst``
     keeps the overall worst, ties by position). No host sync."""
-    import torch
+    import torch  # heavy: torch
 
     r = as_device_tensor(ref, cand.device).reshape(-1)
     c = cand.detach().reshape(-1)
@@ -166,7 +165,7 @@ def _reduce(ref: Any, cand, tol: Tolerance):
 def _reduce_rows(r, c, tol: Tolerance):
     """``_reduce`` for a stack of same-size pairs (rows of ``r`` and ``c``): one flat float64 tensor per
     row, in the same layout, from whole-stack kernels (no host sync)."""
-    import torch
+    import torch  # heavy: torch
 
     f64 = torch.float64
     rr, cc = r.to(f64), c.to(f64)
@@ -197,7 +196,7 @@ def _rows_top(absd, k: int, chunk: int = 1024):
     all chunks with a smaller max, fewer than k of them; each earlier chunk tied at the k-th value holds
     at least one element of that value, so the lowest-position ties lie within the first k such chunks);
     then a stable sort of those k chunks' elements, taken in position order, picks the k."""
-    import torch
+    import torch  # heavy: torch
 
     rows, n = absd.shape
     size = chunk if n > chunk else n
@@ -260,7 +259,7 @@ def _pick_worst(vals: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 def _host(x: Any) -> np.ndarray:
     """A tensor or array as a host numpy array (bf16/fp16 widened exactly to float32)."""
-    import torch
+    import torch  # heavy: torch
 
     if isinstance(x, torch.Tensor):
         x = x.detach().to("cpu")

@@ -3,7 +3,7 @@ triangle numbers beside the fixed table's, and the attention-backend matrix. Pur
 
 from __future__ import annotations
 
-from hipwizard.parity.report import Comparison, keep_every_element
+from hipwizard.parity.compare.result import Comparison, keep_every_element
 
 
 def format_comparison(comp: Comparison) -> str:

@@ -16,8 +16,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Sparkline, Static
 
 from hipwizard.parity import services, state
-from hipwizard.parity.curves import CurveGap
-from hipwizard.parity.report import Comparison
+from hipwizard.parity.compare.curves import CurveGap
+from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.requests import demo_request
 from hipwizard.parity.worker import WorkerRun
 from hipwizard.textsafe import markup

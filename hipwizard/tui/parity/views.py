@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 
-from hipwizard.parity.curves import CurveGap
-from hipwizard.parity.report import Comparison, LayerResult, keep_every_element
+from hipwizard.parity.compare.curves import CurveGap
+from hipwizard.parity.compare.result import Comparison, LayerResult, keep_every_element
 
 BAR = "█"
 
@@ -227,7 +227,7 @@ def matrix_text(comp: Comparison, shown: int = 0) -> str:
     ▶ marks the backend whose table is shown (``shown``: its index among those that ran)."""
     if not comp.matrix:
         return ""
-    from hipwizard.parity.report_text import matrix_lines
+    from hipwizard.parity.compare.text import matrix_lines
 
     ran = ran_backends(comp)
     current = ran[shown % len(ran)]["attn"] if ran else None
