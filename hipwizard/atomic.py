@@ -37,7 +37,7 @@ def atomic_write_chunks(path: str | os.PathLike[str], chunks: Iterable[Any], mod
 
 def temp_beside(target: Path) -> tuple[int, Path]:
     """A new temp file next to ``target`` (parents created), named ``.<name>.XXXXXXXX.tmp`` so that what a
-    killed write leaves is recognisable (``port.worktree.remove_temps``): (its fd, its path)."""
+    killed write leaves is recognisable (``port.output.worktree.remove_temps``): (its fd, its path)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     return fd, Path(tmp)

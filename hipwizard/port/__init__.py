@@ -35,13 +35,13 @@ from hipwizard.lazy import lazy_attributes
 from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
-    from hipwizard.port.apply import ApplyReport
+    from hipwizard.port.output.apply import ApplyReport
     from hipwizard.port.translation.compat import newest_known
     from hipwizard.port.review.editor import edit_lines, editor_command
     from hipwizard.port.review.nav import FILTERS, ReviewNav
     from hipwizard.port.review.reconcile import ReconcileReport
     from hipwizard.port.review.state import ReviewState
-    from hipwizard.port.compile_check import FileCheck
+    from hipwizard.port.output.compile_check import FileCheck
     from hipwizard.port.translation.engine import PortReport
     from hipwizard.port.services import (
         Opened,
@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
         worktree_status,
         write,
     )
-    from hipwizard.port.worktree import WorkTree
+    from hipwizard.port.output.worktree import WorkTree
     from hipwizard.port.state import (
         PortLink,
         locate,
@@ -72,10 +72,10 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
 _LAZY = {
     **dict.fromkeys(("translate", "open_review", "refresh", "close", "write", "resolve", "output_hunks", "choose",
                      "worktree_status", "check", "Translation", "Opened"), "hipwizard.port.services"),
-    "ApplyReport": "hipwizard.port.apply",
-    "FileCheck": "hipwizard.port.compile_check",
+    "ApplyReport": "hipwizard.port.output.apply",
+    "FileCheck": "hipwizard.port.output.compile_check",
     "PortReport": "hipwizard.port.translation.engine",
-    "WorkTree": "hipwizard.port.worktree",
+    "WorkTree": "hipwizard.port.output.worktree",
     **dict.fromkeys(("PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for",
                      "summarize", "status_of"), "hipwizard.port.state"),
     "ReviewState": "hipwizard.port.review.state",

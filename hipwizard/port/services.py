@@ -36,8 +36,8 @@ from hipwizard.progress import ProgressFn
 from hipwizard.workspace import Workspace
 
 if TYPE_CHECKING:  # the engine and the compile check load when an action runs, not with the screen
-    from hipwizard.port.apply import ApplyReport
-    from hipwizard.port.compile_check import FileCheck
+    from hipwizard.port.output.apply import ApplyReport
+    from hipwizard.port.output.compile_check import FileCheck
     from hipwizard.port.translation.engine import PortReport
 
 Accept = Literal["all", "unflagged"]
@@ -95,7 +95,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     the engine's cap, 8 MiB) are skipped and named. Bad input raises ``UserError`` before anything is written.
     """
     from hipwizard.port.translation.engine import port_tree
-    from hipwizard.port.worktree import is_foreign
+    from hipwizard.port.output.worktree import is_foreign
 
     src_p, out_p = _resolve(ws, src), _resolve(ws, out)
     _check_paths(src_p, out_p)
@@ -253,7 +253,7 @@ def write(ws: Workspace | None, review: ReviewState, *, arch: str | None = None,
     last write are merged with ``git merge-file`` (through ``merge_runner``), never overwritten; files
     hipwizard never wrote are kept unless ``force``. Per-file problems (conflicts included) are in the
     report; ``UserError`` when nothing can be written or the write cannot be recorded."""
-    from hipwizard.port.apply import apply
+    from hipwizard.port.output.apply import apply
 
     arch = arch or _facts(ws).arch
     try:
@@ -267,8 +267,8 @@ def write(ws: Workspace | None, review: ReviewState, *, arch: str | None = None,
 def resolve(review: ReviewState, rel: str, choice: str) -> None:
     """Settle the conflict of ``rel`` in the review's output folder: keep ``mine``, take ``new`` or write
     ``merged`` (with conflict markers). Raises ``UserError``."""
-    from hipwizard.port.apply import safe_target
-    from hipwizard.port.worktree import WorkTree
+    from hipwizard.port.output.apply import safe_target
+    from hipwizard.port.output.worktree import WorkTree
 
     tree = WorkTree.load(review.out)
     try:
@@ -281,7 +281,7 @@ def output_hunks(review: ReviewState, *, edits: bool = True) -> list:
     """The output folder's own hunks (``worktree_hunks.OutputHunk``): each conflict region between the
     user's edits and the new result (to decide: mine or new), then (``edits``) each of the user's edits
     that every write keeps. Raises ``UserError`` when the record is damaged."""
-    from hipwizard.port.worktree import WorkTree
+    from hipwizard.port.output.worktree import WorkTree
 
     try:
         return WorkTree.load(review.out).output_hunks(edits=edits)
@@ -292,8 +292,8 @@ def output_hunks(review: ReviewState, *, edits: bool = True) -> list:
 def choose(review: ReviewState, rel: str, index: int, choice: str) -> bool:
     """Decide conflict ``index`` (1-based) of ``rel``: ``mine`` or ``new``; the file is written once all of its
     conflicts are decided (returns True then). Raises ``UserError``."""
-    from hipwizard.port.apply import safe_target
-    from hipwizard.port.worktree import WorkTree
+    from hipwizard.port.output.apply import safe_target
+    from hipwizard.port.output.worktree import WorkTree
 
     tree = WorkTree.load(review.out)
     try:
@@ -306,7 +306,7 @@ def worktree_status(review: ReviewState, *, edited: bool = True) -> dict:
     """The output folder as a working tree: ``{"conflicts": {path: why}, "edited": [paths the user edited
     since hipwizard wrote them]}`` (``edited`` False: not looked for, it reads every written file). A damaged
     record reads as its one-line error under ``"error"``."""
-    from hipwizard.port.worktree import WorkTree
+    from hipwizard.port.output.worktree import WorkTree
 
     try:
         tree = WorkTree.load(review.out)
@@ -321,7 +321,7 @@ def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, 
           runner=None, progress: ProgressFn | None = None) -> list[FileCheck]:
     """Compile-check every translation unit under ``folder`` with hipcc for ``arch`` (default: the doctor's
     gfx arch, else gfx942). Raises ``UserError`` when the folder holds none."""
-    from hipwizard.port.compile_check import UNITS, check_files
+    from hipwizard.port.output.compile_check import UNITS, check_files
     from hipwizard.port.translation.scan import SKIP_DIRS
 
     root = Path(folder).expanduser()

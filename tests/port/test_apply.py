@@ -10,7 +10,7 @@ import pytest
 from tests.port.review_factory import KERNEL, new_review
 
 from hipwizard.errors import UserError
-from hipwizard.port.apply import apply, blame_line, rebuild, safe_target
+from hipwizard.port.output.apply import apply, blame_line, rebuild, safe_target
 from hipwizard.port.model import Hunk
 
 

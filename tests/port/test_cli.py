@@ -86,7 +86,7 @@ def test_review_write_and_check_compile_for_the_doctors_arch(tmp_path, capsys, m
 
     save_rocm61_gfx90a(Workspace(tmp_path))
     hipcc = RecordingHipcc()
-    monkeypatch.setattr("hipwizard.port.compile_check.SubprocessRunner", lambda: hipcc)
+    monkeypatch.setattr("hipwizard.port.output.compile_check.SubprocessRunner", lambda: hipcc)
     src = tmp_path / "src"
     shutil.copytree(DEMO_PROJECT, src)
     out = tmp_path / "out"

@@ -343,7 +343,7 @@ def test_writes_killed_at_random_points_lose_nothing_and_leave_no_temp_files(tmp
     # the reference: the same decisions written once, uninterrupted, into a fresh folder
     ref = ReviewState.load(path)
     ref.out = tmp_path / "ref"
-    from hipwizard.port.apply import apply
+    from hipwizard.port.output.apply import apply
     apply(ref, check=False)
     assert got == {p.name: p.read_bytes() for p in (tmp_path / "ref").iterdir()} and len(got) == 60
     print(f"kills during a write: {mixed} of 20")

@@ -13,9 +13,9 @@ import pytest
 
 from hipwizard.cli import main
 from hipwizard.port.translation.backends.hipify_tools import HipifyClangBackend, HipifyPerlBackend
-from hipwizard.port.compile_check import check_files
+from hipwizard.port.output.compile_check import check_files
 from hipwizard.port.translation.scan import SourceFile
-from hipwizard.port.worktree import WorkTree
+from hipwizard.port.output.worktree import WorkTree
 from hipwizard.runner import RunResult, SubprocessRunner, path_operand
 
 HOSTILE = ("@opts.cu", "-o.cu", "sub/-MF.cpp", "--help.cu")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from hipwizard.cli import main
-from hipwizard.port.worktree import WorkTree, record_dir
-from hipwizard.port.worktree_hunks import compose, conflict_hunks
+from hipwizard.port.output.worktree import WorkTree, record_dir
+from hipwizard.port.output.worktree_hunks import compose, conflict_hunks
 from tests.port.test_iterative_port import (  # noqa: F401 (proj: a fixture)
     decide, decisions, hipify, make_conflict, proj, write)
 

@@ -93,7 +93,7 @@ def test_translate_with_accept_writes_through_the_same_write(tmp_path, monkeypat
     save_rocm61_gfx90a(ws)
     _project(tmp_path)
     hipcc = RecordingHipcc()
-    monkeypatch.setattr("hipwizard.port.compile_check.SubprocessRunner", lambda: hipcc)
+    monkeypatch.setattr("hipwizard.port.output.compile_check.SubprocessRunner", lambda: hipcc)
     done = services.translate(ws, "proj", "out", backend="builtin", accept="unflagged")
     assert done.written is not None and done.written.arch == "gfx90a" and set(hipcc.archs) == {"gfx90a"}
     assert (tmp_path / "out" / "k.cu").exists()

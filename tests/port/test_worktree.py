@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hipwizard.port.worktree import WorkTree, record_dir
+from hipwizard.port.output.worktree import WorkTree, record_dir
 
 A = b"line 1\nline 2\nline 3\n\nline 5\nline 6\nline 7\n"
 
@@ -40,7 +40,7 @@ def test_a_write_killed_at_any_file_write_is_settled_by_the_next(tmp_path, monke
     """Kill (an exception nothing catches) at the n-th file write inside a write of new content (a plain write:
     next copy, target; a merge with the user's edit: next copy, landing copy, target). The next write of other
     content finds no false "user edit": it writes exactly that content, or merges it with the user's real edit."""
-    import hipwizard.port.worktree as wt
+    import hipwizard.port.output.worktree as wt
 
     tree, target = WorkTree(tmp_path / "out"), tmp_path / "out" / "a.cu"
     tree.place("a.cu", target, A)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from hipwizard.cli import main
-from hipwizard.port.apply import apply
+from hipwizard.port.output.apply import apply
 from hipwizard.port.review.model import WriteRecord
 from hipwizard.port.review.state import ReviewState
 from hipwizard.port.state import record_link

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hipwizard.cli import main
 from hipwizard.port.review.state import ReviewState, state_path_for
-from hipwizard.port.worktree import record_dir
+from hipwizard.port.output.worktree import record_dir
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.dialogs import ChooseRegion, ResolveConflict
 from hipwizard.tui.port.screen import PortScreen

@@ -598,7 +598,7 @@ async def test_write_compile_checks_for_the_doctors_arch(tmp_path, monkeypatch):
     ws, review = _workspace(tmp_path, {"main.cu": KERNEL})
     save_rocm61_gfx90a(ws)  # an MI250X: gfx90a, not the default gfx942
     hipcc = RecordingHipcc()
-    monkeypatch.setattr("hipwizard.port.compile_check.SubprocessRunner", lambda: hipcc)
+    monkeypatch.setattr("hipwizard.port.output.compile_check.SubprocessRunner", lambda: hipcc)
     app = HipwizardApp(ws)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(app, pilot)

@@ -28,7 +28,7 @@ from hipwizard.port.review.lock import ReviewBusy, ReviewLock
 from hipwizard.port.model import Diagnostic, Hunk, UntouchedRisk
 from hipwizard.port.review.file_format import Decision
 from hipwizard.port.review.model import WriteRecord
-from hipwizard.port.worktree import remove_temps
+from hipwizard.port.output.worktree import remove_temps
 
 
 class ReviewStore:

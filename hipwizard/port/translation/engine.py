@@ -27,7 +27,8 @@ from hipwizard.port.translation.edits import carry_mask
 from hipwizard.port.translation.hunks import flagged_counts, hunks_from_edits, split_hunks
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
 from hipwizard.port.risk.tree import flag_tree
-from hipwizard.port.risk.flags import flag_translation, summarize_flags
+from hipwizard.port.pyscan import find_native, python_review_files
+from hipwizard.port.risk.flags import attach_findings, flag_translation, summarize_flags
 from hipwizard.port.translation.scan import MAX_BYTES, ScanResult, SkippedFile, SourceFile, scan_tree
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner
@@ -124,6 +125,7 @@ def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version
         if result.spans is not None and result.masked_original is not None:
             masks = (result.masked_original, carry_mask(result.masked_original, result.text, result.spans))
         flag_translation(ft, masks=masks)
+        attach_findings(ft, find_native(ft.translated))  # NVML / nvidia-smi in host code (strings included)
         report.files.append(ft)
         if progress is not None and (big or sizes.due(n)):
             progress(Progress(CHECKING, n + 1, len(results), sizes.item(n + 1, sf.path)))
@@ -131,6 +133,11 @@ def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version
     builds, unread = build_review_files(root, BuildTarget(arch or DEFAULT_ARCH), exclude=exclude,
                                         max_bytes=max_bytes, context=context)
     merge_build_files(report.files, builds)
+    report.skipped.extend(unread)
+    # Python files with findings (a setup.py the build files claimed gets the Python flags on its translation)
+    python, unread = python_review_files(root, exclude=exclude, max_bytes=max_bytes, context=context,
+                                         claimed={f.path: f for f in report.files})
+    report.files.extend(python)
     report.skipped.extend(unread)
     return report
 

@@ -45,7 +45,7 @@ from typing import Literal
 from hipwizard.atomic import atomic_write_bytes, atomic_write_json, fsync_dir
 from hipwizard.errors import UserError
 from hipwizard.port.review.file_format import check_rel, fingerprint
-from hipwizard.port.worktree_hunks import (
+from hipwizard.port.output.worktree_hunks import (
     CONFLICT_CHOICES,
     OutputHunk,
     compose,
