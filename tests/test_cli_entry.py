@@ -111,6 +111,7 @@ def test_existing_folder_named_like_a_typo_is_opened(tmp_path, monkeypatch):
 
 # --- a stdout that cannot encode every character ----------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", [
     {"PYTHONIOENCODING": "ascii"},
     {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "PYTHONIOENCODING": ""},

@@ -163,6 +163,7 @@ def _wait_for_screen(driver, wanted: str, timeout: float) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_web_in_headless_chromium_refused_without_token_then_home_then_port(tmp_path):
     found = _chromium()
     if found is None:

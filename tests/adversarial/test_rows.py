@@ -24,6 +24,7 @@ def test_row_ids_are_unique_and_enough():
     assert len(ids) >= 60
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ROWS, ids=lambda c: c.id)
 def test_row(case, tmp_path, capsys, monkeypatch):
     run_case(case, tmp_path, capsys, monkeypatch)

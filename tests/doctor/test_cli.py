@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import stat
@@ -80,6 +82,7 @@ def test_hang_shows_in_the_report(tmp_path, monkeypatch):
     assert probes.status == "warn" and "did not answer within 0.5 s" in probes.found
 
 
+@pytest.mark.slow
 def test_record_writes_a_replayable_directory(tmp_path):
     out = tmp_path / "ticket"
     env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:/usr/bin:/bin")

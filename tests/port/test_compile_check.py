@@ -70,6 +70,7 @@ def test_real_hipcc_tells_code_errors_from_missing_headers(tmp_path):
     assert seen[-1] == (3, 3)
 
 
+@pytest.mark.slow
 @needs_hipcc
 def test_translated_demo_with_accept_reject_mixes(tmp_path):
     translations = {t.path: t for t in translate_tree(DEMO_PROJECT, backend="builtin")}

@@ -113,6 +113,7 @@ def test_progress_counts_files_and_bytes_in_both_stages(tmp_path):
         i for i, p in enumerate(seen) if p.stage == "translating")
 
 
+@pytest.mark.slow
 def test_a_big_file_reports_before_its_work_starts(tmp_path):
     (tmp_path / "big.cu").write_text("__global__ void k() { cudaDeviceSynchronize(); }\n" * 25_000)  # 1.2 MB
     seen = []

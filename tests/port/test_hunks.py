@@ -189,6 +189,7 @@ def test_big_file_hunks_take_seconds_not_minutes():
     assert apply_hunks(text, by_log, [h.hunk_id for h in by_log]) == t.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("launches", [False, True])
 def test_line_diff_of_a_file_without_unique_lines_matches_the_edit_log(launches):
     # one file repeated 200 times: no line is unique, so nothing anchors the diff; the greedy alignment
@@ -233,6 +234,7 @@ def test_identical_hunks_get_distinct_stable_ids():
     assert _ids(split_hunks("k.cu", TWICE, t.text)) == _ids(hunks_from_edits("k.cu", TWICE, t.text, t.spans))
 
 
+@pytest.mark.slow
 def test_identical_hunks_write_twice_through_the_cli_without_stale(tmp_path):
     import json
     import sys

@@ -301,6 +301,7 @@ def test_wrong_field_types_in_the_state_are_one_line_naming_it(proj, capsys):
     assert os.path.getsize(path) > 0  # kept as it is
 
 
+@pytest.mark.slow
 def test_writes_killed_at_random_points_lose_nothing_and_leave_no_temp_files(tmp_path, capsys):
     """SIGKILL a real `hipwizard review --write` at random moments while decisions flip between runs; the next
     write finishes the job: output identical to an uninterrupted write, no temp file, no false conflict."""

@@ -116,6 +116,7 @@ def _hostile_tree(tmp_path: Path) -> Path:
     return src
 
 
+@pytest.mark.slow
 @needs_hipcc
 def test_real_hipify_accept_all_and_check_with_hostile_names(tmp_path, monkeypatch, capsys):
     _hostile_tree(tmp_path)

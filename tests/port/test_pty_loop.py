@@ -4,6 +4,8 @@ still accepted (on screen and in the state)."""
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import signal
 import subprocess
@@ -34,6 +36,7 @@ def _state(tmp_path) -> ReviewState:
     return ReviewState.load(state_path_for(tmp_path / "out"))
 
 
+@pytest.mark.slow
 def test_accept_quit_rerun_hipify_reopen_keeps_the_decision(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "k.cu").write_text(KERNEL)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -44,6 +46,7 @@ def test_write_without_check_and_bad_inputs(tmp_path):
     assert broken.returncode == 2 and "unreadable" in broken.stderr and review.path.read_text() == "{broken"
 
 
+@pytest.mark.slow
 def test_decisions_survive_sigkill_of_a_real_review_process(tmp_path):
     review = new_review(tmp_path)
     ids = [h.hunk_id for h in review.hunks]

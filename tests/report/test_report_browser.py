@@ -23,6 +23,7 @@ return {title: document.title, sections: out,
 """
 
 
+@pytest.mark.slow
 def test_headless_chromium_reads_every_section_of_the_report(tmp_path, capsys):
     found = _chromium()
     if found is None:

@@ -99,6 +99,7 @@ def launch_spiked_demo(tmp_path, demo_assets, *, max_steps: int, at: int = 5, sa
     return services.launch(ws, run_dir, LaunchOptions(platform="cpu", extra_env=env)), ws
 
 
+@pytest.mark.slow
 def test_injected_gradient_spike_alarms_in_attach_within_one_log_interval(tmp_path, demo_assets, capsys):
     """A real demo run (LoRA, CPU, launched by hipwizard's launcher) whose gradients are scaled 1000x at
     step 5 (patched in through sitecustomize): `attach` prints the grad_norm alarm at step 5 itself."""

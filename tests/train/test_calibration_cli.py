@@ -33,6 +33,7 @@ def demo_config(tmp_path, demo_assets):
     return write_demo_run_dir(tmp_path / "src", demo_assets.root, name="demo") / "config.yaml"
 
 
+@pytest.mark.slow
 def test_calibrate_two_candidates_three_steps_then_plan_labels_measured_and_calibrated(tmp_path, demo_config):
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -104,6 +104,7 @@ sleep 300
 """
 
 
+@pytest.mark.slow
 def test_stop_does_not_wait_the_whole_grace_once_every_rank_has_exited(tmp_path):
     d = run_dir_with(tmp_path)
     m = launch(d, LaunchOptions(platform="cpu", llamafactory_cli=script(tmp_path, AGENT)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -85,6 +87,7 @@ def test_pid_reuse_is_not_mistaken_for_our_run(tmp_path):
     assert m is not None
 
 
+@pytest.mark.slow
 def test_cli_runs_json_and_stop(tmp_path):
     d = run_dir_with(tmp_path, name="cli")
     m = launch(d, LaunchOptions(platform="cpu", llamafactory_cli=script(tmp_path, "sleep 120\n")))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from hipwizard.train import state
@@ -28,6 +30,7 @@ def test_remember_run_puts_it_first_once_and_keeps_other_keys(tmp_path):
     assert state.launched_run_dirs(ws) == [a]  # b does not exist (any more)
 
 
+@pytest.mark.slow
 def test_remembered_runs_are_capped(tmp_path):
     ws = Workspace(tmp_path / "ws")
     for n in range(state.KEEP + 5):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from hipwizard.doctor.probe.replay import ReplayRunner
@@ -47,6 +49,7 @@ async def test_help_screen_lists_keys_of_current_screen(tmp_path):
         assert isinstance(app.screen, HomeScreen)
 
 
+@pytest.mark.slow
 async def test_help_on_a_step_screen_lists_its_verbs_and_the_global_keys_only(tmp_path):
     from hipwizard.tui.keys import VERBS
 
@@ -68,6 +71,7 @@ async def test_help_on_a_step_screen_lists_its_verbs_and_the_global_keys_only(tm
         assert len(everywhere) < len(VERBS)
 
 
+@pytest.mark.slow
 async def test_open_step_by_key_and_mouse_and_resume(tmp_path):
     spec = STEPS[0]
     ws = Workspace(tmp_path)
@@ -130,6 +134,7 @@ async def test_home_at_80x24_shows_every_card_and_the_next_step(tmp_path, monkey
         assert screen.query_one("#home").max_scroll_y == 0
 
 
+@pytest.mark.slow
 async def test_command_palette_opens_a_step(tmp_path):
     from textual.command import CommandList, CommandPalette
 
@@ -158,6 +163,7 @@ def _reviewing(tmp_path) -> Workspace:
     return ws
 
 
+@pytest.mark.slow
 async def test_digits_open_a_step_from_any_step_screen(tmp_path):
     app = HipwizardApp(_reviewing(tmp_path), resume=False)
     app.doctor_runner = ReplayRunner(DOCTOR_ENVS / "nogpu-debian")
@@ -171,6 +177,7 @@ async def test_digits_open_a_step_from_any_step_screen(tmp_path):
         await app.workers.wait_for_complete()
 
 
+@pytest.mark.slow
 async def test_a_verb_key_not_bound_here_says_where_it_works(tmp_path):
     app = HipwizardApp(_reviewing(tmp_path), resume=False)
     app.doctor_runner = ReplayRunner(DOCTOR_ENVS / "nogpu-debian")

@@ -3,6 +3,8 @@ inline, ctrl+s checks the paste through the same service as `hipwizard doctor --
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from textual.widgets import Static, TextArea
@@ -16,6 +18,7 @@ from hipwizard.workspace import Workspace
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
+@pytest.mark.slow
 async def test_paste_box_checks_a_pasted_log_and_refuses_prose_inline(tmp_path):
     app = HipwizardApp(Workspace(tmp_path), resume=False)
     app.doctor_runner = ReplayRunner(FIXTURES / "doctor" / "nogpu-debian")

@@ -3,6 +3,8 @@ never a crash screen, and nothing written where it should not be (a sample of ``
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -59,6 +61,7 @@ async def test_port_out_inside_the_source_is_one_line_inline(tmp_path):
     assert _files(tmp_path) == before  # no proj/hip, no review state
 
 
+@pytest.mark.slow
 async def test_port_out_under_a_regular_file_and_a_missing_source(tmp_path):
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "k.cu").write_text(KERNEL)
@@ -106,6 +109,7 @@ async def test_port_crafted_review_paths_are_named_and_nothing_is_written(tmp_pa
     assert not (tmp_path / "evil.cu").exists() and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 async def test_train_plan_learning_rate_fast_is_an_inline_error(tmp_path):
     app = HipwizardApp(Workspace(tmp_path), resume=False)
     async with app.run_test(size=(160, 50)) as pilot:

@@ -4,6 +4,8 @@ The conflict is made through the real CLI/services and the real ``git merge-file
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -96,6 +98,7 @@ def _conflicts(tmp_path, capsys) -> dict:
     return json.loads(capsys.readouterr().out)["worktree"]["conflicts"]
 
 
+@pytest.mark.slow
 async def test_settle_a_conflict_with_mine_keeps_the_file_and_clears_the_conflict(tmp_path, capsys):
     mine, new = _conflict(tmp_path, capsys)
     rows = await _open_and_settle(tmp_path, "m")
@@ -107,6 +110,7 @@ async def test_settle_a_conflict_with_mine_keeps_the_file_and_clears_the_conflic
     assert (tmp_path / "out" / "k.cu").read_text() == mine
 
 
+@pytest.mark.slow
 async def test_settle_a_conflict_with_new_writes_the_new_result(tmp_path, capsys):
     mine, new = _conflict(tmp_path, capsys)
     rows = await _open_and_settle(tmp_path, "n")
@@ -116,6 +120,7 @@ async def test_settle_a_conflict_with_new_writes_the_new_result(tmp_path, capsys
     assert _conflicts(tmp_path, capsys) == {}
 
 
+@pytest.mark.slow
 async def test_escape_leaves_the_conflict_and_the_file(tmp_path, capsys):
     mine, _ = _conflict(tmp_path, capsys)
     rows = await _open_and_settle(tmp_path, "escape")
@@ -124,6 +129,7 @@ async def test_escape_leaves_the_conflict_and_the_file(tmp_path, capsys):
     assert list(_conflicts(tmp_path, capsys)) == ["k.cu"]
 
 
+@pytest.mark.slow
 async def test_settle_a_conflict_with_merged_writes_the_markers(tmp_path, capsys):
     mine, _ = _conflict(tmp_path, capsys)
     rows = await _open_and_settle(tmp_path, "g")
@@ -133,6 +139,7 @@ async def test_settle_a_conflict_with_merged_writes_the_markers(tmp_path, capsys
     assert _conflicts(tmp_path, capsys) == {}
 
 
+@pytest.mark.slow
 async def test_one_conflict_is_decided_from_its_own_row_and_your_edit_is_listed_after(tmp_path, capsys):
     mine, new = _conflict(tmp_path, capsys)
     app = HipwizardApp(Workspace(tmp_path))

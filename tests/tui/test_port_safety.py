@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import shutil
 import subprocess
 import sys
@@ -64,6 +66,7 @@ async def test_a_review_held_by_another_process_opens_read_only_and_keys_say_why
             holder.wait(timeout=10)
 
 
+@pytest.mark.slow
 async def test_e_without_editor_variables_falls_back_to_an_editor_on_the_path(tmp_path, monkeypatch):
     review = new_review(tmp_path)
     ws = Workspace(tmp_path)

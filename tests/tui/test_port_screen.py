@@ -144,6 +144,7 @@ async def test_a_d_accept_and_reject_the_rest_of_a_file_and_A_accepts_unflagged(
         assert prompt.startswith("✔") and "✖" in prompt
 
 
+@pytest.mark.slow
 async def test_s_splits_and_u_unsplits(tmp_path):
     ws, review = _workspace(tmp_path, {"k.cu": KERNEL})
     app = HipwizardApp(ws)
@@ -201,6 +202,7 @@ async def test_e_with_missing_or_failing_editor_says_so_and_changes_nothing(tmp_
         assert _disk(review).counts()["edited"] == 0 and screen.review.revision == 0
 
 
+@pytest.mark.slow
 async def test_slash_searches_and_escape_closes(tmp_path):
     ws, review = _workspace(tmp_path)
     app = HipwizardApp(ws)
@@ -237,6 +239,7 @@ async def test_f_cycles_filters_including_rule_ids(tmp_path):
         assert screen.nav.filter == "all" and len(screen.nav.view) == total
 
 
+@pytest.mark.slow
 async def test_mouse_file_list_buttons_and_filter(tmp_path):
     ws, review = _workspace(tmp_path)
     app = HipwizardApp(ws)
@@ -263,6 +266,7 @@ async def test_mouse_file_list_buttons_and_filter(tmp_path):
         assert screen.nav.filter == "pending"
 
 
+@pytest.mark.slow
 async def test_write_asks_when_pending_and_writes_on_yes(tmp_path):
     ws, review = _workspace(tmp_path, {"main.cu": KERNEL})
     app = HipwizardApp(ws)
@@ -284,6 +288,7 @@ async def test_write_asks_when_pending_and_writes_on_yes(tmp_path):
         assert _disk(review).last_write.files == 1
 
 
+@pytest.mark.slow
 async def test_no_migration_offers_a_source_picker_and_translates(tmp_path):
     src = tmp_path / "proj"
     src.mkdir()
@@ -404,6 +409,7 @@ def test_snapshot_flagged_hunk(tmp_path, snap_compare):
     assert snap_compare(_snap_app(tmp_path), terminal_size=SIZE, run_before=go)
 
 
+@pytest.mark.slow
 def test_snapshot_flagged_hunk_80x24(tmp_path, snap_compare):
     """At 80x24 the flag's reason is on screen, above the diff (its details scroll into view with PgDn)."""
     async def go(pilot):
@@ -466,6 +472,7 @@ needs_hipcc = pytest.mark.skipif(shutil.which("hipcc") is None and not Path("/op
                                  reason="hipcc not installed (apt-get install hipcc)")
 
 
+@pytest.mark.slow
 @needs_hipcc
 async def test_write_compile_error_jumps_to_its_hunk(tmp_path):
     app, review = _compile_error_app(tmp_path)
@@ -487,6 +494,7 @@ async def test_write_compile_error_jumps_to_its_hunk(tmp_path):
     assert _disk(review).last_write.compile_errors >= 1
 
 
+@pytest.mark.slow
 @needs_hipcc
 def test_snapshot_after_write_with_compile_error(tmp_path, snap_compare):
     app, _review = _compile_error_app(tmp_path)
@@ -556,6 +564,7 @@ def _rows(option_list) -> list[str]:
     return [str(option_list.get_option_at_index(i).prompt) for i in range(option_list.option_count)]
 
 
+@pytest.mark.slow
 async def test_translation_lists_too_new_apis_under_a_rocm_61_doctor_report_like_hipify(tmp_path, capsys):
     ws = Workspace(tmp_path)
     save_rocm61_gfx90a(ws)
@@ -701,6 +710,7 @@ def test_snapshot_long_file_names_80x24(tmp_path, snap_compare):
     assert snap_compare(HipwizardApp(ws), terminal_size=(80, 24), run_before=_settle)
 
 
+@pytest.mark.slow
 @needs_hipcc
 def test_snapshot_after_write_with_compile_error_80x24(tmp_path, snap_compare):
     app, _review = _compile_error_app(tmp_path)

@@ -137,6 +137,7 @@ def test_train_run_and_plan_bindings_name_an_action_of_their_table():
     assert named["plan"] and named["plan"] <= set(PLAN_ACTIONS)
 
 
+@pytest.mark.slow
 async def test_train_tab_check_lets_unexpected_errors_through(tmp_path, monkeypatch):
     app = HipwizardApp(Workspace(tmp_path), resume=False)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -22,6 +22,7 @@ def _plain_screen(app) -> str:
     return "\n".join(texts) + app.export_screenshot()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 async def test_a_hostile_workspace_name_is_shown_inert(tmp_path, name):
     root = tmp_path / name
@@ -54,6 +55,7 @@ def _screen_text(app) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.slow
 async def test_doctor_screen_shows_a_hostile_gpu_name_as_text(tmp_path, capsys):
     from hipwizard.cli import main
     from hipwizard.doctor.probe.replay import ReplayRunner
@@ -102,6 +104,7 @@ async def test_parity_screen_shows_hostile_device_and_module_names_as_text(tmp_p
         assert "[bold]Instinct[/]" in text and "[$accent]x" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 async def test_a_toast_shows_text_from_outside_as_it_is(tmp_path, name):
     """Toasts carry file names, tool errors and run names (``✖ cannot launch: ...``): a name with ``[/]`` in it

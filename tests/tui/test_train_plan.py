@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 import yaml
@@ -55,6 +57,7 @@ def panel(app, name: str) -> str:
     return str(app.query_one(f"#plan-{name}", Static).render())
 
 
+@pytest.mark.slow
 async def test_form_groups_help_and_clean_plan(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -69,6 +72,7 @@ async def test_form_groups_help_and_clean_plan(tmp_path):
         assert "▶" in panel(app, "advice")
 
 
+@pytest.mark.slow
 async def test_inline_validation_as_you_type_and_save_refused(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -88,6 +92,7 @@ async def test_inline_validation_as_you_type_and_save_refused(tmp_path):
         assert app.query_one(TrainPlanPane).config.learning_rate == 1e-4
 
 
+@pytest.mark.slow
 async def test_rules_show_while_editing(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -99,6 +104,7 @@ async def test_rules_show_while_editing(tmp_path):
         assert "bf16 and fp16 are both on" in issues and "qkv not a module" in issues
 
 
+@pytest.mark.slow
 async def test_memory_estimate_updates_live(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -204,6 +210,7 @@ async def test_demo_workspace_opens_on_the_demo_preset_with_the_tiny_model(tmp_p
         assert "fits" in str(pane.query_one("#plan-memory", Static).render())
 
 
+@pytest.mark.slow
 async def test_narrow_form_fits_80_columns(tmp_path):
     """80x24 over SSH: one line per field, short labels that fit, the focused field's help naming its YAML key,
     side panels without bars; back to the full form when wide again."""
@@ -272,6 +279,7 @@ def _status(app) -> str:
     return str(app.query_one("#plan-calibrate-status", Static).render())
 
 
+@pytest.mark.slow
 async def test_calibrate_key_runs_the_demo_on_cpu_with_a_progress_bar_then_labels_numbers(tmp_path, demo_assets):
     """C (focus on the Calibrate button): one candidate, 3 real steps through the launcher; the bar counts the
     steps, the calibration is saved, and after the re-plan the advisor says measured here / calibrated here."""
@@ -325,6 +333,7 @@ async def test_calibrate_key_runs_the_demo_on_cpu_with_a_progress_bar_then_label
     assert ("torch" in sys.modules) == torch_before  # the run was a subprocess; nothing heavy came in here
 
 
+@pytest.mark.slow
 async def test_stop_calibration_asks_then_ends_the_candidates_process_group(tmp_path, demo_assets):
     """X during the first candidate, confirmed with y: the run in flight is stopped (no process of its group
     left), the second candidate never starts, and the stopped calibration is kept."""

@@ -55,6 +55,7 @@ async def test_p_runs_the_postmortem_of_the_spike_and_opens_parity(tmp_path, dem
     assert (ws.state_dir / "parity" / "step-batch-demo-lora-spike-5.safetensors").is_file()
 
 
+@pytest.mark.slow
 async def test_p_without_an_alarm_says_how_to_name_a_step(tmp_path):
     ws = Workspace.open(tmp_path / "ws")
     ws.touch()

@@ -91,6 +91,7 @@ def ws(tmp_path) -> Workspace:
     return Workspace(tmp_path / "ws")
 
 
+@pytest.mark.slow
 async def test_live_view_follows_a_replayed_run(ws):
     app, screen = make_app(ws)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -112,6 +113,7 @@ async def test_live_view_follows_a_replayed_run(ws):
         assert status.startswith("✔ finished") and "lora-8b" in status
 
 
+@pytest.mark.slow
 async def test_failed_run_shows_cause_and_field(ws):
     run_dir = replayed(ws, "bad-key", "-", "stdout-reject-bad_key-cpu.log", code=1)
     app, screen = make_app(ws, attach=run_dir)
@@ -124,6 +126,7 @@ async def test_failed_run_shows_cause_and_field(ws):
         assert any("✖ ValueError: Some keys are not used" in str(line.text) for line in log.lines)
 
 
+@pytest.mark.slow
 async def test_stop_runs_in_the_background_and_leaves_nothing(ws):
     run_dir = replayed(ws, "long", "trainer_log-demo-lora-cpu.jsonl", "stdout-demo-lora-cpu.log", hold=120)
     app, screen = make_app(ws, attach=run_dir)
@@ -192,6 +195,7 @@ def _snapshot_ready(app, state):
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 45), id="160x45")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_snapshot_finished_run(ws, snap_compare, size):
     run_dir = replayed(ws, "lora-8b", "trainer_log-8b-lora-plain-h200.jsonl", "stdout-8b-lora-plain-h200.log",
@@ -208,6 +212,7 @@ def test_snapshot_finished_run(ws, snap_compare, size):
     assert snap_compare(app, terminal_size=size, run_before=ready)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_snapshot_failed_run(ws, snap_compare, size):
     run_dir = replayed(ws, "bad-key", "-", "stdout-reject-bad_key-cpu.log", code=1)
@@ -225,6 +230,7 @@ def test_snapshot_failed_run(ws, snap_compare, size):
     assert snap_compare(app, terminal_size=size, run_before=ready)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_snapshot_plan_tab(tmp_path, snap_compare, size):
     """The Plan tab on the NVIDIA recipe preset, the model field focused (at 80 columns only the focused field's
@@ -269,6 +275,7 @@ def fake_launch(monkeypatch, tmp_path):
     return calls
 
 
+@pytest.mark.slow
 async def test_x_asks_before_launching_the_highlighted_run_dir(ws, fake_launch):
     import yaml
 
@@ -296,6 +303,7 @@ async def test_x_asks_before_launching_the_highlighted_run_dir(ws, fake_launch):
         assert _view(app).attached == str(planned.resolve()) == load(ws).last_run
 
 
+@pytest.mark.slow
 async def test_x_on_the_plan_tab_saves_the_plan_then_launches_it(tmp_path, fake_launch):
     ws = Workspace(recipe_dir(tmp_path))
     app, screen = make_app(ws)
@@ -327,6 +335,7 @@ async def test_run_tab_keys_are_hidden_on_the_plan_tab(ws):
         await until(pilot, lambda: {"x", "D", "X", "o", "r"} <= _enabled_keys(screen))
 
 
+@pytest.mark.slow
 async def test_D_runs_the_demo_preset_from_either_tab(ws, fake_launch, monkeypatch, tmp_path, demo_assets):
     import yaml
 
@@ -348,6 +357,7 @@ async def test_D_runs_the_demo_preset_from_either_tab(ws, fake_launch, monkeypat
         assert not _view(app).launching and not screen.query_one("#run-job").display
 
 
+@pytest.mark.slow
 async def test_plan_tab_keys_work_on_entering_the_screen(ws):
     """Entering Train shows the Plan tab with focus on none of its fields: its keys act there (they used
     to answer that they "work on Train (Plan tab)" — where the user was)."""
