@@ -18,7 +18,7 @@ def test_hipify_writes_a_pending_review_and_a_summary(tmp_path, capsys):
                "--hip-version", "5.2", "--json"])
     assert rc == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["files"] == 5 and summary["hunks"] > 0
+    assert summary["files"] == 6 and summary["build_files"] == 1 and summary["hunks"] > 0  # 5 sources + the Makefile
     assert summary["flags_by_severity"]["med"] >= 1 and summary["untouched_flags_by_severity"]["high"] >= 1
     review = ReviewState.load(state_path_for(out))
     assert review.counts()["pending"] == summary["hunks"]
@@ -41,7 +41,8 @@ def test_hipify_accepts_perl_option_names_and_accept_unflagged(tmp_path, capsys)
     review = ReviewState.load(state_path_for(out))
     flagged = [h for h in review.hunks if h.flags]
     assert flagged and all(review.decision(h.hunk_id).state == "pending" for h in flagged)
-    assert "wrote 5 file(s)" in text
+    assert "wrote 6 file(s)" in text  # the 5 sources and the Makefile (build files are part of the port)
+    assert "\t$(NVCC) --offload-arch=$(ARCH) -O3 -fPIC" in (out / "Makefile").read_text()
 
 
 def test_hipify_bad_input_exits_2(tmp_path, capsys):
