@@ -117,10 +117,23 @@ class _Scan:
         return bool(names & {"torch.version.hip", f"{CPP_EXT}.ROCM_HOME", "ROCM_HOME"})
 
     def wrap(self, node: ast.AST, text: str) -> tuple[Replacement, ...]:
-        if not in_truth_context(self.src, node):
+        if not in_truth_context(self.src, node) or self.guards_its_own_use(node):
             return ()
         start, end = self.src.span(node)
         return (Replacement(start, end, text),)
+
+    def guards_its_own_use(self, node: ast.AST) -> bool:
+        """``if CUDA_HOME is not None: nvcc = CUDA_HOME + "/bin/nvcc"``: widening the gate would run the body with
+        the value still None on ROCm, so such a gate is flagged, not fixed."""
+        name = self.src.dotted(node)
+        for gate in self.src.ancestors(node):
+            if isinstance(gate, (ast.If, ast.While, ast.IfExp)):
+                body = gate.body if isinstance(gate.body, list) else [gate.body]
+                return any(isinstance(n, (ast.Name, ast.Attribute)) and self.src.dotted(n) == name
+                           for stmt in body for n in ast.walk(stmt))
+            if isinstance(gate, ast.stmt):
+                return False
+        return False
 
     def cuda_home_import_fix(self) -> None:
         """The import gets ROCM_HOME when a fix uses it (the uses themselves carry the flags)."""

@@ -90,3 +90,11 @@ def test_a_file_another_room_claimed_gets_flags_not_a_second_review_file(tmp_pat
     claimed = FileTranslation("setup.py", "import pynvml\n", "import pynvml\n", "buildfile")
     files, _ = python_review_files(tmp_path, claimed={"setup.py": claimed})
     assert files == [] and [f.rule_id for f in claimed.untouched_flags] == ["PY_NVML"]
+
+
+def test_a_gate_whose_body_uses_the_value_is_flagged_not_fixed():
+    text = ("from torch.utils.cpp_extension import CUDA_HOME\n"
+            "if CUDA_HOME is not None:\n    nvcc = CUDA_HOME + '/bin/nvcc'\n")
+    found = scan_python(text)
+    assert [(f.line, f.rule.rule_id) for f in found] == [(2, "PY_CUDA_HOME"), (3, "PY_CUDA_HOME")]
+    assert apply_fixes(text, found) == text
