@@ -1,0 +1,358 @@
+"""Issue 29's proof: step 2 on whole projects (sources, build files, Python), judged by hipcc and human ports.
+
+Per project, in one run: ``hipwizard hipify SRC --out OUT --accept-all --no-check --json`` (the real CLI, as a user
+runs it), then
+- files translated (CUDA sources, Python files, build files with a hunk out of those in the tree),
+- GPU translation units (written ``.cu/.hip/.cpp/.cc/.cxx`` files with a kernel, a launch or the HIP runtime) that
+  compile with Debian's hipcc (``HIP_PLATFORM=amd hipcc --offload-arch=gfx90a -c -ferror-limit=0``; include path:
+  the file's folder and the output root, then the source tree's as ``-idirafter``, since a written tree that is not
+  self-contained is issue 29 item 4, counted on its own),
+- every hipcc error, classified: *missing ROCm library* (a ROCm library header Debian's HIP 5.2 lacks), *not in the
+  written tree* (a project header only the source tree has), *predicted* (within 2 lines of a hipwizard flag or an
+  unsupported / too-new / opt-in diagnostic in that file), else **unpredicted** (goal 0), with examples,
+- where a human HIP port exists (``--human NAME=PATH``, same relative paths): hipwizard's flags in the ported files
+  per substantive human edit (``realworld_metrics.human_edits``) and the share of edits with a flag within 3 lines.
+
+HeCBench (``--hecbench DIR``): the fixed held-out split of ``realworld_metrics.held_out`` (every 5th paired benchmark
+by sorted name), its ``-cuda`` folders copied (sources and Makefiles, no data) into one tree and ported in one run,
+the ``-hip`` folders as the human port. Corpora are never vendored: pass checkouts (``fetch github:owner/name`` then
+``git clone``); each commit is printed (``git -C PATH rev-parse HEAD``).
+
+Usage: ``python benchmarks/port_projects.py --project llm.c=PATH [--human llm.c=PATH] [--hecbench DIR]
+[--hecbench-limit N] [--hipcc /usr/bin/hipcc] [--arch gfx90a] [--jobs N] [--examples N] [--json FILE]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from realworld_metrics import SOURCE_SUFFIXES, held_out, human_edits  # noqa: E402
+
+from hipwizard.port.translation.tables import load_tables  # noqa: E402
+
+UNIT_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx")
+GPU_CODE = re.compile(r"__global__|<<<|hipLaunchKernelGGL|hip/hip_runtime")
+BUILD_FILE = re.compile(r"(?:^|/)(?:[Mm]akefile[^/]*|GNUmakefile|CMakeLists\.txt|[^/]+\.cmake|[^/]+\.mk|setup\.py|"
+                        r"pyproject\.toml|(?:build|install|compile)[^/]*\.sh)$")
+ERROR = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):\d+: (?:fatal )?error: (?P<msg>.*)$")
+NOT_FOUND = re.compile(r"'(?P<header>[^']+)' file not found")
+ROCM_LIBRARY = re.compile(r"^(?:hip(?:blas|blaslt|cub|rand|fft|sparse|solver|tensor)\w*|roc\w+|rccl|miopen|thrust|"
+                          r"amd_smi|rocwmma|ck)/|^(?:hipblas|hipblaslt|hipcub|hiprand|rocrand|hipfft|hipsparse|"
+                          r"hipsolver|rocblas|rccl|roctx|roctracer\w*|rocprim|miopen)\w*\.h|^hip/hip_(?:bf16|fp8)\.h$")
+CUDA_HEADER = re.compile(r"^(?:cuda\w*|cu[a-z]+\w*|nv\w*|crt|cub|cooperative_groups|device_\w+|sm_\d+\w*|vector_\w+|"
+                         r"mma|library_types|driver_types|math_constants|texture_\w+|surface_\w+)(?:[/.]|$)")
+INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
+SLACK = 2  # an error this near a flagged line counts as predicted
+NEAR = 3  # a flag this near a human edit counts as seeing it
+
+
+def commit_of(path: Path) -> str:
+    rev = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+    return rev.stdout.strip() if rev.returncode == 0 else "unknown (not a git checkout)"
+
+
+def hipify(src: Path, out: Path, work: Path) -> tuple[dict, dict, float]:
+    """(the CLI's JSON summary, the review file, seconds) of one ``hipwizard hipify`` run."""
+    ws = work / "workspace"
+    ws.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "hipwizard", "hipify", str(src), "--out", str(out), "--accept-all", "--no-check",
+            "--json", "--workspace", str(ws)]
+    start = time.perf_counter()
+    run = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=ROOT)
+    took = time.perf_counter() - start
+    if not run.stdout.strip().startswith("{"):
+        raise SystemExit(f"hipify failed on {src} (exit {run.returncode}): {run.stderr.strip()[-400:]}")
+    summary = json.loads(run.stdout)
+    review = json.loads(Path(summary["review"]).read_text(encoding="utf-8"))
+    return summary, review, took
+
+
+def flagged_lines(review: dict) -> dict[str, dict[int, list[str]]]:
+    """{file: {translated line: [what hipwizard said there]}}: hunk flags, untouched risks and diagnostics."""
+    out: dict[str, dict[int, list[str]]] = {}
+
+    def put(path: str, line: int | None, what: str) -> None:
+        if line:
+            out.setdefault(path, {}).setdefault(int(line), []).append(what)
+
+    for h in review.get("hunks", []):
+        for f in h.get("flags", []):
+            put(h["file"], f.get("line"), f["rule_id"])
+    for path, risks in review.get("untouched", {}).items():
+        for r in risks:
+            put(path, r.get("line"), r["rule_id"])
+    for path, diags in review.get("diagnostics", {}).items():
+        for d in diags:
+            if d.get("kind") in ("unsupported", "too_new", "opt_in", "removed", "deprecated"):
+                put(path, d.get("line"), f"{d['kind']}:{d['name']}")
+    return out
+
+
+def original_flag_lines(review: dict) -> dict[str, list[int]]:
+    """{file: CUDA lines hipwizard flagged} (a hunk's flag placed back on its old side; an untouched risk's old_line)."""
+    out: dict[str, list[int]] = {}
+    for h in review.get("hunks", []):
+        for f in h.get("flags", []):
+            if f.get("line"):
+                out.setdefault(h["file"], []).append(f["line"] - h["new_start"] + h["old_start"])
+    for path, risks in review.get("untouched", {}).items():
+        out.setdefault(path, []).extend(r.get("old_line") or r.get("line") or 0 for r in risks)
+    return out
+
+
+def gpu_units(out: Path) -> list[Path]:
+    """Written files with GPU code that no other written file includes (HeCBench's kernels.cpp is #included by
+    main.cu, not compiled on its own)."""
+    texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in sorted(out.rglob("*"))
+             if p.is_file() and p.suffix in (*UNIT_SUFFIXES, ".h", ".cuh", ".hpp", ".inc")}
+    included = {(p.parent / inc).resolve() for p, text in texts.items() for inc in INCLUDE.findall(text)}
+    return [p for p, text in texts.items()
+            if p.suffix in UNIT_SUFFIXES and GPU_CODE.search(text) and p.resolve() not in included]
+
+
+BUILD_FLAG = re.compile(r"(?<![\w$(])(-D[A-Za-z_]\w*(?:=[^\s$'\"]+)?|-I[^\s$'\"]+|-std=[\w+]+)")
+
+
+def build_flags(folder: Path, src: Path) -> list[str]:
+    """-D, -I and -std= flags written literally in the nearest Makefile / CMakeLists.txt above a unit (make
+    variables are not expanded: a flag built from one is missed), -I made absolute."""
+    for d in (folder, *folder.parents):
+        if not d.is_relative_to(src):
+            break
+        for name in ("Makefile", "makefile", "GNUmakefile", "CMakeLists.txt"):
+            if (d / name).is_file():
+                text = (d / name).read_text(encoding="utf-8", errors="replace")
+                flags = []
+                for f in BUILD_FLAG.findall(text):
+                    flags.append(f"-I{(d / f[2:]).resolve()}" if f.startswith("-I") and not f[2:].startswith("/") else f)
+                return list(dict.fromkeys(flags))
+    return []
+
+
+def compile_unit(unit: Path, out: Path, src: Path, hipcc: str, arch: str) -> list[tuple[str, int, str]]:
+    """hipcc's errors for one unit: [(file as given, line, message)]; [] when it compiles."""
+    rel_dir = unit.parent.relative_to(out)
+    # the build file's own flags, its -I pointing into the written tree first, then the source tree
+    flags = build_flags(src / rel_dir, src)
+    into_out = [f"-I{out / Path(f[2:]).relative_to(src)}" for f in flags
+                if f.startswith("-I") and Path(f[2:]).is_relative_to(src)]
+    argv = [hipcc, f"--offload-arch={arch}", "-c", str(unit), "-o", os.devnull, "-ferror-limit=0", "-w",
+            f"-I{unit.parent}", f"-I{out}", f"-I{out / 'include'}", *into_out,
+            *[f.replace("-I", "-idirafter", 1) if f.startswith("-I") else f for f in flags],
+            f"-idirafter{src / rel_dir}", f"-idirafter{src}", f"-idirafter{src / 'include'}"]
+    if unit.suffix == ".cu":
+        argv[1:1] = ["-x", "hip"]
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    try:
+        run = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, timeout=300)
+    except subprocess.TimeoutExpired:
+        return [(str(unit), 0, "hipcc ran past 300 s")]
+    if run.returncode == 0:
+        return []
+    errors = [(m["file"], int(m["line"]), m["msg"]) for m in map(ERROR.match, run.stderr.splitlines()) if m]
+    return errors or [(str(unit), 0, (run.stderr.strip().splitlines() or ["hipcc failed"])[-1])]
+
+
+def classify(error: tuple[str, int, str], out: Path, src: Path, flags: dict[str, dict[int, list[str]]]) -> str:
+    path, line, msg = error
+    try:
+        rel = Path(path).resolve().relative_to(out.resolve()).as_posix()
+    except ValueError:
+        rel = None  # an error in a file hipwizard did not write (the source tree, a system header)
+    header = NOT_FOUND.search(msg)
+    if header and ROCM_LIBRARY.search(header["header"]):
+        return "missing ROCm library"
+    if header:
+        name = header["header"]
+        here = src / rel if rel else src
+        if any((d / name).is_file() for d in (*here.parents, src / "include") if d.is_relative_to(src)):
+            return "not in the written tree"
+        if not CUDA_HEADER.search(name):
+            return "missing third-party library"  # torch's c10/ATen, pybind11, Python.h: not a ROCm question
+    if rel is None:
+        return "unpredicted"
+    near = flags.get(rel, {})
+    if any(near.get(n) for n in range(line - SLACK, line + SLACK + 1)):
+        return "predicted"
+    return "unpredicted"
+
+
+def human_stats(out_review: dict, project: Path, human: Path, tables) -> dict:
+    """Flags in the human-ported files per substantive human edit, and the edits with a flag within NEAR lines:
+    for the CUDA sources, and for the build and Python files apart (their edits are read by the same token diff)."""
+    flags = original_flag_lines(out_review)
+    sides = {"sources": [0, 0, 0, 0], "build_and_python": [0, 0, 0, 0]}  # files, edits, edits seen, flags
+    for cpath in sorted(project.rglob("*")):
+        rel = cpath.relative_to(project).as_posix() if cpath.is_file() else ""
+        side = ("sources" if cpath.suffix in SOURCE_SUFFIXES else
+                "build_and_python" if rel.endswith(".py") or BUILD_FILE.search(rel) else None)
+        if not rel or side is None or ".git" in cpath.relative_to(project).parts:
+            continue
+        hpath = human / rel
+        if not hpath.is_file():
+            continue
+        cuda = cpath.read_text(encoding="utf-8", errors="surrogateescape")
+        hip = hpath.read_text(encoding="utf-8", errors="surrogateescape")
+        found = human_edits(cuda, hip, tables) if cuda != hip else []
+        if not found:
+            continue
+        lines = flags.get(rel, [])
+        row = sides[side]
+        row[0] += 1
+        row[1] += len(found)
+        row[2] += sum(1 for e in found if any(e.near(n, NEAR) for n in lines))
+        row[3] += len(lines)
+    out = {}
+    for side, (files, edits, seen, nflags) in sides.items():
+        out[side] = {"ported_files": files, "human_edits": edits, "flags": nflags,
+                     "flags_per_edit": round(nflags / edits, 2) if edits else None,
+                     "edits_flagged": f"{seen}/{edits}" if edits else None}
+    return out
+
+
+def hecbench_trees(hecb: Path, dest: Path, limit: int | None) -> tuple[Path, Path, list[str]]:
+    """(a tree of the held-out -cuda folders, a tree of their -hip folders under the -cuda names, the names)."""
+    src = hecb / "src" if (hecb / "src").is_dir() else hecb
+    names = sorted(p.name[:-5] for p in src.glob("*-cuda") if (src / f"{p.name[:-5]}-hip").is_dir())
+    chosen = sorted(held_out(names))[:limit]
+    cuda_tree, hip_tree = dest / "hecbench-held-out", dest / "hecbench-held-out-hip"
+    for name in chosen:
+        for side, tree in (("cuda", cuda_tree), ("hip", hip_tree)):
+            for p in (src / f"{name}-{side}").rglob("*"):
+                rel = p.relative_to(src / f"{name}-{side}")
+                if p.is_file() and (p.suffix in SOURCE_SUFFIXES or BUILD_FILE.search(p.name)):
+                    target = tree / f"{name}-cuda" / rel
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(p, target)
+    return cuda_tree, hip_tree, chosen
+
+
+def measure(name: str, src: Path, human: Path | None, args, work: Path, tables) -> dict:
+    out = work / f"{name}-out"
+    summary, review, took = hipify(src, out, work / name)
+    files = review.get("files", {})
+    build_present = sorted(p.relative_to(src).as_posix() for p in src.rglob("*")
+                           if p.is_file() and BUILD_FILE.search(p.relative_to(src).as_posix())
+                           and not any(part in (".git", "build") for part in p.relative_to(src).parts))
+    build_done = sorted(f for f, v in files.items() if BUILD_FILE.search(f) and v.get("hunks"))
+    py_files = sorted(f for f in files if f.endswith(".py"))
+    flags = flagged_lines(review)
+    units = gpu_units(out)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda u: compile_unit(u, out, src, args.hipcc, args.arch), units))
+    kinds: dict[str, int] = {}
+    examples: list[str] = []
+    stopped = 0
+    for unit, errors in zip(units, results):
+        labels = [classify(e, out, src, flags) for e in errors]
+        stopped += any(label.startswith("missing") for label in labels)
+        for e, label in zip(errors, labels):
+            kinds[label] = kinds.get(label, 0) + 1
+            if label == "unpredicted" and len(examples) < args.examples:
+                shown = Path(e[0]).resolve()
+                shown_rel = shown.relative_to(out.resolve()).as_posix() if shown.is_relative_to(out.resolve()) else shown.name
+                example = f"{shown_rel}:{e[1]}: {e[2][:160]}"
+                if not any(x.split(": ", 1)[1] == example.split(": ", 1)[1] and x.split(":")[0] == shown_rel
+                           for x in examples):  # one example per message and file
+                    examples.append(example)
+    row = {
+        "project": name, "path": str(src), "commit": commit_of(src), "hipify_seconds": round(took, 1),
+        "files_translated": summary["files"], "files_changed": summary["files_changed"],
+        "python_files_flagged": len(py_files), "build_files": {"translated": len(build_done), "present": len(build_present)},
+        "flags": sum(summary["flags_by_severity"].values()) + sum(summary["untouched_flags_by_severity"].values()),
+        "gpu_units": len(units), "compile_ok": sum(1 for r in results if not r),
+        "units_stopped_at_missing_library": stopped, "errors_by_kind": dict(sorted(kinds.items())),
+        "unpredicted_errors": kinds.get("unpredicted", 0), "unpredicted_examples": examples,
+    }
+    if human is not None:
+        row["human"] = {"path": str(human), "commit": commit_of(human), **human_stats(review, src, human, tables)}
+    return row
+
+
+def _named(values: list[str], what: str) -> dict[str, Path]:
+    out = {}
+    for v in values:
+        name, sep, path = v.partition("=")
+        if not sep or not name or not path:
+            raise SystemExit(f"{what} {v!r}: expected NAME=PATH")
+        p = Path(path).expanduser()
+        if not p.is_dir():
+            raise SystemExit(f"{what} {v!r}: {p} is not a folder")
+        out[name] = p.resolve()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--project", action="append", default=[], metavar="NAME=PATH", help="a CUDA project checkout")
+    ap.add_argument("--human", action="append", default=[], metavar="NAME=PATH", help="that project's human HIP port")
+    ap.add_argument("--hecbench", type=Path, help="a HeCBench checkout (its held-out split is ported)")
+    ap.add_argument("--hecbench-limit", type=int, help="only the first N held-out benchmarks (by name)")
+    ap.add_argument("--hipcc", default="/usr/bin/hipcc")
+    ap.add_argument("--arch", default="gfx90a")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--examples", type=int, default=8, help="unpredicted errors to show per project")
+    ap.add_argument("--json", type=Path, help="also write the rows to FILE")
+    args = ap.parse_args()
+    projects, humans = _named(args.project, "--project"), _named(args.human, "--human")
+    if not projects and not args.hecbench:
+        print("nothing to measure: pass --project NAME=PATH and/or --hecbench DIR (fetch the corpora; never vendored)")
+        return 0
+    if not Path(args.hipcc).is_file():
+        raise SystemExit(f"--hipcc {args.hipcc}: not found")
+    tables = load_tables()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="port-projects-") as tmp:
+        work = Path(tmp)
+        todo = [(name, path, humans.get(name)) for name, path in projects.items()]
+        if args.hecbench:
+            cuda_tree, hip_tree, chosen = hecbench_trees(args.hecbench.expanduser().resolve(), work, args.hecbench_limit)
+            print(f"HeCBench {commit_of(args.hecbench)}: held-out split, {len(chosen)} benchmarks")
+            todo.append(("hecbench-held-out", cuda_tree, hip_tree))
+        for name, path, human in todo:
+            row = measure(name, path, human, args, work, tables)
+            if name == "hecbench-held-out":  # the copies are no checkout: both sides are HeCBench's commit
+                row["commit"] = row["human"]["commit"] = commit_of(args.hecbench)
+            rows.append(row)
+            _print(row)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _print(row: dict) -> None:
+    print(f"\n== {row['project']} @ {row['commit'][:12]}  (hipify {row['hipify_seconds']} s)")
+    b = row["build_files"]
+    print(f"  files translated: {row['files_translated']} ({row['files_changed']} changed); Python files flagged: "
+          f"{row['python_files_flagged']}; build files translated: {b['translated']}/{b['present']}; flags: {row['flags']}")
+    print(f"  GPU units compiling with hipcc: {row['compile_ok']}/{row['gpu_units']} "
+          f"({row['units_stopped_at_missing_library']} stopped at a missing library)")
+    print(f"  errors by kind: {row['errors_by_kind'] or 'none'}")
+    print(f"  unpredicted compile errors: {row['unpredicted_errors']}")
+    for e in row["unpredicted_examples"]:
+        print(f"    {e}")
+    if "human" in row:
+        h = row["human"]
+        print(f"  human port @ {h['commit'][:12]}:")
+        for side in ("sources", "build_and_python"):
+            x = h[side]
+            print(f"    {side}: {x['human_edits']} edits in {x['ported_files']} files; flags per edit "
+                  f"{x['flags_per_edit']}; edits with a flag within {NEAR} lines {x['edits_flagged']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
