@@ -191,6 +191,10 @@ def test_faces_enter_the_gpu_by_its_door():
     assert _behind_the_door("gpu") == []
 
 
+def test_faces_enter_train_by_its_door():
+    assert _behind_the_door("train") == []
+
+
 def test_the_door_rule_fails_on_a_violation(tmp_path):
     """The check above is not vacuous: a face importing a room (at the top or inside a function), a
     submodule through the door, or a name the door does not publish fails; the door and state pass."""

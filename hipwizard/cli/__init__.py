@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a reader gone away shows here, not in the interpreter's shutdown
         return code
     except UserError as exc:
-        return _error(str(exc))
+        return _error(with_flag(exc))
     except BrokenPipeError:
         return _pipe_closed()
     except OSError as exc:
@@ -113,6 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(_os_error_line(exc))
     except KeyboardInterrupt:
         return 130
+
+
+def with_flag(exc: UserError) -> str:
+    """A service's refusal as the command line says it: the field at fault named by its flag
+    (``VRAM must be ... (--vram)``); services speak the user's words, the flags are this face's."""
+    return f"{exc} ({'--' + exc.field.replace('_', '-')})" if exc.field else str(exc)
 
 
 def _tolerate_unencodable_output() -> None:

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
-from hipwizard.train.planning.device import KNOWN_DEVICES
-from hipwizard.train.run.gpus import GPUS_HELP, parse_gpus
+from hipwizard.train import GPUS_HELP, KNOWN_DEVICES, LaunchOptions, bench, calibrate, parse_gpus, spec_tflops
 from hipwizard.workspace import Workspace
 
 
@@ -47,9 +46,6 @@ def add_train_commands(train_sub) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from hipwizard.train.calibration.services import bench
-    from hipwizard.train.planning.ceiling import spec_tflops
-
     ws = Workspace.open(args.workspace)
     with terminal_progress() as progress:
         ceiling = bench(ws, seconds=args.seconds, progress=progress)
@@ -63,9 +59,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from hipwizard.train.calibration.services import calibrate
-    from hipwizard.train.run.launcher import LaunchOptions
-
     ws = Workspace.open(args.workspace)
     if not args.config.is_file():
         raise UserError(f"{args.config} {'is not a file' if args.config.exists() else 'does not exist'}")

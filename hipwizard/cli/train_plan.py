@@ -16,11 +16,18 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
-from hipwizard.train import services
-from hipwizard.train.planning.device import KNOWN_DEVICES
-from hipwizard.train.run.gpus import GPUS_HELP, parse_gpus
-from hipwizard.train.planning.plan import Plan
-from hipwizard.train.planning.presets import DEFAULT_PRESET, DEMO_PRESET, load_presets
+from hipwizard.train import (
+    DEFAULT_PRESET,
+    DEMO_PRESET,
+    GPUS_HELP,
+    KNOWN_DEVICES,
+    Plan,
+    init_run_dir,
+    load_presets,
+    parse_gpus,
+    plan_file,
+    utilisation,
+)
 from hipwizard.workspace import Workspace
 
 
@@ -52,8 +59,8 @@ def add_train_commands(train_sub) -> None:
 def cmd_plan(args: argparse.Namespace) -> int:
     ws = Workspace(args.workspace) if args.workspace.is_dir() else None
     choice = parse_gpus(args.gpus)
-    plan = services.plan_file(args.config, ws=ws, gpus=choice.count if choice else 1, vram_gib=args.vram, device=args.device,
-                              arch=args.arch, seq_len=args.seq_len, lengths=args.lengths)
+    plan = plan_file(args.config, ws=ws, gpus=choice.count if choice else 1, vram_gib=args.vram, device=args.device,
+                     arch=args.arch, seq_len=args.seq_len, lengths=args.lengths)
     if args.json:
         print(json.dumps(plan.to_dict(), indent=2))
     else:
@@ -124,8 +131,6 @@ def _words(cand) -> str:
 
 def utilisation_note(plan: Plan, cand) -> str:
     """", MFU 48% of measured GEMM, 41% of spec" for a candidate's tokens/s (empty without a model shape)."""
-    from hipwizard.train.planning.ceiling import utilisation
-
     shape = plan.shape.shape if plan.shape else None
     if shape is None:
         return ""
@@ -142,7 +147,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise UserError("--demo and --preset are exclusive (the demo is a preset of its own)")
     name = DEMO_PRESET if args.demo else (args.preset or DEFAULT_PRESET)
     with terminal_progress() as progress:
-        run, config = services.init_run_dir(args.out, name, progress=progress)
+        run, config = init_run_dir(args.out, name, progress=progress)
     print(f"✔ wrote {run.config_path}" + (f" and {run.deepspeed_path.name}" if config.uses_deepspeed else ""))
     print(f"  next: hipwizard train plan {run.config_path}   then: hipwizard train run {run.path}")
     return 0

@@ -11,10 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+from hipwizard import train
 from hipwizard.errors import UserError
 from hipwizard.textsafe import inert_line
-from hipwizard.train.run.gpus import GPUS_HELP, parse_gpus
-from hipwizard.train.run.manifest import CONFIG_NAME
+from hipwizard.train import CONFIG_NAME, GPUS_HELP, parse_gpus
+from hipwizard.workspace import Workspace
 
 POLL_S = 1.0
 
@@ -54,8 +55,6 @@ def add_commands(sub) -> None:
 
 # --- train run ------------------------------------------------------------------------------------
 def _options(args):
-    from hipwizard.train.run.launcher import LaunchOptions
-
     choice = parse_gpus(args.gpus)
     gpus = list(choice.ids) if choice and choice.ids is not None else None
     nproc = args.nproc
@@ -63,26 +62,21 @@ def _options(args):
         if nproc is not None and nproc != choice.count:
             raise UserError(f"--gpus {choice.count} and --nproc {nproc} disagree: give one of them")
         nproc = choice.count
-    return LaunchOptions(gpus=gpus, nproc_per_node=nproc, nnodes=args.nnodes, node_rank=args.node_rank,
+    return train.LaunchOptions(gpus=gpus, nproc_per_node=nproc, nnodes=args.nnodes, node_rank=args.node_rank,
                          master_addr=args.master_addr, master_port=args.master_port, platform=args.platform)
 
 
 def cmd_train_run(args) -> int:
-    from hipwizard.train import services
-    from hipwizard.workspace import Workspace
-
     ws = Workspace.open(args.workspace)
     if args.demo == bool(args.target):
         raise UserError("give a run directory or config.yaml, or --demo (one of them)")
     options = _options(args)
     if args.demo:
-        from hipwizard.demo_model import demo_assets
-
-        if not demo_assets().ready:  # built once, then reused: say so only when it happens
+        if not train.demo_ready():  # built once, then reused: say so only when it happens
             print("building the tiny demo model (offline, once) ...", flush=True)
-        launched = services.launch_demo(ws, options)
+        launched = train.launch_demo(ws, options)
     else:
-        launched = services.launch(ws, args.target, options)
+        launched = train.launch(ws, args.target, options)
     for warning in launched.warnings:
         print(f"hipwizard: warning: {inert_line(warning)}", file=sys.stderr)
     manifest = launched.manifest
@@ -125,14 +119,12 @@ class _Errors:
 
 
 def _print_new(watch, shown_points: int, errors: _Errors) -> int:
-    from hipwizard.train.run.history import fmt_duration
-
     for p in watch.history.points[shown_points:]:
         parts = [f"step {p.step}/{p.total_steps}" if p.total_steps else f"step {p.step}", f"loss {p.loss:.4f}"]
         if p.lr is not None:
             parts.append(f"lr {p.lr:.2e}")
         if p.elapsed_s is not None:
-            parts.append(f"elapsed {fmt_duration(p.elapsed_s)}")
+            parts.append(f"elapsed {train.fmt_duration(p.elapsed_s)}")
         print("  " + " · ".join(parts), flush=True)
     for line in errors.new(list(watch.scan.lines)):
         if line.level == "error" and errors.worth_showing(line.text):
@@ -146,9 +138,7 @@ def _print_new(watch, shown_points: int, errors: _Errors) -> int:
 
 def follow(run_dir: str, *, poll_s: float = POLL_S, follow_live: bool = True) -> int:
     """Print the history so far, then new points, until the run ends. Exit code: 0 finished, 1 otherwise."""
-    from hipwizard.train.services import watch as watch_run
-
-    watch = watch_run(run_dir)
+    watch = train.watch(run_dir)
     errors = _Errors()
     shown = _print_new(watch, 0, errors)
     try:
@@ -191,15 +181,12 @@ def report_end(watch) -> int:
 
 # --- runs / attach / stop -----------------------------------------------------------------------------
 def cmd_runs(args) -> int:
-    from hipwizard.train.services import list_runs
-    from hipwizard.workspace import Workspace
-
     ws = Workspace.open(args.workspace, must_exist=True)
     for d in args.dirs:
         if not Path(d).expanduser().is_dir():
             raise UserError(f"{d} {'is a file, not a folder' if Path(d).expanduser().exists() else 'does not exist'}"
                             " (give folders that hold run directories)")
-    infos = list_runs(ws, [Path(d) for d in args.dirs])
+    infos = train.list_runs(ws, [Path(d) for d in args.dirs])
     if args.json:
         print(json.dumps([i.to_json() for i in infos], indent=2))
         return 0
@@ -220,12 +207,10 @@ def cmd_attach(args) -> int:
 
 
 def cmd_stop(args) -> int:
-    from hipwizard.train.services import check_grace, launched_manifest, stop
-
-    check_grace(args.grace)
-    manifest = launched_manifest(args.run_dir)
+    train.check_grace(args.grace)
+    manifest = train.launched_manifest(args.run_dir)
     print(f"stopping {manifest.name} (graceful for up to {args.grace:g} s) ...", flush=True)
-    result = stop(args.run_dir, grace_s=args.grace)
+    result = train.stop(args.run_dir, grace_s=args.grace)
     if not result.was_running:
         print("the run's processes are gone; nothing was signalled")
         return 0

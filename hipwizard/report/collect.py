@@ -17,7 +17,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from hipwizard import __version__
+from hipwizard import __version__, train
 from hipwizard.doctor import environment_stamp, load_report, stamp_from_report
 from hipwizard.parity import state as parity_state
 from hipwizard.workspace import Workspace
@@ -189,10 +189,8 @@ def _comparison(data: dict, red: Redactor) -> dict:
 
 # --- train ----------------------------------------------------------------------------------------------
 def _train(ws: Workspace, red: Redactor, full: bool) -> dict | None:
-    from hipwizard.train.state import calibrations, load
-
-    runs = [r for r in load(ws).launched_runs if Path(r).is_dir()][:KEEP_RUNS]
-    cals = [_calibration(c) for c in calibrations(ws)[:KEEP_CALIBRATIONS]]
+    runs = [r for r in train.load(ws).launched_runs if Path(r).is_dir()][:KEEP_RUNS]
+    cals = [_calibration(c) for c in train.calibrations(ws)[:KEEP_CALIBRATIONS]]
     if not runs and not cals:
         return None
     return {"runs": [_run(ws, Path(r), red, full) for r in runs], "calibrations": cals}
@@ -217,12 +215,11 @@ def _plan(ws: Workspace, config: Path) -> dict | None:
     """The plan of a run's config as hipwizard predicts it today (memory, the advisor's pick); None when
     the config cannot be planned (the run's own section still shows)."""
     from hipwizard.errors import UserError
-    from hipwizard.train.services import plan_file
 
     if not config.is_file():
         return None
     try:
-        p = plan_file(config, ws=ws).to_dict()
+        p = train.plan_file(config, ws=ws).to_dict()
     except (UserError, OSError, ValueError, TypeError):
         return None
     est, adv = p.get("estimate") or {}, p.get("advice") or {}
@@ -235,9 +232,7 @@ def _plan(ws: Workspace, config: Path) -> dict | None:
 
 
 def _run(ws: Workspace, run_dir: Path, red: Redactor, full: bool) -> dict:
-    from hipwizard.train.run.runs import run_info
-
-    info = run_info(run_dir, with_progress=False)
+    info = train.run_info(run_dir, with_progress=False)
     manifest = _json(run_dir / "run.json")
     end = _json(run_dir / "exit.json")
     series: dict[str, list] = {"step": [], "loss": [], "lr": [], "throughput": [], "vram": []}

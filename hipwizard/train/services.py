@@ -3,32 +3,50 @@
 
 - ``plan`` / ``plan_file``: validate a config, estimate its memory on the target GPU, rank faster variants.
   The GPU comes from the doctor's report (``doctor.state.target_facts``) unless the caller overrides it.
-- ``init_run_dir``: a run directory from a preset (the demo preset builds the tiny model first).
+- ``save_plan``: a config saved as a run directory (the Plan tab's Save; ``init_run_dir``, the CLI's
+  ``train init``, saves a preset through it). ``demo_ready`` / ``build_demo``: the tiny demo model.
 - ``launch``: start ``llamafactory-cli train`` (detached) for a run directory or a config file, and record
   the run in the workspace state.
 - ``launch_demo``: build the demo, write a run directory of the demo preset, launch it on CPU.
 - ``stop``: graceful stop, then the whole process group.
-- ``list_runs`` / ``watch``: the runs a workspace knows, and one run followed.
+- ``list_runs`` / ``watch`` / ``follow``: the runs a workspace knows, one run followed, and one followed for
+  a live view (GPU readings, the run's own processes, the saved ceiling).
 
-Long actions take ``progress: ProgressFn | None``. Bad input raises ``UserError`` (one line).
+Long actions take ``progress: ProgressFn | None``. Bad input raises ``UserError`` (one line, in the user's
+words; ``field`` names the value at fault, which the CLI shows as its flag and the TUI marks).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hipwizard.atomic import atomic_write_text
+from hipwizard.demo_model import DemoAssets, demo_assets
+from hipwizard.doctor.state import environment_stamp, target_facts
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train import state
+from hipwizard.train.config.bounded import read_regular_text
 from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.config.yaml_io import load_yaml
+from hipwizard.train.demo import DEMO_ENV, ensure_demo_built, write_demo_run_dir
 from hipwizard.train.planning.device import DeviceTarget, resolve_device
-from hipwizard.train.run.launcher import LaunchOptions
-from hipwizard.train.run.manifest import CONFIG_NAME, RunManifest
+from hipwizard.train.planning.knobs import KnobAvailability
 from hipwizard.train.planning.plan import Plan, make_plan
-from hipwizard.train.planning.rules import resolve_path
-from hipwizard.train.run.runs import RunInfo
+from hipwizard.train.planning.presets import DEMO_PRESET, preset_config, preset_document
+from hipwizard.train.planning.rules import RuleContext, check_config, resolve_path
+from hipwizard.train.run.follow import RunFollower
+from hipwizard.train.run.launcher import LaunchOptions
+from hipwizard.train.run.launcher import launch as start
+from hipwizard.train.run.manifest import CONFIG_NAME, MANIFEST_NAME, RunManifest, load_manifest
+from hipwizard.train.run.rundir import RunDir, save_run_dir
+from hipwizard.train.run.runs import RunInfo, run_info
+from hipwizard.train.run.runs import list_runs as find
+from hipwizard.train.run.stop import StopResult, stop_run
+from hipwizard.train.run.watch import RunWatch
 from hipwizard.workspace import Workspace
 
 
@@ -42,21 +60,19 @@ def _report(progress: ProgressFn | None, stage: str, done: int | None = None, to
 def target_device(ws: Workspace | None, *, vram_gib: float | None = None, device: str | None = None,
                   arch: str | None = None) -> DeviceTarget:
     """The GPU to plan for: what the caller says, else the doctor's report of ``ws``, else an MI300X."""
-    from hipwizard.doctor.state import target_facts
-
     if vram_gib is not None and not (0 < vram_gib <= 100_000):
-        raise UserError(f"--vram must be a positive size in GiB, not {vram_gib:g}")
+        raise UserError(f"VRAM must be a positive size in GiB, not {vram_gib:g}", field="vram")
     try:
         return resolve_device(vram_gib=vram_gib, device=device, arch=arch, doctor_gpus=target_facts(ws).gpus)
     except ValueError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(str(exc), field="device") from None
 
 
 def _check_sizes(gpus: int, seq_len: int | None) -> None:
     if not 1 <= gpus <= 4096:
-        raise UserError(f"--gpus must be between 1 and 4096, not {gpus}")
+        raise UserError(f"the number of GPUs must be between 1 and 4096, not {gpus}", field="gpus")
     if seq_len is not None and seq_len < 1:
-        raise UserError(f"--seq-len must be positive, not {seq_len}")
+        raise UserError(f"the sequence length must be positive, not {seq_len}", field="seq_len")
 
 
 def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | None = None, gpus: int = 1,
@@ -71,7 +87,6 @@ def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | N
     _report(progress, "planning")
     device = device or target_device(ws)
     base = base_dir or (ws.root if ws is not None else Path.cwd())
-    from hipwizard.train.planning.knobs import KnobAvailability
 
     result = make_plan(config, base_dir=base, device=device, world_size=gpus, seq_len=seq_len, lengths=lengths,
                        field_errors=field_errors, calibrations=state.calibrations(ws) if ws is not None and use_calibration else [],
@@ -86,8 +101,6 @@ def plan_file(path: Path, *, ws: Workspace | None = None, gpus: int = 1, vram_gi
     """``plan`` for a LLaMA-Factory YAML file; what the file could not say becomes the plan's notes.
     ``UserError`` (one line naming the file and each value) when a value cannot be read at all (a word
     where a number goes, a batch size of -4): no plan is made from the defaults that would replace them."""
-    from hipwizard.train.config.yaml_io import load_yaml
-
     _check_sizes(gpus, seq_len)
     target = target_device(ws, vram_gib=vram_gib, device=device, arch=arch)
     loaded = load_yaml(path)
@@ -107,16 +120,45 @@ def unusable_values(path: Path, errors: list[tuple[str, str]]) -> str:
         msg if msg.startswith(f"{name.split('.')[0]}:") else f"{name}: {msg}" for name, msg in errors)
 
 
-def init_run_dir(out: Path, preset: str, *, progress: ProgressFn | None = None):
-    """Write a run directory (config.yaml + ds_config.json) from a preset; returns (RunDir, TrainConfig)."""
-    from hipwizard.train.demo import ensure_demo_built
-    from hipwizard.train.planning.presets import DEMO_PRESET, preset_config, preset_document
-    from hipwizard.train.run.rundir import save_run_dir
-
+def init_run_dir(out: Path, preset: str, *, progress: ProgressFn | None = None) -> tuple[RunDir, TrainConfig]:
+    """Write a run directory (config.yaml + ds_config.json) from a preset at ``out``; returns (RunDir,
+    TrainConfig). The demo preset builds the tiny model first."""
     if preset == DEMO_PRESET:
-        ensure_demo_built(progress=progress)
+        build_demo(progress=progress)
     config = preset_config(preset)
-    return save_run_dir(out, config, preset_document(preset)), config
+    return save_plan(config, preset_document(preset), out=out), config
+
+
+def save_plan(config: TrainConfig, document=None, *, ws: Workspace | None = None, name: str | None = None,
+              out: Path | None = None, base_dir: Path | None = None) -> RunDir:
+    """Write ``config`` (its YAML ``document`` keeps unknown keys) as a run directory: at ``out`` when given,
+    else as ``name`` under the workspace's runs folder (``./runs`` without a workspace). Relative paths start
+    at ``base_dir``. ``UserError`` (field ``name``) for a name that is not a plain folder name; ``UserError``
+    for a folder that holds a launched run or cannot be written."""
+    if out is None:
+        problem = run_name_problem(name or "")
+        if problem:
+            raise UserError(problem, field="name")
+        out = (ws.runs_dir if ws is not None else Path.cwd() / "runs") / (name or "").strip()
+    return save_run_dir(out, config, document, base_dir=base_dir)
+
+
+def run_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a run folder in the runs folder (empty, a path, hidden), or None."""
+    name = name.strip()
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
+        return "give the run a plain name (no slashes, not starting with a dot)"
+    return None
+
+
+def demo_ready() -> bool:
+    """Whether the tiny demo model and dataset are built (``build_demo`` would return at once)."""
+    return demo_assets().ready
+
+
+def build_demo(*, progress: ProgressFn | None = None) -> DemoAssets:
+    """Build the tiny demo model and dataset (a subprocess, offline, once); returns where they are."""
+    return ensure_demo_built(progress=progress)
 
 
 # --- launch / stop ------------------------------------------------------------------------------------
@@ -144,9 +186,6 @@ def launch_problems(config_path: Path, *, base_dir: Path | None = None) -> list[
     """The one-line reasons ``train plan`` gives that would make ``llamafactory-cli train`` fail at once
     (unreadable values, a model folder that does not exist, an unknown dataset or template), empty when
     none. ``UserError`` when the file itself cannot be read."""
-    from hipwizard.train.planning.rules import RuleContext, check_config
-    from hipwizard.train.config.yaml_io import load_yaml
-
     loaded = load_yaml(config_path)
     if loaded.errors:
         return [unusable_values(loaded.path or config_path, loaded.errors)]
@@ -157,7 +196,7 @@ def launch_problems(config_path: Path, *, base_dir: Path | None = None) -> list[
 
 def _refuse(config_path: Path, problems: list[str]) -> None:
     if problems:
-        raise UserError(f"{config_path}: cannot launch: {'; '.join(problems)} (see `hipwizard train plan {config_path}`)")
+        raise UserError(f"{config_path}: cannot launch: {'; '.join(problems)} (the plan of this config says more)")
 
 
 def resolve_target(target: str | Path, runs_dir: Path) -> Path:
@@ -165,9 +204,6 @@ def resolve_target(target: str | Path, runs_dir: Path) -> Path:
     config file anywhere, a new run dir under ``runs_dir`` holding that config with its relative model /
     dataset paths made absolute. A run writes only into its run directory, never beside the user's
     config. ``UserError`` (nothing created) when the config cannot work."""
-    from hipwizard.train.run.rundir import save_run_dir
-    from hipwizard.train.config.yaml_io import load_yaml
-
     path = Path(target).expanduser()
     if path.is_dir():
         if (path / CONFIG_NAME).is_file():
@@ -195,10 +231,6 @@ def resolve_target(target: str | Path, runs_dir: Path) -> Path:
 def _keep_deepspeed_json(source: Path, dest: Path) -> None:
     """The user's own DeepSpeed JSON, when readable, replaces the one rebuilt from its ZeRO settings
     (it may tune more than the stage and offload)."""
-    from hipwizard.atomic import atomic_write_text
-
-    from hipwizard.train.config.bounded import read_regular_text
-
     try:
         text = read_regular_text(source)
     except (OSError, UnicodeDecodeError):
@@ -211,8 +243,6 @@ def launch(ws: Workspace, target: str | Path, options: LaunchOptions | None = No
     """Start ``llamafactory-cli train`` for a run directory (or a config.yaml) and remember it in the
     workspace. The run is detached: it outlives the caller. ``UserError`` before anything starts when the
     config cannot work (the reasons ``train plan`` gives)."""
-    from hipwizard.train.run.launcher import launch as start
-
     run_dir = resolve_target(target, ws.runs_dir)
     _report(progress, "launching", item=Path(run_dir).name)
     manifest = start(run_dir, options or LaunchOptions())
@@ -229,8 +259,6 @@ def launch(ws: Workspace, target: str | Path, options: LaunchOptions | None = No
 def _stamp(ws: Workspace, manifest: RunManifest) -> None:
     """Stamp the run's manifest with this machine's environment (``doctor.fingerprint``); a manifest that
     cannot be rewritten keeps the run going, unstamped."""
-    from hipwizard.doctor.state import environment_stamp
-
     manifest.environment = environment_stamp(ws)
     try:
         manifest.save()
@@ -241,9 +269,7 @@ def _stamp(ws: Workspace, manifest: RunManifest) -> None:
 def launch_demo(ws: Workspace, options: LaunchOptions | None = None, *, max_steps: int | None = None,
                 progress: ProgressFn | None = None) -> Launched:
     """The demo run: build the tiny model (once), write a run dir of the demo preset, launch it on CPU."""
-    from hipwizard.train.demo import DEMO_ENV, ensure_demo_built, write_demo_run_dir
-
-    assets = ensure_demo_built(progress=progress)
+    assets = build_demo(progress=progress)
     _report(progress, "writing the demo run directory")
     run_dir = write_demo_run_dir(ws.runs_dir, assets.root, max_steps=max_steps)
     options = options or LaunchOptions()
@@ -261,10 +287,6 @@ _MANIFEST_TYPES = {"run_dir": (str, "text"), "name": (str, "text"), "pid": (int,
 def launched_manifest(run_dir: str | Path) -> RunManifest:
     """The manifest of a launched run; ``UserError`` (one line naming the path) when ``run_dir`` is not a
     folder, was never launched, or its run.json is damaged or holds wrong types."""
-    import json
-
-    from hipwizard.train.run.manifest import MANIFEST_NAME, load_manifest
-
     path = Path(run_dir).expanduser().resolve()
     if not path.exists():
         raise UserError(f"{path} does not exist")
@@ -272,7 +294,7 @@ def launched_manifest(run_dir: str | Path) -> RunManifest:
         raise UserError(f"{path} is a file, not a run directory (give the folder that holds run.json)")
     file = path / MANIFEST_NAME
     if not file.exists():
-        raise UserError(f"{path} has no {MANIFEST_NAME}: it was never launched (`hipwizard train run {path}`)")
+        raise UserError(f"{path} has no {MANIFEST_NAME}: it was never launched")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -295,14 +317,12 @@ def launched_manifest(run_dir: str | Path) -> RunManifest:
 
 def check_grace(grace_s: float) -> None:
     if not 0 <= grace_s < 1e6:
-        raise UserError(f"--grace must be a number of seconds, not {grace_s:g}")
+        raise UserError(f"the grace period must be a number of seconds, not {grace_s:g}", field="grace")
 
 
-def stop(run_dir: str | Path, *, grace_s: float = 60.0, progress: ProgressFn | None = None):
+def stop(run_dir: str | Path, *, grace_s: float = 60.0, progress: ProgressFn | None = None) -> StopResult:
     """Stop the run in ``run_dir``: the Trainer saves first, then its whole process group ends.
     Returns ``stop.StopResult``; ``UserError`` when nothing was launched there."""
-    from hipwizard.train.run.stop import stop_run
-
     check_grace(grace_s)
     manifest = launched_manifest(run_dir)
     _report(progress, "stopping", item=manifest.name)
@@ -315,9 +335,6 @@ def stop(run_dir: str | Path, *, grace_s: float = 60.0, progress: ProgressFn | N
 def list_runs(ws: Workspace, extra_dirs: tuple[Path, ...] | list[Path] = (), *, planned: bool = False) -> list[RunInfo]:
     """The runs of the workspace (its runs/ folder, runs launched from it elsewhere, ``extra_dirs``),
     newest first; with ``planned``, also run directories saved but never launched (last)."""
-    from hipwizard.train.run.runs import list_runs as find
-    from hipwizard.train.run.runs import run_info
-
     roots = [ws.runs_dir, *(Path(d) for d in extra_dirs), *state.launched_run_dirs(ws)]
     runs = find(roots)
     if planned and ws.runs_dir.is_dir():
@@ -328,11 +345,15 @@ def list_runs(ws: Workspace, extra_dirs: tuple[Path, ...] | list[Path] = (), *, 
     return runs
 
 
-def watch(run_dir: str | Path):
+def watch(run_dir: str | Path) -> RunWatch:
     """A ``RunWatch`` on the run, its history so far loaded; ``UserError`` when it was never launched."""
-    from hipwizard.train.run.watch import RunWatch
-
     launched_manifest(run_dir)
     run_watch = RunWatch(run_dir)
     run_watch.attach()
     return run_watch
+
+
+def follow(run_dir: str | Path, ws: Workspace | None = None) -> RunFollower:
+    """A run followed for a live view: ``watch`` plus the GPU readings, the run's own processes and the
+    workspace's measured ceiling (MFU); ``UserError`` when it was never launched."""
+    return RunFollower(watch(run_dir), ceiling=state.ceiling(ws))

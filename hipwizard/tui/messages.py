@@ -14,7 +14,7 @@ from textual.message import Message
 from hipwizard.progress import Progress
 
 if TYPE_CHECKING:
-    from hipwizard.train.run.snapshot import RunSnapshot
+    from hipwizard.train import RunSnapshot
 
 
 @dataclass

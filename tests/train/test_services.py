@@ -44,10 +44,20 @@ def test_plan_targets_the_doctors_gpu_unless_told_otherwise(tmp_path):
 
 def test_plan_refuses_bad_sizes_in_one_line(tmp_path):
     config = preset_config("nvidia-recipe")
-    with pytest.raises(UserError, match="--gpus must be between 1 and 4096"):
+    with pytest.raises(UserError, match="^the number of GPUs must be between 1 and 4096") as gpus:
         services.plan(config, gpus=0)
-    with pytest.raises(UserError, match="--vram must be a positive size"):
+    with pytest.raises(UserError, match="^VRAM must be a positive size") as vram:
         services.target_device(None, vram_gib=-1)
+    assert (gpus.value.field, vram.value.field) == ("gpus", "vram")  # the user's words; the field says which value
+
+
+def test_the_cli_names_the_flag_of_the_field_at_fault(tmp_path, capsys):
+    from hipwizard.cli import main
+
+    (tmp_path / "c.yaml").write_text("model_name_or_path: m\n", encoding="utf-8")
+    assert main(["train", "plan", str(tmp_path / "c.yaml"), "--vram", "-1", "--workspace", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "VRAM must be a positive size in GiB, not -1 (--vram)" in err and "--vram must" not in err
 
 
 def test_plan_file_notes_the_keys_it_keeps(tmp_path):
@@ -128,3 +138,16 @@ def test_init_run_dir_of_a_zero3_preset_writes_the_deepspeed_json_not_the_derive
     data = yaml.safe_load(run.config_path.read_text())
     assert config.zero_stage == 3 and data["deepspeed"] == "ds_config.json" and run.deepspeed_path.is_file()
     assert not {"zero_stage", "offload_optimizer", "offload_param"} & set(data)
+
+
+def test_save_plan_names_the_folder_under_runs_and_refuses_a_path_as_a_name(tmp_path):
+    ws = Workspace(recipe_dir(tmp_path))
+    config = preset_config("nvidia-recipe")
+    run = services.save_plan(config, ws=ws, name=" mine ")
+    assert run.path == (ws.runs_dir / "mine").resolve() and run.config_path.is_file()
+    for bad in ("", "../up", ".hidden", "a/b"):
+        with pytest.raises(UserError, match="plain name") as refused:
+            services.save_plan(config, ws=ws, name=bad)
+        assert refused.value.field == "name"
+    assert sorted(p.name for p in ws.runs_dir.iterdir()) == ["mine"]  # nothing written for the refusals
+

@@ -142,6 +142,21 @@ async def test_apply_suggestion_then_save_run_dir(tmp_path):
     assert not (run_dir / "ds_config.json").exists()
 
 
+async def test_save_refused_by_the_service_marks_the_name_field(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        name = app.query_one("#plan-name", Input)
+        name.value = "../elsewhere"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.saved == [] and name.has_class("-invalid")  # the service's field, marked
+        name.value = "recipe"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert app.saved == [app.workspace.runs_dir / "recipe"] and not name.has_class("-invalid")
+
+
 async def test_unknown_architecture_estimate_says_why_editor_still_works(tmp_path):
     app = make_app(tmp_path, model="unknown_arch")
     async with app.run_test(size=SIZE) as pilot:

@@ -257,7 +257,9 @@ def test_snapshot_plan_tab(tmp_path, snap_compare, size):
 # --- keys: launch and stop ask first ---------------------------------------------------------------
 @pytest.fixture
 def fake_launch(monkeypatch, tmp_path):
-    """services.launch with the replaying stand-in for llamafactory-cli (what both faces call)."""
+    """services.launch with the replaying stand-in for llamafactory-cli (what both faces call, through the
+    door; launch_demo calls it inside services)."""
+    from hipwizard import train
     from hipwizard.train import services
 
     real = services.launch
@@ -272,6 +274,7 @@ def fake_launch(monkeypatch, tmp_path):
         return real(ws, target, options, progress=progress)
 
     monkeypatch.setattr(services, "launch", launch_replaying)
+    monkeypatch.setattr(train, "launch", launch_replaying)
     return calls
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Callable
 
 from hipwizard.progress import Progress, ProgressFn
-from hipwizard.train.planning.advisor import Candidate
 from hipwizard.train.calibration.corrections import Calibration, Measurement, compute_seconds, knobs_of, per_token_gib
+from hipwizard.train.planning.advisor import Candidate
 from hipwizard.train.run.launcher import LaunchOptions
 
 POLL_S = 0.05

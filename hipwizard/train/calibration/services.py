@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import platform as _platform
-from dataclasses import replace
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -79,11 +79,11 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
     The GPU is the one the run uses (its name from telemetry, when there is one); the calibration is saved
     in the workspace even when stopped part way (what was measured stays measured)."""
     from hipwizard.train import services
-    from hipwizard.train.calibration.measure import GpuPeak, run_calibration
     from hipwizard.train.calibration.corrections import calibration_key
+    from hipwizard.train.calibration.measure import GpuPeak, run_calibration
+    from hipwizard.train.config.yaml_io import load_yaml
     from hipwizard.train.planning.device import DeviceTarget
     from hipwizard.train.planning.knobs import installed_versions
-    from hipwizard.train.config.yaml_io import load_yaml
 
     problem = counts_problem(candidates, steps, warmup)
     if problem:

@@ -66,8 +66,7 @@ def check_yaml_bounds(text: str) -> None:
     values or nests deeper than ``MAX_YAML_DEPTH``. Malformed YAML passes: the loader reports it."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
-    from ruamel.yaml.events import (AliasEvent, CollectionEndEvent, CollectionStartEvent, DocumentEndEvent,
-                                    ScalarEvent)
+    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, DocumentEndEvent, ScalarEvent
 
     sizes: dict[str, int] = {}  # anchor -> values it stands for
     stack: list[list] = []  # open collections: [anchor, size so far]

@@ -22,8 +22,8 @@ from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read_regular_text
 from hipwizard.train.config.command_line import convert, is_command_line
-from hipwizard.train.config.train_config import DERIVED_FIELDS, TrainConfig, build_config
 from hipwizard.train.config.deepspeed import ZeroSettings, read_zero_settings
+from hipwizard.train.config.train_config import DERIVED_FIELDS, TrainConfig, build_config
 
 
 @dataclass

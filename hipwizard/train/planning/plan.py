@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hipwizard.train.planning.advisor import Advice, advise
 from hipwizard.train.calibration.corrections import Calibration, calibration_key, key_mismatch
-from hipwizard.train.planning.ceiling import Ceiling
-from hipwizard.train.planning.knobs import KnobAvailability, installed_versions
 from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.planning.advisor import Advice, advise
+from hipwizard.train.planning.ceiling import Ceiling
 from hipwizard.train.planning.device import DeviceTarget
+from hipwizard.train.planning.knobs import KnobAvailability, installed_versions
 from hipwizard.train.planning.memory import MemoryEstimate, estimate_memory
 from hipwizard.train.planning.model_shape import ShapeResult
 from hipwizard.train.planning.rules import ConfigIssue, RuleContext, check_config

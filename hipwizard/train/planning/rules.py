@@ -12,10 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hipwizard.train.config.llamafactory_info import (
+    NameList,
+    dataset_names,
+    deepspeed_installed,
+    installed_templates,
+    repo_dataset_hint,
+)
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.device import DeviceTarget
-from hipwizard.train.config.llamafactory_info import (NameList, dataset_names, deepspeed_installed, installed_templates,
-                                               repo_dataset_hint)
 from hipwizard.train.planning.model_shape import ShapeResult, load_shape
 
 Severity = Literal["error", "warning", "info"]

@@ -22,8 +22,8 @@ from ruamel.yaml.comments import CommentedMap
 
 from hipwizard.atomic import atomic_write_json, atomic_write_text
 from hipwizard.errors import UserError
-from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.config.deepspeed import ZeroSettings, build_deepspeed_config
+from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.config.yaml_io import render_yaml
 
 CONFIG_NAME = "config.yaml"

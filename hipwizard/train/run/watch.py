@@ -95,8 +95,8 @@ class RunWatch:
         if not hasattr(self, "_shape"):
             self._shape = self._config = None
             try:
-                from hipwizard.train.planning.model_shape import load_shape
                 from hipwizard.train.config.yaml_io import load_yaml
+                from hipwizard.train.planning.model_shape import load_shape
 
                 loaded = load_yaml(self.run_dir / "config.yaml")
                 self._config = loaded.config

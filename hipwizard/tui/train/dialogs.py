@@ -6,7 +6,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Input, Label, Static
+
+from hipwizard import train
 
 
 class ConfirmAction(ModalScreen[bool]):
@@ -66,8 +68,6 @@ class CalibrateDialog(ModalScreen["tuple[int, int] | None"]):
         self.candidates, self.steps, self.warmup = candidates, steps, warmup
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import Input, Label
-
         with Vertical(id="calibrate-box"):
             yield Static("Calibrate: run the advisor's top candidates for a few real steps each on this machine "
                          f"(the first {self.warmup} steps of each are warm-up, not timed).", id="calibrate-text")
@@ -84,16 +84,12 @@ class CalibrateDialog(ModalScreen["tuple[int, int] | None"]):
 
     def problem(self) -> str | tuple[int, int]:
         """(K, N), or what is wrong with them (the CLI's bounds)."""
-        from textual.widgets import Input
-
-        from hipwizard.train.calibration.services import counts_problem
-
         raw_k = self.query_one("#calibrate-candidates", Input).value.strip()
         raw_n = self.query_one("#calibrate-steps", Input).value.strip()
         for name, raw in (("candidates", raw_k), ("steps", raw_n)):
             if not raw.isdigit():
                 return f"✖ {name} must be a whole number, not {raw or 'empty'}"
-        problem = counts_problem(int(raw_k), int(raw_n), self.warmup)
+        problem = train.counts_problem(int(raw_k), int(raw_n), self.warmup)
         return f"✖ {problem}" if problem else (int(raw_k), int(raw_n))
 
     def _go(self) -> None:

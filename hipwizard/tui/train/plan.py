@@ -2,12 +2,12 @@
 
 A widget, not a screen: ``TrainScreen`` embeds ``TrainPlanPane()`` and listens for ``TrainPlanPane.Saved``.
 Fields are grouped as LlamaBoard groups them; each shows its help and its error as you type. Validation,
-estimate and advice come from ``hipwizard.train.services.plan`` in a job, debounced, so typing never waits
+estimate and advice come from ``hipwizard.train.plan`` (the service) in a job, debounced, so typing never waits
 for them. Below ``NARROW`` columns the form goes compact: one line per field, short labels, the help of
 the focused field only, the side panels without bars. Layout and event wiring only; the panels' text is
 in ``plan_panels``.
 
-C (or the Calibrate button) calibrates the form's config here: ``calibrate_services.calibrate_plan`` in a
+C (or the Calibrate button) calibrates the form's config here: ``train.calibrate_plan`` in a
 thread worker runs the advisor's top candidates for a few real steps each (every candidate is its own
 ``llamafactory-cli`` process group; nothing heavy is imported in this process), with a progress bar
 (``plan_calibrate``); X stops it (asks first; the run in flight is stopped, process group and all). Then the
@@ -29,18 +29,20 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
+from hipwizard import train
 from hipwizard.errors import UserError
-from hipwizard.train import services
-from hipwizard.train.config.train_config import FIELD_GROUPS, TrainConfig, parse_field
-from hipwizard.train.planning.plan import Plan
-from hipwizard.train.planning.presets import (
+from hipwizard.train import (
     DEFAULT_PRESET,
     DEMO_PRESET,
+    FIELD_GROUPS,
+    Plan,
+    TrainConfig,
     load_presets,
+    parse_field,
     preset_config,
     preset_document,
+    run_name,
 )
-from hipwizard.train.run.rundir import run_name, save_run_dir
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.train import plan_panels as panels
 from hipwizard.tui.train.plan_calibrate import CalibrationBar, PlanCalibration
@@ -177,11 +179,8 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
 
     def _build_demo(self) -> None:
         """The demo preset points at the tiny model: build it (a subprocess, once) and re-check the form."""
-        from hipwizard.demo_model import demo_assets
-        from hipwizard.train.demo import ensure_demo_built
-
-        if not demo_assets().ready:
-            self.start_job("demo-build", ensure_demo_built, done=self._demo_built, failed=self._demo_failed,
+        if not train.demo_ready():
+            self.start_job("demo-build", train.build_demo, done=self._demo_built, failed=self._demo_failed,
                            progress=True)
 
     def on_work_progress(self, message: WorkProgress) -> None:
@@ -269,7 +268,7 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
     def _replan(self) -> None:
         self._generation += 1
         self.replan_pending = True
-        self.start_job("plan", services.plan, self.config.model_copy(), ws=getattr(self.app, "workspace", None),
+        self.start_job("plan", train.plan, self.config.model_copy(), ws=getattr(self.app, "workspace", None),
                        base_dir=self.base_dir, gpus=self._int("#plan-gpus", 1), seq_len=self._int("#plan-seq", None),
                        field_errors=list(self.field_errors.items()),
                        done=partial(self._show_plan, self._generation),
@@ -326,29 +325,31 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
     def run_dir_name(self) -> str:
         return self.query_one("#plan-name", Input).value.strip()
 
-    def save_problem(self) -> str | None:
-        """Why the plan cannot be saved now, or None."""
+    def _form_problem(self) -> str | None:
         if self.field_errors or (self.plan is not None and not self.plan.valid):
             count = len(self.field_errors) + (len(self.plan.errors) if self.plan else 0)
             return f"fix {count} error(s) first"
-        name = self.run_dir_name()
-        if not name or "/" in name or name.startswith("."):
-            return "give the run a plain name"
         return None
 
+    def save_problem(self) -> str | None:
+        """Why the plan cannot be saved now (the form's errors, the service's naming rule), or None."""
+        return self._form_problem() or train.run_name_problem(self.run_dir_name())
+
     def action_save(self) -> Path | None:
-        """Write the run directory; returns it (None when refused, with a notification saying why)."""
-        problem = self.save_problem()
+        """Write the run directory through the save service; returns it (None when refused, with a
+        notification saying why and, when the service names the field at fault, that input marked)."""
+        problem = self._form_problem()
         if problem:
             self.notify(f"✖ not saved: {problem}", severity="error")
             return None
-        workspace = getattr(self.app, "workspace", None)
-        runs = workspace.runs_dir if workspace is not None else Path.cwd() / "runs"
         try:
-            run = save_run_dir(runs / self.run_dir_name(), self.config, self.document, base_dir=self.base_dir)
+            run = train.save_plan(self.config, self.document, ws=getattr(self.app, "workspace", None),
+                                  name=self.run_dir_name(), base_dir=self.base_dir)
         except UserError as exc:
-            self.notify(f"✖ {exc}", severity="error")
+            self.query_one("#plan-name", Input).set_class(exc.field == "name", "-invalid")  # the field at fault
+            self.notify(f"✖ not saved: {exc}", severity="error")
             return None
+        self.query_one("#plan-name", Input).remove_class("-invalid")
         self.notify(f"✔ saved {run.path.name}")
         self.post_message(self.Saved(run.path))
         return run.path

@@ -1,6 +1,6 @@
 """The Plan tab's calibration: ``CalibrationBar`` (a progress bar and one line of state while ``calibrate``
 runs, and what it found afterwards) and ``PlanCalibration``, the actions ``TrainPlanPane`` mixes in (C
-asks for K and N — candidates and steps each — then starts ``calibrate_services.calibrate_plan`` in a thread
+asks for K and N — candidates and steps each — then starts ``train.calibrate_plan`` in a thread
 worker; X stops it after asking; the candidates
 themselves are separate process groups started by the launcher, so this process never imports torch).
 
@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Button, ProgressBar, Static
 
+from hipwizard import train
 from hipwizard.progress import Progress
 from hipwizard.tui.train.dialogs import CalibrateDialog, ConfirmAction
 
@@ -125,8 +126,6 @@ class PlanCalibration:
                              answered)
 
     def _start_calibration(self) -> None:
-        from hipwizard.train.calibration.services import calibrate_plan
-
         problem = self.calibrate_problem()  # the form may have changed while the dialog was open
         if problem:
             self.notify(f"✖ not calibrated: {problem}", severity="error")
@@ -135,7 +134,7 @@ class PlanCalibration:
         self.query_one(CalibrationBar).started(self.calibrate_candidates, self.calibrate_steps)
         self.query_one("#plan-calibrate", Button).label = "Stop"
         self.refresh_bindings()
-        self.start_job("calibrate", calibrate_plan, self.app.workspace, self.config.model_copy(), self.document,
+        self.start_job("calibrate", train.calibrate_plan, self.app.workspace, self.config.model_copy(), self.document,
                        base_dir=self.base_dir, gpus=1, seq_len=self._int("#plan-seq", None),
                        candidates=self.calibrate_candidates, steps=self.calibrate_steps, warmup=self.calibrate_warmup,
                        options=self.calibrate_options, should_stop=stop.is_set, progress=True,

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from hipwizard.train.calibration.corrections import SOURCE_WORDS
-from hipwizard.train.config.train_config import field_help
-from hipwizard.train.planning.plan import Plan
+from hipwizard.train import SOURCE_WORDS, Plan, field_help
 
 GROUP_TITLES = {"model": "Model", "method": "Method", "data": "Data", "training": "Training",
                 "distributed": "Distributed (DeepSpeed)", "output": "Output"}

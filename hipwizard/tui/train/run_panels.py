@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from hipwizard.train.run.history import fmt_duration
-from hipwizard.train.run.snapshot import RunSnapshot
+from hipwizard.train import RunSnapshot, fmt_duration
 from hipwizard.units import fmt_bytes
 
 STATE_STYLE = {"running": ("◐", "bold cyan"), "finished": ("✔", "bold green"), "failed": ("✖", "bold red"),

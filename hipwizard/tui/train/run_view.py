@@ -1,7 +1,7 @@
 """The Run tab: pick a run, launch it, watch it live, stop it — none of it blocks the UI.
 
-Listing, launching and stopping are jobs (``tui.workers.Jobs``) calling ``hipwizard.train.services``, the
-same functions the CLI calls. A thread worker follows the attached run (``RunWatch``): it polls the logs,
+Listing, launching and stopping are jobs (``tui.workers.Jobs``) calling the train step's services, the
+same functions the CLI calls. A thread worker follows the attached run (``train.follow``): it polls the logs,
 samples GPU and host, and posts a ``RunUpdated`` snapshot, which coalesces (a pending older one is dropped),
 so a log that grows by thousands of lines a second yields at most one redraw per poll. Launch and stop ask
 to confirm. Quitting the app only stops watching. Below ``NARROW`` columns the panels stack and scroll.
@@ -20,10 +20,9 @@ from textual.widgets import Label, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from hipwizard import train
 from hipwizard.errors import UserError
-from hipwizard.train import services
-from hipwizard.train.run.runs import STATE_SYMBOL, RunInfo
-from hipwizard.train.run.snapshot import GpuHistory, HostSample, host_sample, snapshot
+from hipwizard.train import STATE_SYMBOL, HostSample, Launched, RunInfo, host_sample
 from hipwizard.tui.follow_log import FollowLog
 from hipwizard.tui.messages import RunUpdated, WorkProgress
 from hipwizard.tui.train import run_panels
@@ -87,7 +86,7 @@ class RunView(Jobs, Vertical):
 
     # --- run list -----------------------------------------------------------------------------
     def action_refresh(self) -> None:
-        self.start_job("list-runs", services.list_runs, self.workspace, self.extra_roots, planned=True,
+        self.start_job("list-runs", train.list_runs, self.workspace, self.extra_roots, planned=True,
                        done=self._show_runs)
 
     def _show_runs(self, runs: list[RunInfo]) -> None:
@@ -150,41 +149,30 @@ class RunView(Jobs, Vertical):
     @work(thread=True, exclusive=True, group="run-watch", exit_on_error=False)
     def _watch(self, run_dir: str, generation: int) -> None:
         """A stream, not a job: it posts a snapshot whenever something moved, until the run ends."""
-        from hipwizard.train.run.stop import run_processes
-
         worker = get_current_worker()
         try:
-            watch = services.watch(run_dir)
+            run = train.follow(run_dir, self.workspace)
         except UserError as exc:
             self.notify(str(exc), severity="error")  # notify is thread-safe
             return
-        gpu_history, next_gpu, reading = GpuHistory(), 0.0, None
-        changed, last_state = True, None
-        from hipwizard.train.state import ceiling as saved_ceiling
-
-        ceiling = saved_ceiling(getattr(self.app, "workspace", None))
+        next_gpu, changed, last_state = 0.0, True, None
         while not worker.is_cancelled:
-            state = watch.state()
+            state = run.state()
             sampled = False
             if self.telemetry is not None and time.monotonic() >= next_gpu:
-                reading = self.telemetry.sample()
-                gpu_history.add(reading)
+                run.add_reading(self.telemetry.sample())
                 next_gpu, sampled = time.monotonic() + 1.0, True
             # Post only when something moved: an idle run costs no redraw.
             if changed or sampled or state != last_state:
-                pids = None
-                if state == "running" and reading is not None and any(s.processes for s in reading.samples):
-                    pids = set(run_processes(watch.manifest))
                 host = self.host_probe() if self.host_probe else None
-                self.post_message(RunUpdated(snapshot(watch, state, gpu=reading, gpu_history=gpu_history,
-                                                      host=host, run_pids=pids, ceiling=ceiling), generation))
+                self.post_message(RunUpdated(run.snapshot(state, host=host), generation))
             last_state = state
             if state != "running":
                 return
             deadline = time.monotonic() + self.poll_s
             while time.monotonic() < deadline and not worker.is_cancelled:
                 time.sleep(min(0.05, self.poll_s))
-            changed = watch.poll().changed
+            changed = run.poll().changed
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # Jobs' own handler runs too (Textual calls the handler of each class): this one only speaks for
@@ -257,7 +245,7 @@ class RunView(Jobs, Vertical):
         """Launch without asking (the caller asked)."""
         if self._busy():
             return
-        self.start_job("launch", services.launch, self.workspace, run_dir, done=self._launched,
+        self.start_job("launch", train.launch, self.workspace, run_dir, done=self._launched,
                        failed=self._launch_failed, progress=True)
 
     def action_demo(self) -> None:
@@ -265,7 +253,7 @@ class RunView(Jobs, Vertical):
         if self._busy():
             return
         self.notify("building the demo model and launching a short LoRA run on CPU …")
-        self.start_job("launch", services.launch_demo, self.workspace, done=self._launched,
+        self.start_job("launch", train.launch_demo, self.workspace, done=self._launched,
                        failed=self._launch_failed, progress=True)
 
     def _busy(self) -> bool:
@@ -291,7 +279,7 @@ class RunView(Jobs, Vertical):
         self._job_over()
         self.notify(f"✖ cannot launch: {text}", severity="error", timeout=8)
 
-    def _launched(self, launched: services.Launched) -> None:
+    def _launched(self, launched: Launched) -> None:
         self._job_over()
         self.notify(f"◐ launched {launched.name}")
         for warning in launched.warnings:
@@ -316,7 +304,7 @@ class RunView(Jobs, Vertical):
         if self.snap is not None and run_dir == self.attached:
             self.query_one("#run-status", Static).update(run_panels.status_text(self.snap, "stopping"))
         self.notify("◌ stopping: asking the Trainer to save and stop …")
-        self.start_job("stop", services.stop, run_dir, done=self._stopped, failed=self._stop_failed)
+        self.start_job("stop", train.stop, run_dir, done=self._stopped, failed=self._stop_failed)
 
     def _stop_failed(self, text: str) -> None:
         self.stopping = False

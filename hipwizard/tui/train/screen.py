@@ -10,10 +10,12 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
+from hipwizard import train
+from hipwizard.gpu import GpuTelemetry
+from hipwizard.tui.step_screen import StepScreen
 from hipwizard.tui.train.dialogs import ConfirmAction
 from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.tui.train.run_view import RunView
-from hipwizard.tui.step_screen import StepScreen
 
 RUN_TAB_ONLY = ("stop", "attach", "refresh", "next", "previous", "postmortem")  # the Run tab's list or attached run
 
@@ -75,16 +77,13 @@ class TrainScreen(StepScreen):
         return f"{self.help_title} ({'Run' if self._run_tab_active() else 'Plan'} tab)"
 
     def compose(self) -> ComposeResult:
-        from hipwizard.gpu import GpuTelemetry
-        from hipwizard.train.run.snapshot import host_sample
-
         yield Header()
         with TabbedContent(initial="run" if self._attach_to else "plan", id="train-tabs"):
             with TabPane("Plan", id="plan"):
                 yield TrainPlanPane()
             with TabPane("Run", id="run"):
                 yield RunView(self.app.workspace, telemetry=self._telemetry or GpuTelemetry(),
-                              host_probe=self._host_probe or host_sample, poll_s=self._poll_s)
+                              host_probe=self._host_probe or train.host_sample, poll_s=self._poll_s)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
