@@ -17,10 +17,12 @@ from here and from ``hipwizard.port.state`` (tests/test_architecture.py checks i
   written, its conflicts and the machine that wrote it); ``newest_known`` (the newest HIP version HIPIFY's tables know)
   and ``edit_lines`` / ``editor_command`` (a hunk in the user's editor).
 
-Behind the door, rooms by concept: ``translate/`` (the backends, the built-in engine on HIPIFY's tables,
-the tree scan, hunks), ``risk/`` (the risk rules and the catalogue that runs them), ``review/`` (the review
-model, its journal, lock and store, navigation), ``write/`` (applying decisions, the output folder as a
-working tree, the compile check). ``state``, ``services`` and ``demo`` stay at the top, one of each per step.
+Behind the door, rooms by concept: ``translation/`` (the scan of a tree, the backends, the built-in engine on
+HIPIFY's tables, hunks), ``risk/`` (the rules and the catalogue that runs them), ``review/`` (the decisions: the
+review model, its file, journal, lock and store, navigation), ``output/`` (the decisions written into the output
+folder, the user's working tree, and compile-checked). ``model`` (hunks, risk flags, a file's translation: the
+words all four rooms share), ``state``, ``services`` and ``demo`` stay at the top. The rooms are named
+``translation`` and ``output``, not ``translate`` and ``write``: a submodule would shadow the service.
 
 Everything but the hunk model loads on first use (``hipwizard.lazy``): every ``hipwizard`` command imports
 the CLI's port module, which pays for the review machinery only when a port command runs, and a face that
