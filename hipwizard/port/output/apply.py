@@ -19,6 +19,7 @@ from typing import Callable, Literal
 from hipwizard.errors import UserError
 from hipwizard.port.translation.hunks import split_lines
 from hipwizard.port.model import Hunk
+from hipwizard.port.output.compile_check import DEFAULT_ARCH, check_files
 from hipwizard.port.review.state import ReviewState, fingerprint
 from hipwizard.port.output.worktree import WorkTree, copy_file
 from hipwizard.progress import ProgressFn
@@ -233,7 +234,6 @@ def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None
     written = [f for f in report.files if f.status in ON_DISK]
     if not written:
         return
-    from hipwizard.port.output.compile_check import DEFAULT_ARCH, check_files
 
     checks = check_files(report.out, [f.path for f in written], arch=arch, runner=runner, jobs=jobs,
                          progress=progress)

@@ -52,6 +52,7 @@ from hipwizard.port.output.worktree_hunks import (
     conflict_hunks,
     edit_hunks,
 )
+from hipwizard.runner import SubprocessRunner
 
 KIND = "hipwizard-written"
 Placement = Literal["written", "merged", "kept", "conflict"]
@@ -244,8 +245,6 @@ class WorkTree:
 
     def merge(self, ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, int, str]:
         """``git merge-file`` of the three texts: (merged bytes, conflicts, "" ) or (b"", 0, why it could not)."""
-        from hipwizard.runner import SubprocessRunner
-
         runner = self.runner or SubprocessRunner()
         with tempfile.TemporaryDirectory(prefix="hipwizard-merge-") as tmp:
             paths = [Path(tmp) / name for name in ("yours", "base", "new")]

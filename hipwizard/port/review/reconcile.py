@@ -20,6 +20,7 @@ from pathlib import Path
 from hipwizard.port.model import Hunk
 from hipwizard.port.review.file_format import Decision, fingerprint
 from hipwizard.port.review.split import split_hunk
+from hipwizard.port.translation.scan import Skip, read_bounded
 
 VANISHED_LIMIT = 2000  # oldest entries go first past this (a review re-run many times over a churning tree)
 
@@ -42,8 +43,6 @@ class ReconcileReport:
 def changed_files(src: Path, files: dict[str, dict]) -> list[str]:
     """Files (``{rel: {"sha256": ...}}``) whose source bytes under ``src`` differ from the fingerprint,
     or vanished."""
-    from hipwizard.port.translation.scan import Skip, read_bounded
-
     out = []
     for rel, info in files.items():
         try:

@@ -12,6 +12,7 @@ import re
 
 from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.risk.base import RiskRule, _rx
+from hipwizard.port.translation.tables import load_tables, parse_version
 
 _HECB = "zjin-lcf/HeCBench@f27000a5"
 _HIP_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst"
@@ -82,8 +83,6 @@ _LIB_NAME = re.compile(r"\b(?:cublas(?:Lt)?|cusparse|cusolver(?:Dn|Sp|Rf)?|curan
 def _library_leftover(lines: list[str]) -> list[int]:
     # a library-prefixed name is a leftover only when HIPIFY knows it and has no HIP name for it (a project's
     # own cublasHandle / cusparseCheck is not); hipBLAS's *_v2 names are HIPIFY's own output
-    from hipwizard.port.translation.tables import load_tables
-
     tables = load_tables()
     out = []
     for i in matching_lines(_LIB_NAME, lines):
@@ -103,8 +102,6 @@ RECENT = (6, 0)  # a HIP name added in this ROCm or later is missing from the in
 def _recent_hip_api(lines: list[str]) -> list[int]:
     # a CUDA name whose HIP counterpart HIPIFY dates to ROCm >= 6.0 (hipsparseGetErrorString, hipMemLocation):
     # ports written for older ROCm spell the older API or their own helper
-    from hipwizard.port.translation.tables import load_tables, parse_version
-
     tables = load_tables()
     out = []
     for i in matching_lines(_CU_NAME, lines):
