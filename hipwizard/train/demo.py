@@ -21,6 +21,7 @@ from hipwizard.demo_model import DemoAssets, demo_assets
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.config.yaml_io import render_yaml
 from hipwizard.train.planning.presets import DEMO_PRESET, preset_config, preset_document
 from hipwizard.train.run.rundir import save_run_dir
 
@@ -31,7 +32,6 @@ DEMO_ENV = {"DISABLE_VERSION_CHECK": "1", "HF_HUB_OFFLINE": "1"}
 def prepare(ws) -> None:
     """The demo workspace's hook: nothing to write up front. The Plan tab opens on the demo preset there
     (it reads the workspace's demo flag), and the tiny model is built when something first needs it."""
-
 
 def ensure_demo_built(root: Path | None = None, *, timeout: float = 600.0,
                       progress: ProgressFn | None = None) -> DemoAssets:
@@ -68,7 +68,6 @@ def demo_values(root: Path | None = None, *, max_steps: int | None = None) -> di
     """The demo's LLaMA-Factory YAML values as a plain dict (what ``config.yaml`` of a demo run holds)."""
     import yaml
 
-    from hipwizard.train.config.yaml_io import render_yaml
 
     config, document = demo_run_config(root, max_steps=max_steps)
     return yaml.safe_load(render_yaml(config, document))

@@ -71,9 +71,9 @@ def test_calibrate_two_candidates_three_steps_then_plan_labels_measured_and_cali
 
 
 @pytest.mark.parametrize("args, says", [
-    (("--candidates", 0), "--candidates must be between 1 and 16, not 0"),
-    (("--steps", 0), "--steps must be between 4 and 1000"),
-    (("--steps", 3), "--steps must be between 4 and 1000"),  # the default 2 warm-up steps leave 1 timed
+    (("--candidates", 0), "candidates must be between 1 and 16, not 0 (--candidates)"),
+    (("--steps", 0), "steps must be between 4 and 1000 (the first 2 are warm-up), not 0 (--steps)"),
+    (("--steps", 3), "steps must be between 4 and 1000"),  # the default 2 warm-up steps leave 1 timed
 ], ids=["K=0", "steps=0", "steps-not-past-warmup"])
 def test_bad_numbers_are_one_line_and_exit_2(tmp_path, demo_config, args, says):
     done = hipwizard("train", "calibrate", demo_config, *args, "--platform", "cpu", "--workspace", tmp_path,
@@ -93,7 +93,7 @@ def test_missing_config_is_one_line_and_exit_2(tmp_path):
 
 def test_calibration_runs_on_one_gpu_unless_told_otherwise(tmp_path, demo_config, monkeypatch):
     """The key says world size 1, so a many-GPU box must not train a candidate on all its GPUs."""
-    import hipwizard.train.calibration.measure as calibrate_module
+    import hipwizard.train.calibration.services as calibrate_module
     from hipwizard.train.calibration.services import calibrate
     from hipwizard.train.run.launcher import LaunchOptions
 

@@ -17,16 +17,24 @@ A candidate that fails (e.g. out of memory) is recorded as failed with its cause
 
 from __future__ import annotations
 
+import json
 import platform as _platform
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from hipwizard.gpu import GpuTelemetry
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train.calibration.corrections import Calibration, Measurement, compute_seconds, knobs_of, per_token_gib
 from hipwizard.train.planning.advisor import Candidate
-from hipwizard.train.run.launcher import LaunchOptions
+from hipwizard.train.run.failure import diagnose_run
+from hipwizard.train.run.history import parse_duration
+from hipwizard.train.run.launcher import LaunchOptions, launch
+from hipwizard.train.run.rundir import save_run_dir
+from hipwizard.train.run.runs import is_running
+from hipwizard.train.run.stop import stop_run
+from hipwizard.train.run.tail import TrainerLogTail
 
 POLL_S = 0.05
 TELEMETRY_S = 0.2
@@ -35,9 +43,7 @@ RUN_TIMEOUT_S = 900.0
 
 class GpuPeak:
     """Device memory in use (GiB) on the run's GPU, through hipwizard's telemetry; ``None`` without one."""
-
     def __init__(self, index: int = 0) -> None:
-        from hipwizard.gpu import GpuTelemetry
 
         self.telemetry, self.index = GpuTelemetry(), index
         self.name, self.total_gib = "", None
@@ -66,12 +72,6 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
             options: LaunchOptions, seq_len: int, should_stop: Callable[[], bool], gpu: GpuPeak | None,
             on_step: Callable[[int], None] | None = None) -> tuple[Measurement, bool]:
     """Run one candidate; (its measurement, whether a stop was asked for)."""
-    from hipwizard.train.run.launcher import launch
-    from hipwizard.train.run.rundir import save_run_dir
-    from hipwizard.train.run.runs import is_running
-    from hipwizard.train.run.stop import stop_run
-    from hipwizard.train.run.tail import TrainerLogTail
-
     config = _candidate_config(cand, steps)
     save_run_dir(run_dir, config, document, base_dir=base_dir)
     m = Measurement(cand.label, knobs_of(cand.config), False, predicted_step_s=cand.throughput.step_seconds,
@@ -114,23 +114,18 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
             m.ok = True
         else:
             m.error = (f"the {len(steady)} steady steps reached the log at once: too fast to time "
-                       "(give --steps more)")
+                       "(give it more steps)")
     if not m.ok and not m.error:
-        from hipwizard.train.run.failure import diagnose_run
 
         failure = diagnose_run(manifest)
         m.error = ("stopped" if stopped else failure.line if failure else
-                   f"only {len(steady)} steady step(s) logged (give --steps more than {warmup + 2})")
+                   f"only {len(steady)} steady step(s) logged (give it more than {warmup + 2} steps)")
     return m, stopped
 
 
 def _trainer_span(run_dir: Path, records: dict, first: int, last: int) -> float:
     """Seconds the trainer itself took from step ``first`` to ``last``: from the log's elapsed times (1 s
     resolution), else pro rata from its final ``train_runtime`` (output/train_results.json); 0 when unknown."""
-    import json
-
-    from hipwizard.train.run.history import parse_duration
-
     elapsed = [parse_duration(records[s].get("elapsed_time")) for s in (first, last)]
     if None not in elapsed and elapsed[1] > elapsed[0]:
         return elapsed[1] - elapsed[0]
@@ -145,9 +140,6 @@ def _trainer_span(run_dir: Path, records: dict, first: int, last: int) -> float:
 def _follow(manifest, tail, arrivals: dict, records: dict, gpu: GpuPeak | None, should_stop, on_step,
             start: float, m: Measurement) -> tuple[bool, float | None]:
     """Poll the run until it ends, stamping step arrivals and sampling memory: (stopped, peak GiB in use)."""
-    from hipwizard.train.run.runs import is_running
-    from hipwizard.train.run.stop import stop_run
-
     last_tel, peak = 0.0, None
     while True:
         now = time.monotonic()

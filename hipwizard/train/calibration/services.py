@@ -19,12 +19,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from hipwizard.doctor.state import environment_stamp
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress, ProgressFn
-from hipwizard.train import state
-from hipwizard.train.calibration.corrections import Calibration
+from hipwizard.runner import SubprocessRunner
+from hipwizard.train import services, state
+from hipwizard.train.calibration.corrections import Calibration, calibration_key
+from hipwizard.train.calibration.measure import GpuPeak, run_calibration
+from hipwizard.train.config.yaml_io import load_yaml
 from hipwizard.train.planning.ceiling import Ceiling
+from hipwizard.train.planning.device import DeviceTarget
+from hipwizard.train.planning.knobs import installed_versions
 from hipwizard.train.run.launcher import LaunchOptions
+from hipwizard.train.run.rundir import save_run_dir
 from hipwizard.workspace import Workspace
 
 BENCH_TIMEOUT_S = 300.0
@@ -33,10 +40,8 @@ BENCH_TIMEOUT_S = 300.0
 def bench(ws: Workspace | None, *, sizes: list[int] | None = None, seconds: float = 1.0,
           progress: ProgressFn | None = None, runner=None) -> Ceiling:
     """Measure the achievable bf16 GEMM rate here and save it in ``ws`` (when given)."""
-    from hipwizard.runner import SubprocessRunner
-
     if not 0 < seconds <= 60:
-        raise UserError(f"--seconds must be between 0 and 60, not {seconds:g}")
+        raise UserError(f"the GEMM timing must last between 0 and 60 seconds, not {seconds:g}", field="seconds")
     if progress:
         progress(Progress("timing a bf16 GEMM"))
     argv = [sys.executable, "-m", "hipwizard.train.calibration.gemm_bench", "--seconds", str(seconds)]
@@ -78,16 +83,9 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
 
     The GPU is the one the run uses (its name from telemetry, when there is one); the calibration is saved
     in the workspace even when stopped part way (what was measured stays measured)."""
-    from hipwizard.train import services
-    from hipwizard.train.calibration.corrections import calibration_key
-    from hipwizard.train.calibration.measure import GpuPeak, run_calibration
-    from hipwizard.train.config.yaml_io import load_yaml
-    from hipwizard.train.planning.device import DeviceTarget
-    from hipwizard.train.planning.knobs import installed_versions
-
     problem = counts_problem(candidates, steps, warmup)
     if problem:
-        raise UserError(f"--{problem}")
+        raise UserError(problem, field=problem.split()[0])  # "candidates ..." / "steps ..."
     options = options or LaunchOptions()
     if options.gpus is None and options.nproc_per_node is None and options.platform != "cpu":
         # The key says world size 1: without this a many-GPU box would train each candidate on all its GPUs.
@@ -117,7 +115,6 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
                           steps=steps, warmup=warmup, options=options, seq_len=seq, versions=versions,
                           ceiling_tflops=ceiling.tflops if ceiling else None, progress=progress,
                           should_stop=should_stop)
-    from hipwizard.doctor.state import environment_stamp
 
     cal.environment = environment_stamp(ws)
     try:
@@ -137,8 +134,6 @@ def calibrate_plan(ws: Workspace, config, document=None, *, base_dir: Path, gpus
     """``calibrate`` for a config being edited (the Plan tab's form, a ``TrainConfig`` and its YAML
     ``document``): written to ``.hipwizard/calibrate-plan/config.yaml`` (paths anchored at ``base_dir``), then
     calibrated from there. One GPU only: the key of a calibration holds the world size it ran at."""
-    from hipwizard.train.run.rundir import save_run_dir
-
     if gpus != 1:
         raise UserError(f"calibration runs on one GPU: set GPUs to 1 (not {gpus}) to calibrate")
     run = save_run_dir(ws.state_dir / PLAN_FOLDER, config, document, base_dir=base_dir)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # LLaMA-Factory configs are a few kB; a DeepSpeed JSON too
 MAX_YAML_NODES = 100_000  # values once every alias is expanded

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from hipwizard.train.config.bounded import read_regular_text
+
 
 @dataclass(frozen=True)
 class NameList:
     """Names read from somewhere, or the reason they could not be read (``names`` is then None)."""
-
     names: frozenset[str] | None
     reason: str = ""
 
@@ -95,8 +96,6 @@ def repo_dataset_hint(names: list[str]) -> str:
 
 def dataset_names(dataset_dir: Path) -> NameList:
     """Dataset names declared in ``dataset_dir/dataset_info.json``."""
-    from hipwizard.train.config.bounded import read_regular_text
-
     info = dataset_dir / "dataset_info.json"
     try:
         data = json.loads(read_regular_text(info))

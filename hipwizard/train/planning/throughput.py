@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.planning.memory import trainable_params
 from hipwizard.train.planning.model_shape import ModelShape
 
 REF_PARAMS = 8.03e9
@@ -96,7 +97,6 @@ def estimate_throughput(config: TrainConfig, shape: ModelShape, *, world_size: i
             terms.append(("weights stream from host RAM each pass (measured)",
                           accum * passes * params * OFFLOAD_PARAM_S_PER_PARAM_PASS))
     if config.offload_optimizer:
-        from hipwizard.train.planning.memory import trainable_params
 
         terms.append(("optimizer step on the CPU (assumed)",
                       trainable_params(shape, config) * OFFLOAD_OPTIMIZER_S_PER_PARAM))

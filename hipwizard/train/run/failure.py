@@ -12,13 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from hipwizard.train.config.bounded import check_yaml_bounds, read_regular_text
+from hipwizard.train.run.manifest import CONFIG_NAME, read_exit
+from hipwizard.train.run.tail import read_end
+
 _EXC_LINE = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Interrupt)\w*): (.+)$")
 
 
 @dataclass(frozen=True)
 class Failure:
     """``line``: what went wrong, for a person; ``field``: the config key to look at (or None)."""
-
     kind: str
     line: str
     field: str | None = None
@@ -111,9 +114,6 @@ def diagnose_run(manifest) -> Failure | None:
     """``diagnose`` on a launched run: the end of its log, its config, its recorded exit code."""
     import yaml
 
-    from hipwizard.train.config.bounded import check_yaml_bounds, read_regular_text
-    from hipwizard.train.run.manifest import CONFIG_NAME, read_exit
-    from hipwizard.train.run.tail import read_end
 
     run_dir = Path(manifest.run_dir)
     try:

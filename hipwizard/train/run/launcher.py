@@ -26,6 +26,7 @@ import yaml
 
 from hipwizard import __version__
 from hipwizard.errors import UserError
+from hipwizard.gpu import detect_platform
 from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read_regular_text
 from hipwizard.train.run.manifest import (
     CONFIG_NAME,
@@ -37,6 +38,8 @@ from hipwizard.train.run.manifest import (
     RunManifest,
     load_manifest,
 )
+from hipwizard.train.run.runs import is_running
+from hipwizard.train.run.stop import kill_group
 
 VERSIONED = ("llamafactory", "torch", "transformers", "peft", "accelerate", "deepspeed", "datasets")
 
@@ -44,7 +47,6 @@ VERSIONED = ("llamafactory", "torch", "transformers", "peft", "accelerate", "dee
 @dataclass
 class LaunchOptions:
     """How to start a run. ``gpus`` None = every visible device; ``platform`` None = detect."""
-
     gpus: list[int] | None = None
     nproc_per_node: int | None = None
     nnodes: int = 1
@@ -159,9 +161,6 @@ def library_versions() -> dict[str, str]:
 
 def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunManifest:
     """Start the run in RUN_DIR and return its manifest (already saved). Raises UserError on bad input."""
-    from hipwizard.gpu import detect_platform
-    from hipwizard.train.run.runs import is_running
-
     options = options or LaunchOptions()
     run_dir = Path(run_dir).expanduser().resolve()
     config = read_config(run_dir)
@@ -213,7 +212,6 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
         manifest.save()
     except OSError as exc:
         # A run nobody can find again must not keep going: take it down before reporting.
-        from hipwizard.train.run.stop import kill_group
 
         kill_group(proc.pid)
         raise UserError(f"cannot record the run in {run_dir}: {exc.strerror or exc}") from None

@@ -10,8 +10,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
+from hipwizard.train.run.failure import diagnose_run
 from hipwizard.train.run.manifest import MANIFEST_NAME, RunManifest, load_manifest, read_exit
-from hipwizard.train.run.stop import STOP_MARK
+from hipwizard.train.run.stop import STOP_MARK, group_members, leader
+from hipwizard.train.run.tail import last_record
 
 RunState = Literal["running", "finished", "failed", "stopped", "lost", "not launched"]
 STATE_SYMBOL = {"running": "◐", "finished": "✔", "failed": "✖", "stopped": "■", "lost": "?", "not launched": "○"}
@@ -20,7 +22,6 @@ STATE_SYMBOL = {"running": "◐", "finished": "✔", "failed": "✖", "stopped":
 @dataclass
 class RunInfo:
     """One run as ``hipwizard runs`` lists it."""
-
     run_dir: str
     name: str
     state: RunState
@@ -43,8 +44,6 @@ class RunInfo:
 
 def is_running(manifest: RunManifest) -> bool:
     """True while any process of the run is alive (cheap while the supervisor lives: no process scan)."""
-    from hipwizard.train.run.stop import group_members, leader
-
     if leader(manifest) is not None:
         return True
     return bool(group_members(manifest))
@@ -65,9 +64,6 @@ def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, di
 
 def run_info(run_dir: str | Path, *, with_progress: bool = True) -> RunInfo:
     """The state of one run directory, with last step/loss and, for a failure, its cause in one line."""
-    from hipwizard.train.run.failure import diagnose_run
-    from hipwizard.train.run.tail import last_record
-
     run_dir = Path(run_dir).resolve()
     manifest = load_manifest(run_dir)
     state, end = run_state(manifest, run_dir)

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.train.config.yaml_io import load_yaml
+from hipwizard.train.planning.ceiling import utilisation
+from hipwizard.train.planning.model_shape import load_shape
 from hipwizard.train.run.alarms import Alarm, detect_alarms, metric_points
 from hipwizard.train.run.failure import Failure, diagnose_run
 from hipwizard.train.run.history import RunHistory
@@ -35,14 +38,13 @@ class WatchUpdate:
 
 class RunWatch:
     """Follows the run in ``run_dir`` (which must have been launched: it needs ``run.json``)."""
-
     def __init__(self, run_dir: str | Path):
         run_dir = Path(run_dir).expanduser().resolve()
         manifest = load_manifest(run_dir)
         if manifest is None:
             if not run_dir.is_dir():
                 raise UserError(f"{run_dir} does not exist")
-            raise UserError(f"{run_dir} has no run.json: it was never launched (`hipwizard train run {run_dir}`)")
+            raise UserError(f"{run_dir} has no run.json: it was never launched")
         self.run_dir = run_dir
         self.manifest: RunManifest = manifest
         self.trainer = TrainerLogTail(manifest.trainer_log_path)
@@ -90,13 +92,9 @@ class RunWatch:
     def utilisation(self, tokens_per_s: float, *, ceiling=None, gpu_name: str = "") -> str:
         """MFU of ``tokens_per_s`` for this run's config and model (``ceiling.utilisation``), one line; empty
         when the model's shape cannot be read. The shape is read once (config.json, no weights)."""
-        from hipwizard.train.planning.ceiling import utilisation
-
         if not hasattr(self, "_shape"):
             self._shape = self._config = None
             try:
-                from hipwizard.train.config.yaml_io import load_yaml
-                from hipwizard.train.planning.model_shape import load_shape
 
                 loaded = load_yaml(self.run_dir / "config.yaml")
                 self._config = loaded.config

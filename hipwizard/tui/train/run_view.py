@@ -25,6 +25,7 @@ from hipwizard.errors import UserError
 from hipwizard.train import STATE_SYMBOL, HostSample, Launched, RunInfo, host_sample
 from hipwizard.tui.follow_log import FollowLog
 from hipwizard.tui.messages import RunUpdated, WorkProgress
+from hipwizard.tui.postmortem import run_postmortem
 from hipwizard.tui.train import run_panels
 from hipwizard.tui.train.dialogs import ConfirmAction
 from hipwizard.tui.train.loss_plot import SeriesPlot
@@ -334,8 +335,6 @@ class RunView(Jobs, Vertical):
             self.notify("no NaN/inf loss or grad_norm spike on this run; for any step: "
                         "hipwizard parity postmortem RUN_DIR --step N", severity="warning", timeout=8)
             return
-        from hipwizard.tui.postmortem import run_postmortem
-
         self.notify("◌ post-mortem: rebuilding the alarm step's batch and comparing the model on it …", timeout=8)
         self.start_job("postmortem", run_postmortem, self.workspace, self.attached, done=self._postmortem_done,
                        failed=lambda text: self.notify(f"✖ post-mortem: {text}", severity="error", timeout=10))
