@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
 from ruamel.yaml.comments import CommentedMap
 
 from hipwizard.demo_model import DemoAssets, demo_assets
@@ -66,8 +67,6 @@ def demo_run_config(root: Path | None = None, *, max_steps: int | None = None) -
 
 def demo_values(root: Path | None = None, *, max_steps: int | None = None) -> dict[str, Any]:
     """The demo's LLaMA-Factory YAML values as a plain dict (what ``config.yaml`` of a demo run holds)."""
-    import yaml
-
 
     config, document = demo_run_config(root, max_steps=max_steps)
     return yaml.safe_load(render_yaml(config, document))

@@ -9,7 +9,8 @@ This module is the only reader and writer of ``train.json``::
      "ceiling": {"tflops": 760.1, "gpu": "NVIDIA H200", ...}}  # ceiling.Ceiling: the last GEMM bench
 
 Runs themselves live in their run directories (``run.json``, ``exit.json``, logs); the state only points
-at them. No torch, no llamafactory.
+at them. No torch, no llamafactory. The step's door imports this module at the top (the home screen reads
+it), so the readers import the rooms they return (pydantic, psutil) when called.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def save_calibration(ws: Workspace, calibration: "Calibration") -> None:
 
 def calibrations(ws: Workspace) -> list["Calibration"]:
     """Saved calibrations, newest first (unreadable entries skipped)."""
-    from hipwizard.train.calibration.corrections import Calibration
+    from hipwizard.train.calibration.corrections import Calibration  # light door: pydantic loads on use
 
     raw = ws.read_state(STEP).get("calibrations")
     out = [Calibration.from_dict(c) for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
@@ -79,7 +80,7 @@ def save_ceiling(ws: Workspace, ceiling: "Ceiling") -> None:
 
 def ceiling(ws: Workspace | None) -> "Ceiling | None":
     """The last measured GEMM ceiling of the workspace, if any."""
-    from hipwizard.train.planning.ceiling import Ceiling
+    from hipwizard.train.planning.ceiling import Ceiling  # light door: pydantic loads on use
 
     raw = ws.read_state(STEP).get("ceiling") if ws is not None else None
     return Ceiling.from_dict(raw) if isinstance(raw, dict) else None
@@ -93,7 +94,7 @@ def launched_run_dirs(ws: Workspace) -> list[Path]:
 def summarize(ws: Workspace) -> StepStatus:
     """From the workspace's latest run (``last_run``, else the newest under runs/):
     e.g. "run 'lora-8b' running, step 120/500, loss 1.23"."""
-    from hipwizard.train.run.runs import find_run_dirs, run_info
+    from hipwizard.train.run.runs import find_run_dirs, run_info  # light door: psutil loads on use
 
     last = load(ws).last_run
     run_dirs = [Path(last)] if last and Path(last).is_dir() else find_run_dirs([ws.runs_dir])

@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     run_dir, cmd = argv[0], argv[2:]
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
-    from hipwizard.train.run.manifest import write_exit
+    from hipwizard.train.run.manifest import write_exit  # deferred on purpose: after the signals are ignored
 
     start = time.time()
     try:

@@ -15,7 +15,7 @@ import time
 
 
 def bench(sizes: list[int] | None = None, seconds: float = 1.0) -> dict:
-    import torch
+    import torch  # heavy: this module runs in its own subprocess
 
     cuda = torch.cuda.is_available()  # ROCm builds answer here too
     device = "cuda" if cuda else "cpu"

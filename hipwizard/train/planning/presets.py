@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from ruamel.yaml.comments import CommentedMap
 
+from hipwizard.demo_model import demo_assets
 from hipwizard.errors import UserError
 from hipwizard.paths import assets_dir
 from hipwizard.train.config.train_config import DERIVED_FIELDS, TrainConfig, build_config
@@ -51,8 +52,6 @@ def get_preset(name: str) -> Preset:
 
 def preset_values(name: str, demo_root: Path | None = None) -> dict[str, Any]:
     """The preset's YAML values, placeholders filled with the demo's paths (built or not)."""
-    from hipwizard.demo_model import demo_assets
-
     assets = demo_assets(demo_root)
     fill = {"{demo_model}": str(assets.model_dir), "{demo_data}": str(assets.dataset_dir)}
     return {k: fill.get(v, v) if isinstance(v, str) else v for k, v in get_preset(name).values.items()}

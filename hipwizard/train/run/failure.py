@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+import yaml
+
 from hipwizard.train.config.bounded import check_yaml_bounds, read_regular_text
 from hipwizard.train.run.manifest import CONFIG_NAME, read_exit
 from hipwizard.train.run.tail import read_end
@@ -112,8 +114,6 @@ def diagnose(log_text: str, config: Mapping[str, Any] | None = None, returncode:
 
 def diagnose_run(manifest) -> Failure | None:
     """``diagnose`` on a launched run: the end of its log, its config, its recorded exit code."""
-    import yaml
-
 
     run_dir = Path(manifest.run_dir)
     try:

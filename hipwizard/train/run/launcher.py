@@ -22,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
 
+import psutil
 import yaml
 
 from hipwizard import __version__
@@ -242,8 +243,6 @@ def open_log(path: Path):
 
 
 def _create_time(pid: int) -> float:
-    import psutil
-
     try:
         return psutil.Process(pid).create_time()
     except psutil.Error:

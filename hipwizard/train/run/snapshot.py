@@ -11,6 +11,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
+import psutil
+
 from hipwizard.gpu.sample import GpuReading
 from hipwizard.train.run.alarms import detect_alarms, metric_points
 from hipwizard.train.run.failure import Failure
@@ -39,8 +41,6 @@ class HostSample:
 
 
 def host_sample() -> HostSample:
-    import psutil
-
     vm = psutil.virtual_memory()
     return HostSample(psutil.cpu_percent(interval=None), vm.total - vm.available, vm.total)
 
