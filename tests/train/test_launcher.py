@@ -74,7 +74,7 @@ def test_manifest_and_a_process_that_dies_before_writing_anything(tmp_path):
     assert saved["env_delta"]["RECORD_VRAM"] == "1" and saved["versions"]["llamafactory"]
     assert os.getsid(0) != m.pgid
     end = wait_for(lambda: read_exit(d), 30)
-    assert end["returncode"] == 3
+    assert end.returncode == 3
     # exit.json is written just before the supervisor itself exits: wait for that too (no race)
     info = wait_for(lambda: (lambda i: i if i.state != "running" else None)(run_info(d)), 30)
     assert info.state == "failed" and "died before writing anything" in info.cause and "3" in info.cause
@@ -113,7 +113,7 @@ def test_real_llamafactory_lora_end_to_end_tail_and_graceful_stop(tmp_path, demo
     assert result.clean and result.steps[0].startswith("SIGABRT")
     assert pids_alive(tree) == []
     end = read_exit(d)
-    assert end["returncode"] == 0  # the Trainer stopped on its own and saved
+    assert end.returncode == 0  # the Trainer stopped on its own and saved
     assert (d / "output" / "adapter_model.safetensors").is_file()
     assert run_info(d).state == "stopped"
     watch.poll()

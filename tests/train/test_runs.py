@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from hipwizard.train.run.launcher import LaunchOptions, launch
-from hipwizard.train.run.manifest import load_manifest
+from hipwizard.train.run.manifest import RunEnd, load_manifest, read_exit
 from hipwizard.train.run.runs import list_runs, run_info
 from hipwizard.train.run.stop import group_members, run_processes, stop_run
 
@@ -120,3 +120,10 @@ def test_step_status_line(tmp_path):
     st = summarize(ws)
     assert (st.state, st.summary) == ("in progress", "run 'lora-8b' running, step 120/500, loss 1.23")
     stop_run(m, grace_s=0, term_s=2)
+
+
+def test_exit_json_is_a_record_and_wrong_types_read_as_unknown(tmp_path):
+    (tmp_path / "exit.json").write_text('{"returncode": "0", "stopped": "yes", "ended": 5, "duration_s": 1.5}')
+    assert read_exit(tmp_path) == RunEnd(returncode=None, ended=None, stopped=False, duration_s=1.5)
+    (tmp_path / "exit.json").write_text('{"returncode": 0, "stopped": false, "ended": "2026-12-05T03:00:00"}')
+    assert read_exit(tmp_path) == RunEnd(returncode=0, ended="2026-12-05T03:00:00")

@@ -122,8 +122,9 @@ def diagnose_run(manifest) -> Failure | None:
         config = yaml.safe_load(text) or {}
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         config = {}
-    end = read_exit(run_dir) or {}
+    end = read_exit(run_dir)
+    returncode = end.returncode if end else None
     text = read_end(manifest.log_path)
-    if not text.strip() and end.get("returncode") not in (None, 0):
-        return Failure("exit", f"the trainer died before writing anything (exit code {end.get('returncode')})", None)
-    return diagnose(text, config if isinstance(config, dict) else {}, end.get("returncode"))
+    if not text.strip() and returncode not in (None, 0):
+        return Failure("exit", f"the trainer died before writing anything (exit code {returncode})", None)
+    return diagnose(text, config if isinstance(config, dict) else {}, returncode)

@@ -80,13 +80,34 @@ def load_manifest(run_dir: str | Path) -> RunManifest | None:
     return manifest
 
 
-def read_exit(run_dir: str | Path) -> dict[str, Any] | None:
-    """``exit.json``: {"returncode": int | None, "ended": iso, "stopped": bool, ...} or None while running."""
+@dataclass(frozen=True)
+class RunEnd:
+    """How a run ended, as ``exit.json`` says: its exit code (None when ``stop`` ended the group), when,
+    whether it was stopped, how long it ran. Values of the wrong type read as unknown."""
+
+    returncode: int | None = None
+    ended: str | None = None
+    stopped: bool = False
+    duration_s: float | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunEnd:
+        def typed(key: str, kind):
+            value = data.get(key)
+            return value if isinstance(value, kind) and not isinstance(value, bool) else None
+
+        return cls(returncode=typed("returncode", int), ended=typed("ended", str), stopped=data.get("stopped") is True,
+                   duration_s=typed("duration_s", (int, float)), error=typed("error", str))
+
+
+def read_exit(run_dir: str | Path) -> RunEnd | None:
+    """``exit.json`` as a ``RunEnd``, or None while running (or when it is unreadable)."""
     try:
         data = json.loads((Path(run_dir) / EXIT_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return RunEnd.from_dict(data) if isinstance(data, dict) else None
 
 
 def write_exit(run_dir: str | Path, **info: Any) -> None:

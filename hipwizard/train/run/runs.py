@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from hipwizard.train.run.failure import diagnose_run
-from hipwizard.train.run.manifest import MANIFEST_NAME, RunManifest, load_manifest, read_exit
+from hipwizard.train.run.manifest import MANIFEST_NAME, RunEnd, RunManifest, load_manifest, read_exit
 from hipwizard.train.run.stop import STOP_MARK, group_members, leader
 from hipwizard.train.run.tail import last_record
 
@@ -49,7 +49,7 @@ def is_running(manifest: RunManifest) -> bool:
     return bool(group_members(manifest))
 
 
-def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, dict | None]:
+def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, RunEnd | None]:
     if manifest is None:
         return "not launched", None
     if is_running(manifest):
@@ -57,9 +57,9 @@ def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, di
     end = read_exit(run_dir)
     if end is None:
         return "lost", None  # no process and no record of the end: killed with the machine, or kill -9
-    if end.get("stopped") or (run_dir / STOP_MARK).exists():
+    if end.stopped or (run_dir / STOP_MARK).exists():
         return "stopped", end
-    return ("finished" if end.get("returncode") == 0 else "failed"), end
+    return ("finished" if end.returncode == 0 else "failed"), end
 
 
 def run_info(run_dir: str | Path, *, with_progress: bool = True) -> RunInfo:
@@ -72,7 +72,7 @@ def run_info(run_dir: str | Path, *, with_progress: bool = True) -> RunInfo:
         return info
     info.pid, info.started = manifest.pid, manifest.started
     if end:
-        info.ended, info.returncode = end.get("ended"), end.get("returncode")
+        info.ended, info.returncode = end.ended, end.returncode
     if with_progress:
         rec = last_record(manifest.trainer_log_path)
         if rec:
