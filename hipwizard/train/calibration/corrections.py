@@ -1,6 +1,6 @@
 """A calibration: real steps of a few configs on this machine, and the corrections they imply.
 
-``hipwizard train calibrate`` (``calibrate.py``) runs the advisor's top candidates for a few steps and
+``hipwizard train calibrate`` (``measure``) runs the advisor's top candidates for a few steps and
 records a ``Measurement`` each (steady step time, device peak memory). ``Calibration`` holds them with what
 they are valid for (``key``: GPU, world size, model, method, data, sequence length, torch / llamafactory /
 transformers / liger versions) and where they came from (machine, time, the measured GEMM ceiling).
