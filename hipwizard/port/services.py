@@ -113,6 +113,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     hip = hip_version or _facts(ws).hip_version
     report = port_tree(src_p, backend=backend, hip_version=hip, hip_kernel_execution_syntax=hip_kernel_execution_syntax,
                        roc=roc, experimental=experimental, exclude=[out_p], progress=progress,
+                       arch=arch or _facts(ws).arch,  # build files compile for the arch the write checks
                        **({} if max_bytes is None else {"max_bytes": max_bytes}))
     if not report.files:
         why = "; ".join(f"{u.path}: {u.reason}" for u in [*report.unreadable, *report.skipped][:3])
@@ -181,14 +182,15 @@ def _writable(folder: Path) -> bool:
     return True
 
 
-def _retranslate(review: ReviewState, hip_version: str | None, progress: ProgressFn | None):
+def _retranslate(review: ReviewState, hip_version: str | None, progress: ProgressFn | None,
+                 arch: str | None = None):
     from hipwizard.port.translation.backends import BACKENDS
     from hipwizard.port.translation.engine import translate_tree
 
     # The review's own backend, so unchanged files give the same hunks (and ids).
     backend = review.backend if review.backend in BACKENDS else "auto"
     return translate_tree(review.src, backend=backend, hip_version=hip_version, progress=progress,
-                          exclude=[review.out])
+                          exclude=[review.out], arch=arch)
 
 
 def refresh(ws: Workspace | None, review: ReviewState, *, hip_version: str | None = None,
@@ -203,10 +205,10 @@ def refresh(ws: Workspace | None, review: ReviewState, *, hip_version: str | Non
     hip = hip_version or _facts(ws).hip_version or review.hip_version or None
     if review.changed_sources():
         review.environment = environment_stamp(ws)
-        return review.reconcile(_retranslate(review, hip, progress), hip)
+        return review.reconcile(_retranslate(review, hip, progress, _facts(ws).arch), hip)
     stale = review.needs_untouched or (hip or "") != review.hip_version
     if stale and review.src.is_dir():
-        translations = _retranslate(review, hip, progress)
+        translations = _retranslate(review, hip, progress, _facts(ws).arch)
         if review.needs_untouched:
             review.set_untouched(translations)
         review.set_diagnostics(translations, hip)

@@ -37,3 +37,21 @@ def test_default_arch_without_a_caller_arch(tmp_path):
     report = port_tree(_project(tmp_path), backend="builtin")
     make = next(f for f in report.files if f.path == "Makefile")
     assert "--offload-arch=gfx942" in make.translated
+
+
+def test_the_translate_service_builds_for_the_doctors_arch(tmp_path):
+    from hipwizard.port import services
+    from hipwizard.workspace import Workspace
+    from tests.port.target import save_rocm61_gfx90a
+
+    ws = Workspace(tmp_path)
+    save_rocm61_gfx90a(ws)  # the doctor found gfx90a
+    done = services.translate(ws, _project(tmp_path), tmp_path / "out", backend="builtin")
+    make = next(f for f in done.report.files if f.path == "Makefile")
+    assert "--offload-arch=gfx90a" in make.translated
+    hunks = [h for h in done.review.hunks if h.file == "Makefile"]
+    assert hunks and any(f.rule_id == "BUILD_NOT_DROP_IN" for h in hunks for f in h.flags)
+    # a source changes: the refresh re-translates for the same arch, so the Makefile's hunks are the same ones
+    (tmp_path / "proj" / "k.cu").write_text(KERNEL + "// edited\n")
+    assert services.refresh(ws, done.review) is not None
+    assert {h.hunk_id for h in done.review.hunks if h.file == "Makefile"} == {h.hunk_id for h in hunks}
