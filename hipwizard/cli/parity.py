@@ -2,8 +2,8 @@
 
 Exit codes: 0 every module (or curve) within tolerance, 1 numerical failure (tolerance exceeded, NaN,
 Inf, curves diverged), 2 bad input (UserError: wrong model, truncated file, missing modules, shape
-mismatch). Argument parsing and printing only: the actions are ``hipwizard.parity.services``, which the
-dashboard calls too. Progress goes to stderr when it is a terminal.
+mismatch). Argument parsing and printing only: the actions are parity's services (``hipwizard.parity``, its
+door), which the dashboard calls too. Progress goes to stderr when it is a terminal.
 """
 
 from __future__ import annotations
@@ -12,10 +12,14 @@ import json
 import sys
 from pathlib import Path
 
+from hipwizard import parity
+from hipwizard.cli.parity_postmortem import add_postmortem
 from hipwizard.cli.workspace_option import add_workspace_option
+from hipwizard.doctor import environment_stamp
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
 from hipwizard.textsafe import inert_line
+from hipwizard.workspace import Workspace
 
 TOLERANCE_CHOICES = ("fp64", "fp32", "fp16", "bf16")
 
@@ -64,8 +68,6 @@ def add_commands(sub) -> None:
     _workspace_args(cur)
     cur.add_argument("--json", action="store_true")
     cur.set_defaults(func=cmd_curves)
-    from hipwizard.cli.parity_postmortem import add_postmortem
-
     add_postmortem(actions, _workspace_args)
 
 
@@ -124,29 +126,25 @@ def _workspace_args(p) -> None:
 
 
 def _subject(args):
-    from hipwizard.parity.requests import Subject
-
     if args.harness is not None:
-        return Subject(harness=args.harness)
+        return parity.Subject(harness=args.harness)
     adapter = getattr(args, "adapter", None)
     if adapter is not None and args.model is None:
         raise UserError("--adapter goes with --model DIR (the model it was trained on)")
     if adapter is not None and not adapter.is_dir():
         raise UserError(f"--adapter {adapter}: no such folder")
     if args.model is not None:
-        return Subject(model=args.model, adapter=adapter)
+        return parity.Subject(model=args.model, adapter=adapter)
     if args.demo:
-        return Subject(demo=True)
+        return parity.Subject(demo=True)
     return None
 
 
 def _options(args):
-    from hipwizard.parity.requests import RunOptions
-
     layers = [p.strip() for p in args.layers.split(",") if p.strip()] if args.layers else None
     if getattr(args, "inputs", None) is not None and not args.inputs.is_file():
         raise UserError(f"--inputs {args.inputs}: no such file")
-    return RunOptions(dtype=args.dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
+    return parity.RunOptions(dtype=args.dtype, device=args.device, seed=args.seed, batch=args.batch, seq=args.seq,
                       layers=layers, perturb=_scales(args.perturb, "--perturb"), attn=args.attn,
                       backward=args.backward, loss=args.loss, grad_weights=args.grad_weights,
                       grad_sketch=_grad_sketch(getattr(args, "grad_sketch", None)),
@@ -176,21 +174,14 @@ def _scales(items: list[str] | None, flag: str) -> dict[str, float]:
 
 
 def _workspace(args):
-    from hipwizard.workspace import Workspace
-
     return None if args.no_save else Workspace.open(args.workspace)
 
 
 def cmd_capture(args) -> int:
-    from hipwizard.parity import services
-
-    from hipwizard.doctor.state import environment_stamp
-    from hipwizard.workspace import Workspace
-
     options = _options(args)
     options.environment = environment_stamp(Workspace.open(args.workspace))
     with terminal_progress() as progress:
-        result = services.capture(_subject(args), options, args.out, progress=progress)
+        result = parity.run_capture(_subject(args), options, args.out, progress=progress)
     meta = result.meta
     if args.json:
         print(json.dumps({"path": str(result.path), "bytes": result.bytes, "modules": result.modules,
@@ -206,26 +197,21 @@ def cmd_capture(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from hipwizard.parity import services
-    from hipwizard.parity.requests import CompareRequest, TolerancePolicy
-    from hipwizard.parity.compare.tolerances import parse_overrides
-
     if args.triangle and args.reference != "cpu":
         raise UserError("--triangle goes with --reference cpu; with a reference capture give --reference-run FILE")
-    request = CompareRequest(
+    request = parity.CompareRequest(
         ref=args.ref, cand=args.cand, subject=_subject(args), same_machine=args.reference == "cpu",
         options=_options(args), keep=args.keep, ref_run=args.reference_run,
-        tolerance=TolerancePolicy(args.tolerance, parse_overrides(args.tol), args.tolerance_file, args.jump, args.k),
+        tolerance=parity.TolerancePolicy(args.tolerance, parity.parse_overrides(args.tol), args.tolerance_file,
+                                         args.jump, args.k),
     )
     with terminal_progress() as progress:
-        outcome = services.compare(request, ws=_workspace(args), progress=progress)
+        outcome = parity.run_comparison(request, ws=_workspace(args), progress=progress)
     comp = outcome.comparison
     if args.json:
         print(json.dumps(comp.to_dict(), indent=2, default=str))
     else:
-        from hipwizard.parity.compare.text import format_comparison
-
-        print(format_comparison(comp))
+        print(parity.format_comparison(comp))
         if comp.timings:
             print("time/size: " + ", ".join(
                 f"{k} {_size(v)}" if k.endswith("bytes") else f"{k} {v:.3f} s" for k, v in comp.timings.items()))
@@ -236,9 +222,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_curves(args) -> int:
-    from hipwizard.parity import services
-
-    gap = services.curves(args.run_a, args.run_b, smoothing=args.smoothing, threshold=args.threshold,
+    gap = parity.curves(args.run_a, args.run_b, smoothing=args.smoothing, threshold=args.threshold,
                           ws=_workspace(args))
     if args.json:
         print(json.dumps(gap.as_dict(), indent=2))

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hipwizard import parity
 from hipwizard.progress import terminal_progress
+from hipwizard.workspace import Workspace
 
 TOLERANCE_CHOICES = ("fp64", "fp32", "fp16", "bf16")
 
@@ -27,13 +29,10 @@ def add_postmortem(actions, workspace_args) -> None:
 
 
 def cmd_postmortem(args) -> int:
-    from hipwizard.parity.postmortem import postmortem
-    from hipwizard.workspace import Workspace
-
     ws = Workspace.open(args.workspace)
     with terminal_progress() as progress:
-        batch, outcome = postmortem(ws, args.run_dir, step=args.step, dtype=args.dtype, device=args.device,
-                                    rank=args.rank, progress=progress)
+        batch, outcome = parity.step_postmortem(ws, args.run_dir, step=args.step, dtype=args.dtype,
+                                                device=args.device, rank=args.rank, progress=progress)
     comp = outcome.comparison
     if args.json:
         print(json.dumps({"batch": str(batch.path), "batch_meta": batch.meta, "report": str(outcome.report),

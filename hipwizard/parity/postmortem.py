@@ -4,7 +4,7 @@ Parity on it, forward and backward.
 ``alarm_step(run_dir)``: the step of the run's first NaN/inf loss or grad_norm spike (``train.alarms``, the
 same rules as the Run view and ``hipwizard attach``). ``rebuild_batch``: that step's micro-batches, exactly as
 the trainer fed them, through ``python -m hipwizard.parity.capture.step_batch`` (LLaMA-Factory and torch load in
-that subprocess). ``postmortem``: the batch, then a same-machine comparison of the run's model on it —
+that subprocess). ``step_postmortem``: the batch, then a same-machine comparison of the run's model on it —
 this device in the run's dtype against a float64 CPU reference, with gradients — recorded in the workspace
 so the Parity screen shows it. The weights are the ones step N trained with, as far as the run kept them
 (``step_weights``): the newest checkpoint at or before step N-1 (a LoRA checkpoint's adapter on top of the base
@@ -16,13 +16,17 @@ cross-machine comparison on the very same tokens.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from hipwizard.errors import UserError
+from hipwizard.parity import services, state
+from hipwizard.parity.requests import CompareRequest, RunOptions, Subject
 from hipwizard.progress import Progress, ProgressFn, quiet
+from hipwizard.train.run.watch import RunWatch
 from hipwizard.workspace import Workspace
 
 ALARM_KINDS = ("nonfinite", "grad_spike")  # what a post-mortem looks into (not throughput or plateaus)
@@ -70,8 +74,6 @@ def step_weights(run: Path, config: dict, model: Path, step: int) -> StepWeights
 
 def alarm_step(run_dir: Path) -> tuple[int, str] | None:
     """(step, the alarm's line) of the run's first NaN/inf or grad_norm spike; None when it has none."""
-    from hipwizard.train.run.watch import RunWatch
-
     watch = RunWatch(run_dir)
     watch.attach()
     alarm = next((a for a in watch.alarms() if a.kind in ALARM_KINDS), None)
@@ -80,7 +82,7 @@ def alarm_step(run_dir: Path) -> tuple[int, str] | None:
 
 def run_config(run_dir: Path) -> dict:
     """The run's LLaMA-Factory config (``config.yaml`` in the run folder). ``UserError`` when it has none."""
-    from ruamel.yaml import YAML, YAMLError
+    from ruamel.yaml import YAML, YAMLError  # heavy: ruamel (only to read a run's config)
 
     path = run_dir / "config.yaml"
     try:
@@ -97,8 +99,6 @@ def run_config(run_dir: Path) -> dict:
 def world_size(run_dir: Path) -> int:
     """How many processes trained the run: what its ranks printed ("world size: N"), else the launcher's
     NPROC_PER_NODE x NNODES, else 1."""
-    import re
-
     for name in ("train.log", "stdout.log"):
         try:
             with open(run_dir / name, encoding="utf-8", errors="replace") as fh:
@@ -131,13 +131,10 @@ def rebuild_batch(run_dir: Path, step: int, out: Path, *, world: int = 1, rank: 
     return StepBatch(out, meta)
 
 
-def postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, dtype: str | None = None,
-               device: str = "auto", rank: int = 0, progress: ProgressFn | None = None):
+def step_postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, dtype: str | None = None,
+                    device: str = "auto", rank: int = 0, progress: ProgressFn | None = None):
     """Rebuild the alarm step's batch (``step`` given: that one) and compare the run's model on it; returns
     (StepBatch, CompareOutcome). ``UserError`` when the run has no alarm and no step is given."""
-    from hipwizard.parity import services
-    from hipwizard.parity.requests import CompareRequest, RunOptions, Subject
-
     progress = progress or quiet
     run = Path(run_dir).expanduser()
     if not run.is_dir():
@@ -173,9 +170,7 @@ def postmortem(ws: Workspace, run_dir: str | Path, *, step: int | None = None, d
     request = CompareRequest(subject=Subject(model=weights.model, adapter=weights.adapter), same_machine=True,
                              options=RunOptions(dtype=run_dtype, device=device, backward=True, inputs=str(out),
                                                 triangle=run_dtype != "fp64"))
-    from hipwizard.parity import state
-
-    outcome = services.compare(request, ws=None, progress=progress)
+    outcome = services.run_comparison(request, ws=None, progress=progress)
     which = weights.adapter.name if weights.adapter else weights.model.name if weights.checkpoint_step else "base weights"
     on_rank = f" rank {rank}/{world}" if world > 1 else ""
     outcome.report = state.record_comparison(ws, outcome.comparison,

@@ -1,4 +1,5 @@
-"""What a user asks the Parity step for: what to run, how to run it, how strict to be, what to compare.
+"""What a user asks the Parity step for (what to run, how to run it, how strict to be, what to compare) and
+what a comparison gives back (``CompareOutcome``).
 
 Plain dataclasses, cheap to import (no numpy, no torch): the dashboard builds a ``CompareRequest`` in the UI
 process and hands it to the worker subprocess as JSON (``to_dict`` / ``from_dict``).
@@ -10,7 +11,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hipwizard.demo_model import build as build_demo_model
 from hipwizard.errors import UserError
+from hipwizard.parity.compare.result import Comparison
 from hipwizard.progress import Progress, ProgressFn, quiet
 
 
@@ -27,10 +30,8 @@ class Subject:
     def resolve_model(self, progress: ProgressFn | None = None) -> Path:
         """The model folder to load; the demo's tiny Llama is built (offline, cached) on first use."""
         if self.demo:
-            from hipwizard.demo_model import build
-
             (progress or quiet)(Progress("build demo model"))
-            return build().model_dir
+            return build_demo_model().model_dir
         if self.model is None:
             raise UserError("no model folder given: use --model DIR, --demo or --harness FILE.py")
         if not Path(self.model).is_dir():
@@ -142,6 +143,32 @@ class CompareRequest:
                                       file=_path(tol.get("file")), jump=tol.get("jump", 4.0), k=tol.get("k")),
             keep=_path(data.get("keep")), ref_run=_path(data.get("ref_run")),
         )
+
+
+EXIT_CODES = {"pass": 0, "fail": 1, "invalid": 2}
+
+
+@dataclass
+class CompareOutcome:
+    """A finished comparison: the result, which way it was made, and where the workspace keeps its report."""
+
+    comparison: Comparison
+    how: str
+    report: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 every module within tolerance, 1 a numerical failure, 2 invalid (missing modules, shapes)."""
+        return EXIT_CODES[self.comparison.verdict]
+
+    def to_dict(self) -> dict:
+        return {"comparison": self.comparison.to_dict(), "how": self.how,
+                "report": str(self.report) if self.report else None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CompareOutcome:
+        report = data.get("report")
+        return cls(Comparison.from_dict(data["comparison"]), data.get("how", ""), Path(report) if report else None)
 
 
 def demo_request(dtype: str = "bf16", device: str = "auto") -> CompareRequest:

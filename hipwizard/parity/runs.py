@@ -10,26 +10,30 @@ Fingerprints are checked before anything heavy loads, so a wrong model is refuse
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.parity.capture.model import CaptureResult
-from hipwizard.parity.compare.captures import compare_files, output_sketch
+from hipwizard.parity.capture import sketch, step_batch
+from hipwizard.parity.capture.backward import BackwardSpec
 from hipwizard.parity.capture.fingerprint import config_hash, weights_hash
+from hipwizard.parity.capture.harness import capture_harness
+from hipwizard.parity.capture.model import CaptureResult, capture_model, pick_device, read_inputs, write_capture
+from hipwizard.parity.capture.stream import CaptureSink
+from hipwizard.parity.compare import metrics_torch
+from hipwizard.parity.compare.captures import compare_captures, compare_files, output_sketch
 from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.requests import RunOptions, Subject
-from hipwizard.parity.tensorfile import read_meta
+from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_meta, read_tensor_file
 from hipwizard.progress import Progress, ProgressFn, quiet
 
 
 def backward_spec(opts: RunOptions, ref_meta: dict | None = None):
     """The ``backward.BackwardSpec`` of this run, or None for forward only. A re-run takes the reference's
     loss and weight selection (``ref_meta``), so both sides differentiate the very same loss."""
-    from hipwizard.parity.capture.backward import BackwardSpec
-
     theirs = (ref_meta or {}).get("backward") or {}
     if opts.backward is False or (opts.backward is None and not theirs):
         return None
@@ -46,27 +50,18 @@ def backward_spec(opts: RunOptions, ref_meta: dict | None = None):
 def capture_subject(subject: Subject, opts: RunOptions, out: Path, *, inputs_from: dict | None = None,
                     progress: ProgressFn | None = None, ref_meta: dict | None = None) -> CaptureResult:
     """Run ``subject`` once with hooks (``opts.dtype`` None: fp32) and write the capture to ``out``."""
-    from hipwizard.parity.capture.model import capture_model, write_capture
-
     progress = progress or quiet
     dtype = opts.dtype or "fp32"
     if inputs_from is None and opts.inputs:
-        from hipwizard.parity.capture.step_batch import read_inputs
-
-        inputs_from = read_inputs(Path(opts.inputs))
+        inputs_from = step_batch.read_inputs(Path(opts.inputs))
 
     if subject.harness is not None:
-        from hipwizard.parity.capture.harness import capture_harness
-
         if opts.backward:
             raise UserError("--backward works with a model (--model/--demo), not with a harness")
         tensors, meta = capture_harness(subject.harness, dtype=dtype, device=opts.device, seed=opts.seed,
                                         inputs_from=inputs_from, progress=progress)
         _before_write(meta, opts, progress)
         return write_capture(out, tensors, meta)
-    from hipwizard.parity.capture import sketch
-    from hipwizard.parity.capture.model import pick_device
-    from hipwizard.parity.capture.stream import CaptureSink
 
     model_dir = subject.resolve_model(progress)
     device = pick_device(opts.device)
@@ -132,8 +127,6 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
     A model's outputs are compared where they were computed (``metrics_torch``: on the GPU with
     ``--device cuda``), without a round trip through a file; ``keep`` still writes the candidate capture.
     """
-    from hipwizard.parity.capture.model import read_inputs
-
     progress = progress or quiet
     ref_meta = read_meta(ref)
     run_meta = read_meta(ref_run) if ref_run is not None else {}
@@ -169,12 +162,6 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
 def _compare_model_on_device(ref: Path, subject: Subject, opts: RunOptions, inputs: dict, keep: Path | None,
                              progress: ProgressFn, compare_kwargs: dict, ref_meta: dict) -> Comparison:
     """Re-run a model on the reference's inputs and compare on the device the outputs are on."""
-    import json
-
-    from hipwizard.parity.compare import metrics_torch
-    from hipwizard.parity.capture.model import capture_model, write_capture
-    from hipwizard.parity.compare.captures import compare_captures
-    from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 
     model_dir = subject.model
     t0 = time.perf_counter()

@@ -1,62 +1,38 @@
 """The Parity step's services: one function per user action, called by both faces.
 
-- ``capture``: run a model (or harness) once and store inputs, outputs and metadata in one file;
-- ``compare``: compare a reference with a candidate in one of three ways (``CompareRequest``) and record the
-  result in the workspace; ``compare_in_worker`` runs the very same call in a subprocess, which is how the
-  dashboard runs it (the UI process never imports torch);
+- ``run_capture``: run a model (or harness) once and store inputs, outputs and metadata in one file;
+- ``run_comparison``: compare a reference with a candidate in one of three ways (``CompareRequest``) and record
+  the result in the workspace (a ``requests.CompareOutcome``); ``worker.compare_in_worker`` runs the very same
+  call in a subprocess, which is how the dashboard runs it (the UI process never imports torch);
 - ``curves``: overlay two training runs' loss curves and remember them; ``recorded_curves`` reads them back.
 
-Heavy modules (numpy, torch) are imported inside the functions: the dashboard imports this module.
+torch is imported only inside the capture and compare rooms' functions; the front door loads this module on
+first use, so a face that only shows saved results does not import numpy either.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hipwizard.errors import UserError
-from hipwizard.parity import state
+from hipwizard.parity import runs, state
+from hipwizard.parity.capture.model import CaptureResult
+from hipwizard.parity.compare.captures import compare_files
+from hipwizard.parity.compare.curves import CurveGap, compare_curves, read_curve
+from hipwizard.parity.compare.matrix import compare_matrix
 from hipwizard.parity.compare.result import Comparison
-from hipwizard.parity.requests import CompareRequest, RunOptions, Subject
+from hipwizard.parity.requests import CompareOutcome, CompareRequest, RunOptions, Subject
+from hipwizard.parity.runs import capture_subject
+from hipwizard.parity.tensorfile import read_meta
 from hipwizard.progress import Progress, ProgressFn, quiet
 from hipwizard.workspace import Workspace
 
-if TYPE_CHECKING:
-    from hipwizard.parity.capture.model import CaptureResult
-    from hipwizard.parity.compare.curves import CurveGap
-    from hipwizard.parity.worker import WorkerRun
 
-EXIT_CODES = {"pass": 0, "fail": 1, "invalid": 2}
-
-
-@dataclass
-class CompareOutcome:
-    """A finished comparison: the result, which way it was made, and where the workspace keeps its report."""
-
-    comparison: Comparison
-    how: str
-    report: Path | None = None
-
-    @property
-    def exit_code(self) -> int:
-        """0 every module within tolerance, 1 a numerical failure, 2 invalid (missing modules, shapes)."""
-        return EXIT_CODES[self.comparison.verdict]
-
-    def to_dict(self) -> dict:
-        return {"comparison": self.comparison.to_dict(), "how": self.how,
-                "report": str(self.report) if self.report else None}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> CompareOutcome:
-        report = data.get("report")
-        return cls(Comparison.from_dict(data["comparison"]), data.get("how", ""), Path(report) if report else None)
-
-
-def capture(subject: Subject | None, options: RunOptions, out: Path, *,
-            progress: ProgressFn | None = None) -> CaptureResult:
+def run_capture(subject: Subject | None, options: RunOptions, out: Path, *,
+                progress: ProgressFn | None = None) -> CaptureResult:
     """Run ``subject`` once with hooks on ``options`` and write the capture file ``out``."""
-    from hipwizard.parity.runs import capture_subject
 
     if subject is None:
         raise UserError("say what to capture: --model DIR, --demo or --harness FILE.py")
@@ -68,9 +44,7 @@ def check_output(out: str | Path, *, what: str = "--out", folder: bool = False) 
     """Raise ``UserError`` (one line, before any model runs) when ``out`` cannot be written: a folder where a
     file is wanted (or a file where a folder is), a path under a regular file, or a place the system refuses
     (``/proc``, a read-only folder). Nothing is created: the probe file is removed at once."""
-    import os
-    import tempfile
-
+    
     path = Path(out).expanduser().absolute()
     if not folder and path.is_dir():
         raise UserError(f"{what} {out} is a folder; give the capture file to write, e.g. {out}/capture.safetensors")
@@ -95,7 +69,6 @@ def check_output(out: str | Path, *, what: str = "--out", folder: bool = False) 
 def _is_capture(path: Path) -> bool:
     """Whether ``path`` is a capture hipwizard wrote (its header carries hipwizard's metadata): only those
     are replaced by a new capture; a model's weights or any other file at that path never are."""
-    from hipwizard.parity.tensorfile import read_meta
 
     try:
         read_meta(path)
@@ -104,15 +77,13 @@ def _is_capture(path: Path) -> bool:
     return True
 
 
-def compare(request: CompareRequest, *, ws: Workspace | None = None,
-            progress: ProgressFn | None = None) -> CompareOutcome:
+def run_comparison(request: CompareRequest, *, ws: Workspace | None = None,
+                   progress: ProgressFn | None = None) -> CompareOutcome:
     """Make the comparison ``request`` asks for; with ``ws``, record it there (the dashboard shows it).
 
     Bad input (wrong model, truncated file, a request that is none of the three ways) raises UserError;
     a numerical failure is a result (``verdict`` fail or invalid), not an exception.
     """
-    from hipwizard.parity import runs
-    from hipwizard.parity.compare.captures import compare_files
 
     progress = progress or quiet
     how = request.how
@@ -129,7 +100,6 @@ def compare(request: CompareRequest, *, ws: Workspace | None = None,
                                   ref_run=req.ref_run, **kwargs)
 
     if len(request.options.attn_backends) > 1:
-        from hipwizard.parity.compare.matrix import compare_matrix
 
         comp = compare_matrix(request, run_one, progress)
     else:
@@ -138,18 +108,9 @@ def compare(request: CompareRequest, *, ws: Workspace | None = None,
     return CompareOutcome(comp, how, report)
 
 
-def compare_in_worker(request: CompareRequest, ws: Workspace | None) -> WorkerRun:
-    """``compare`` in a subprocess (``python -m hipwizard.parity.worker``), not started yet: the caller
-    runs ``.run(progress)`` (blocks until the outcome) in a thread and may ``.stop()`` it from another."""
-    from hipwizard.parity.worker import WorkerRun
-
-    return WorkerRun(request, ws.root if ws is not None else None)
-
-
 def curves(run_a: Path, run_b: Path, *, smoothing: float = 0.3, threshold: float = 0.05,
            ws: Workspace | None = None) -> CurveGap:
     """The two runs' smoothed loss curves and their gap; with ``ws``, remembered for the dashboard."""
-    from hipwizard.parity.compare.curves import compare_curves, read_curve
 
     gap = compare_curves(read_curve(run_a), read_curve(run_b), smoothing=smoothing, threshold=threshold)
     if ws is not None:
@@ -159,7 +120,6 @@ def curves(run_a: Path, run_b: Path, *, smoothing: float = 0.3, threshold: float
 
 def recorded_curves(ws: Workspace) -> CurveGap | None:
     """The overlay last recorded in ``ws`` (None when there is none); UserError when its logs are unreadable."""
-    from hipwizard.parity.compare.curves import compare_curves, read_curve
 
     spec = state.curves_spec(ws)
     if spec is None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hipwizard.atomic import atomic_write_json
+from hipwizard.doctor.state import environment_stamp
 from hipwizard.parity.compare.result import Comparison
 from hipwizard.workspace import StepStatus, Workspace, register_state_fields
 
@@ -32,7 +33,6 @@ def record_comparison(ws: Workspace, comparison: Comparison, label: str = "") ->
     """Write the full report atomically and append its summary to the step state. Returns the report path."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
     path = reports_dir(ws) / f"compare-{stamp}.json"
-    from hipwizard.doctor.state import environment_stamp
 
     atomic_write_json(path, {**comparison.to_dict(), "environment": environment_stamp(ws)})
     ok, total = comparison.counts

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hipwizard.parity.worker import run_postmortem as run_in_worker
+from hipwizard import parity
 from hipwizard.workspace import Workspace
 
 
 def run_postmortem(ws: Workspace, run_dir: str | Path) -> dict:
     """The post-mortem's result (batch, batch_meta, report, comparison). ``UserError`` with its one line."""
-    return run_in_worker(ws, run_dir)
+    return parity.run_postmortem(ws, run_dir)

@@ -127,10 +127,10 @@ def test_projection_loss_is_seeded_and_machine_independent():
 def test_attention_matrix_rows_per_backend(captures, demo_assets, capsys):
     rc, comp = _rerun(capsys, captures["fp64"], "--model", demo_assets.model_dir, "--dtype", "bf16",
                       "--reference-run", captures["bf16"], "--attn", "eager,sdpa,no-such-backend")
-    rows = {row["attn"]: row for row in comp.matrix}
+    rows = {row.attn: row for row in comp.matrix}
     assert list(rows) == ["eager", "sdpa", "no-such-backend"]
-    assert rows["eager"]["comparison"].backward is not None and rows["sdpa"]["comparison"].verdict == "pass"
-    assert rows["no-such-backend"]["comparison"] is None and rows["no-such-backend"]["error"]
+    assert rows["eager"].comparison.backward is not None and rows["sdpa"].comparison.verdict == "pass"
+    assert rows["no-such-backend"].comparison is None and rows["no-such-backend"].error
     assert rc == 0 and "no-such-backend not available" in comp.headline()
 
 

@@ -7,7 +7,7 @@ import pytest
 from hipwizard.errors import UserError
 from hipwizard.parity.requests import RunOptions, Subject
 from hipwizard.parity.runs import compare_rerun, compare_same_machine
-from hipwizard.parity.services import capture
+from hipwizard.parity.services import run_capture as capture
 
 pytestmark = pytest.mark.slow
 

@@ -52,11 +52,11 @@ def test_compare_two_captures_records_the_workspace(tmp_path):
     b = write_capture(tmp_path / "b.safetensors", {k: v * 1.5 for k, v in layer_outputs().items()})
     ws = Workspace(tmp_path)
     seen: list[Progress] = []
-    outcome = services.compare(CompareRequest(ref=a, cand=b), ws=ws, progress=seen.append)
+    outcome = services.run_comparison(CompareRequest(ref=a, cand=b), ws=ws, progress=seen.append)
     assert outcome.how == "two captures" and outcome.exit_code == 1 and outcome.report.is_file()
     assert [p.stage for p in seen] == ["compare"]
     assert latest_comparison(ws).verdict == "fail" and summarize(ws).state == "attention"
-    lenient = services.compare(CompareRequest(ref=a, cand=b, tolerance=TolerancePolicy(overrides={
+    lenient = services.run_comparison(CompareRequest(ref=a, cand=b, tolerance=TolerancePolicy(overrides={
         "cosine_min": 0.0, "rel_l2_max": 1.0, "outside_max": 1.0})))
     assert lenient.exit_code == 0 and lenient.report is None  # no workspace: nothing recorded
     assert latest_comparison(ws).verdict == "fail"
@@ -64,9 +64,9 @@ def test_compare_two_captures_records_the_workspace(tmp_path):
 
 def test_capture_needs_a_subject(tmp_path):
     with pytest.raises(UserError, match="say what to capture"):
-        services.capture(None, RunOptions(), tmp_path / "x.safetensors")
+        services.run_capture(None, RunOptions(), tmp_path / "x.safetensors")
     with pytest.raises(UserError, match="does not exist"):
-        services.capture(Subject(model=tmp_path / "nowhere"), RunOptions(device="cpu"), tmp_path / "x.safetensors")
+        services.run_capture(Subject(model=tmp_path / "nowhere"), RunOptions(device="cpu"), tmp_path / "x.safetensors")
 
 
 def test_capture_replaces_an_earlier_capture_but_no_other_file(tmp_path):

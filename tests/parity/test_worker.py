@@ -11,7 +11,8 @@ import threading
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.parity import services
+from hipwizard.parity.requests import CompareOutcome
+from hipwizard.parity.worker import compare_in_worker
 from hipwizard.parity.requests import CompareRequest, demo_request
 from hipwizard.parity.state import latest_comparison
 from hipwizard.workspace import Workspace
@@ -29,7 +30,7 @@ def test_worker_compare_files_and_error_event(tmp_path):
     request = CompareRequest(ref=a, cand=a).to_dict()
     rc, events = _run({"request": request, "workspace": str(tmp_path)}, tmp_path)
     assert rc == 0 and events[-1]["event"] == "result"
-    outcome = services.CompareOutcome.from_dict(events[-1]["outcome"])
+    outcome = CompareOutcome.from_dict(events[-1]["outcome"])
     assert outcome.comparison.verdict == "pass" and outcome.how == "two captures"
     assert str(outcome.report).endswith(".json") and outcome.report.is_file()
     (tmp_path / "cut.safetensors").write_bytes(a.read_bytes()[:30])
@@ -45,16 +46,16 @@ def test_worker_run_reports_outcome_and_records_the_workspace(tmp_path):
     b = write_capture(tmp_path / "b.safetensors", {k: v + 0.5 for k, v in layer_outputs().items()})
     seen = []
     ws = Workspace(tmp_path)
-    outcome = services.compare_in_worker(CompareRequest(ref=a, cand=b), ws).run(seen.append)
+    outcome = compare_in_worker(CompareRequest(ref=a, cand=b), ws).run(seen.append)
     assert outcome.comparison.verdict == "fail" and outcome.exit_code == 1
     assert [p.stage for p in seen] == ["compare"]
     assert latest_comparison(ws).verdict == "fail"
     with pytest.raises(UserError, match="does not exist"):
-        services.compare_in_worker(CompareRequest(ref=a, cand=tmp_path / "none.safetensors"), None).run()
+        compare_in_worker(CompareRequest(ref=a, cand=tmp_path / "none.safetensors"), None).run()
 
 
 def test_worker_run_stopped_before_it_starts(tmp_path):
-    run = services.compare_in_worker(demo_request("bf16"), None)
+    run = compare_in_worker(demo_request("bf16"), None)
     run.stop()
     with pytest.raises(UserError, match="stopped"):
         run.run()
@@ -83,7 +84,7 @@ def test_worker_run_stop_kills_the_worker_mid_run(tmp_path, demo_assets, monkeyp
     cache.mkdir()
     (cache / "demo-v1").symlink_to(demo_assets.root)
     monkeypatch.setenv("HIPWIZARD_CACHE", str(cache))
-    run = services.compare_in_worker(demo_request("fp32", "cpu"), Workspace(tmp_path))
+    run = compare_in_worker(demo_request("fp32", "cpu"), Workspace(tmp_path))
     started = threading.Event()
     errors = []
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.parity import services
+import hipwizard.parity as parity
+from hipwizard.parity import BackendRow, CompareOutcome, services
 from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.state import (
     latest_comparison,
@@ -152,14 +153,14 @@ class FakeRun:
 
 @pytest.fixture
 def fake_run(monkeypatch):
-    outcome = services.CompareOutcome(_recorded("compare-demo-bf16-pass.json"), "same machine")
+    outcome = CompareOutcome(_recorded("compare-demo-bf16-pass.json"), "same machine")
     runs = []
 
     def start(request, ws):
         runs.append((request, FakeRun(outcome)))
         return runs[-1][1]
 
-    monkeypatch.setattr(services, "compare_in_worker", start)
+    monkeypatch.setattr(parity, "compare_in_worker", start)
     return runs
 
 
@@ -252,7 +253,7 @@ def _gradient_comparison(tmp_path) -> Comparison:
     model = build().model_dir
     opts = RunOptions(dtype="bf16", device="cpu", seq=8, backward=True, triangle=True,
                       perturb_grad={"model.layers.1.mlp": 0.05})
-    return services.compare(CompareRequest(subject=Subject(model=model), same_machine=True, options=opts)).comparison
+    return services.run_comparison(CompareRequest(subject=Subject(model=model), same_machine=True, options=opts)).comparison
 
 
 @pytest.mark.slow
@@ -285,8 +286,7 @@ async def test_backward_toggle_shows_gradients_triangle_and_where_the_backward_d
 async def test_v_cycles_the_attention_backends_table(tmp_path):
     passing, failing = _recorded("compare-demo-bf16-pass.json"), _recorded("compare-demo-fp32-perturbed.json")
     comp = Comparison.from_dict(passing.to_dict())
-    comp.matrix = [{"attn": "eager", "comparison": passing}, {"attn": "fa2", "comparison": None, "error": "not installed"},
-                   {"attn": "sdpa", "comparison": failing}]
+    comp.matrix = [BackendRow("eager", passing), BackendRow("fa2", error="not installed"), BackendRow("sdpa", failing)]
     ws = Workspace(tmp_path)
     record_comparison(ws, comp)
     app = HipwizardApp(ws)

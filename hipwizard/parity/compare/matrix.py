@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from hipwizard.errors import UserError
-from hipwizard.parity.compare.result import Comparison
+from hipwizard.parity.compare.result import BackendRow, Comparison
 from hipwizard.parity.requests import CompareRequest
 from hipwizard.progress import Progress, ProgressFn, quiet
 
@@ -36,11 +36,11 @@ def compare_matrix(request: CompareRequest, run_one: Callable[[CompareRequest], 
             comp = run_one(replace(request, options=replace(request.options, attn=attn), keep=keep))
         except UNAVAILABLE as exc:
             lines = str(exc).strip().splitlines() or [type(exc).__name__]
-            rows.append({"attn": attn, "error": f"{type(exc).__name__}: {lines[0][:200]}"})
+            rows.append(BackendRow(attn, error=f"{type(exc).__name__}: {lines[0][:200]}"))
             continue
-        rows.append({"attn": attn, "comparison": comp})
-    ran = [row for row in rows if row.get("comparison") is not None]
+        rows.append(BackendRow(attn, comp))
+    ran = [row.comparison for row in rows if row.comparison is not None]
     if not ran:
-        raise UserError("no attention backend ran here: " + "; ".join(f"{r['attn']}: {r['error']}" for r in rows))
-    first = ran[0]["comparison"]
+        raise UserError("no attention backend ran here: " + "; ".join(f"{r.attn}: {r.error}" for r in rows))
+    first = ran[0]
     return replace(first, matrix=rows, timings=dict(first.timings))

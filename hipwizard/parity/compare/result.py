@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # A comparison that carries its gradients holds a second Comparison (direction "backward"); an attention
-# matrix holds one Comparison per backend. All of it round-trips through to_dict / from_dict.
+# matrix holds one BackendRow (a Comparison, or why that backend did not run) per backend. All of it round-trips through to_dict / from_dict.
 
 VERDICT_SYMBOL = {
     "pass": "✔", "fail": "✖", "nan": "✖", "inf": "✖", "missing": "✖", "shape": "✖", "extra": "⚠",
@@ -151,7 +151,7 @@ class Comparison:
     backward: Comparison | None = None  # the gradients' comparison, when both captures hold them
     triangle_k: float | None = None  # set when a reference run-dtype capture gave triangle verdicts
     reference_run: dict[str, Any] | None = None  # that capture's side summary
-    matrix: list[dict[str, Any]] = field(default_factory=list)  # attention backends: {attn, comparison|error}
+    matrix: list[BackendRow] = field(default_factory=list)  # one row per attention backend
 
     @property
     def first_divergent_module(self) -> str | None:
@@ -186,9 +186,7 @@ class Comparison:
     def verdict(self) -> str:
         """'invalid' (inputs do not line up), 'fail' or 'pass', over both directions and every backend."""
         verdicts = [self.own_verdict] + ([self.backward.verdict] if self.backward is not None else [])
-        for row in self.matrix:
-            if row.get("comparison") is not None:
-                verdicts.append(row["comparison"].verdict)
+        verdicts += [row.comparison.verdict for row in self.matrix if row.comparison is not None]
         for word in ("invalid", "fail"):
             if word in verdicts:
                 return word
@@ -222,9 +220,8 @@ class Comparison:
         if self.backward is not None:
             line = f"forward {line}; backward {self.backward.direction_headline()}"
         if self.matrix:
-            bad = [row["attn"] for row in self.matrix
-                   if row.get("comparison") is not None and row["comparison"].verdict != "pass"]
-            missing = [row["attn"] for row in self.matrix if row.get("comparison") is None]
+            bad = [row.attn for row in self.matrix if row.comparison is not None and row.comparison.verdict != "pass"]
+            missing = [row.attn for row in self.matrix if row.comparison is None]
             line += f" · attention backends: {len(self.matrix) - len(missing)} ran"
             line += f", diverging: {', '.join(bad)}" if bad else ", none diverges"
             line += f" ({', '.join(missing)} not available)" if missing else ""
@@ -233,7 +230,7 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["backward"] = self.backward.to_dict() if self.backward is not None else None
-        d["matrix"] = [_matrix_row_dict(row) for row in self.matrix]
+        d["matrix"] = [row.to_dict() for row in self.matrix]
         for layer, out in zip(self.layers, d["layers"]):
             out["triangle"] = layer.triangle.as_dict() if layer.triangle is not None else None
         d["verdict"] = self.verdict
@@ -252,11 +249,27 @@ class Comparison:
             direction=d.get("direction", "forward"),
             backward=cls.from_dict(d["backward"]) if d.get("backward") else None,
             triangle_k=d.get("triangle_k"), reference_run=d.get("reference_run"),
-            matrix=[{**row, "comparison": cls.from_dict(row["comparison"]) if row.get("comparison") else None}
-                    for row in d.get("matrix", [])],
+            matrix=[BackendRow.from_dict(row) for row in d.get("matrix", [])],
         )
 
 
-def _matrix_row_dict(row: dict[str, Any]) -> dict[str, Any]:
-    comp = row.get("comparison")
-    return {**row, "comparison": comp.to_dict() if comp is not None else None}
+@dataclass
+class BackendRow:
+    """One attention backend of a matrix comparison: its comparison, or (``comparison`` None) the one line
+    saying why it could not run here."""
+
+    attn: str
+    comparison: Comparison | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"attn": self.attn}
+        if self.error is not None:
+            d["error"] = self.error
+        d["comparison"] = self.comparison.to_dict() if self.comparison is not None else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BackendRow:
+        comp = d.get("comparison")
+        return cls(d["attn"], Comparison.from_dict(comp) if comp else None, d.get("error"))

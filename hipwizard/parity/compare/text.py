@@ -67,17 +67,17 @@ def direction_table(comp: Comparison) -> list[str]:
 
 def matrix_lines(comp: Comparison) -> list[str]:
     """One line per attention backend: forward and backward verdicts, worst errors, where divergence starts."""
-    width = max(len(row["attn"]) for row in comp.matrix)
+    width = max(len(row.attn) for row in comp.matrix)
     out = []
     for row in comp.matrix:
-        sub = row.get("comparison")
+        sub = row.comparison
         if sub is None:
-            out.append(f"  {row['attn']:<{width}}  ⚠ not available: {row.get('error', '?')}")
+            out.append(f"  {row.attn:<{width}}  ⚠ not available: {row.error or '?'}")
             continue
         parts = [f"forward {_summary(sub)}"]
         if sub.backward is not None:
             parts.append(f"backward {_summary(sub.backward)}")
-        out.append(f"  {row['attn']:<{width}}  " + "   ".join(parts))
+        out.append(f"  {row.attn:<{width}}  " + "   ".join(parts))
     return out
 
 

@@ -11,7 +11,7 @@ from rich.markup import escape as rich_escape
 from textual import events
 from textual.widgets import DataTable
 
-from hipwizard.parity.compare.result import Comparison
+from hipwizard.parity import Comparison
 from hipwizard.textsafe import inert_line
 from hipwizard.tui.parity import views
 

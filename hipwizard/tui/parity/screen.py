@@ -1,13 +1,15 @@
 """Step 3, the Parity dashboard: per-module verdicts, error by depth, module details, loss curves.
 
 Layout and event wiring only. Results are read back from the workspace (``parity.state``), where the CLI
-records its comparisons too. The demo comparison is ``services.compare`` run in a worker subprocess
-(``services.compare_in_worker``: this process never imports torch), waited on in a thread job whose
+records its comparisons too. The demo comparison is parity's ``run_comparison`` run in a worker subprocess
+(``parity.compare_in_worker``: this process never imports torch), waited on in a thread job whose
 progress drives the progress bar. Below ``NARROW`` columns the details pane goes under the table and the
 table keeps its most telling columns (``module_table``).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.app import ComposeResult
@@ -15,16 +17,16 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Sparkline, Static
 
-from hipwizard.parity import services, state
-from hipwizard.parity.compare.curves import CurveGap
-from hipwizard.parity.compare.result import Comparison
-from hipwizard.parity.requests import demo_request
-from hipwizard.parity.worker import WorkerRun
+from hipwizard import parity
+from hipwizard.parity import CompareOutcome, Comparison, CurveGap, demo_request
 from hipwizard.textsafe import markup
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.parity import views
 from hipwizard.tui.parity.module_table import ModuleTable
 from hipwizard.tui.step_screen import StepScreen
+
+if TYPE_CHECKING:  # the worker's module loads on the demo key, through the door's lazy table
+    from hipwizard.parity import WorkerRun
 
 DTYPE_CYCLE = ("bf16", "fp16", "fp32")
 NARROW = 110  # columns: below this the details pane goes under the table
@@ -138,7 +140,7 @@ class ParityScreen(StepScreen):
     def base(self) -> Comparison | None:
         """The comparison of the attention backend shown (the comparison itself without a matrix)."""
         ran = views.ran_backends(self.comparison)
-        return ran[self.backend % len(ran)]["comparison"] if ran else self.comparison
+        return ran[self.backend % len(ran)].comparison if ran else self.comparison
 
     def action_next_backend(self) -> None:
         ran = views.ran_backends(self.comparison)
@@ -165,12 +167,12 @@ class ParityScreen(StepScreen):
 
     def action_reload(self) -> None:
         ws = self.app.workspace
-        self._demo = state.is_demo(ws)
+        self._demo = parity.is_demo(ws)
         self.refresh_bindings()
-        comp = self._given if self._given is not None else state.latest_comparison(ws)
+        comp = self._given if self._given is not None else parity.latest_comparison(ws)
         self._given = None
         self.show(comp)
-        self.start_job("curves", services.recorded_curves, ws, done=self._show_curves, failed=self._curves_failed,
+        self.start_job("curves", parity.recorded_curves, ws, done=self._show_curves, failed=self._curves_failed,
                        daemon=True)
 
     def show(self, comp: Comparison | None) -> None:
@@ -253,7 +255,7 @@ class ParityScreen(StepScreen):
         if self._run is not None:
             self.notify("a comparison is already running", severity="warning")
             return
-        self._run = services.compare_in_worker(demo_request(self.dtype, "auto"), self.app.workspace)
+        self._run = parity.compare_in_worker(demo_request(self.dtype, "auto"), self.app.workspace)
         self.query_one("#parity-progress", ProgressBar).update(total=None, progress=0)
         self.query_one("#parity-stage", Static).update("starting the worker …")
         self.query_one("#parity-run").display = True
@@ -267,7 +269,7 @@ class ParityScreen(StepScreen):
         self.query_one("#parity-progress", ProgressBar).update(total=p.total or None, progress=p.done or 0)
         self.query_one("#parity-stage", Static).update(f"◐ {p.text()}")
 
-    def _compared(self, outcome: services.CompareOutcome) -> None:
+    def _compared(self, outcome: CompareOutcome) -> None:
         self._finished()
         self.show(outcome.comparison)
         self.notify(markup(outcome.comparison.headline()))

@@ -11,10 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 
-from hipwizard.parity.compare.curves import CurveGap
-from hipwizard.parity.compare.result import Comparison, LayerResult, keep_every_element
+from hipwizard.parity import BackendRow, Comparison, CurveGap, LayerResult, keep_every_element, matrix_lines
+from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 
 BAR = "█"
 
@@ -217,9 +216,9 @@ def direction_note(comp: Comparison, shown: Comparison) -> str:
     return "[b]forward[/b]: module outputs — [b]b[/b] shows the backward (gradients)"
 
 
-def ran_backends(comp: Comparison | None) -> list[dict]:
+def ran_backends(comp: Comparison | None) -> list[BackendRow]:
     """The attention-matrix rows that ran (hold a comparison), in order; empty without a matrix."""
-    return [row for row in (comp.matrix if comp is not None else []) if row.get("comparison") is not None]
+    return [row for row in (comp.matrix if comp is not None else []) if row.comparison is not None]
 
 
 def matrix_text(comp: Comparison, shown: int = 0) -> str:
@@ -227,10 +226,8 @@ def matrix_text(comp: Comparison, shown: int = 0) -> str:
     ▶ marks the backend whose table is shown (``shown``: its index among those that ran)."""
     if not comp.matrix:
         return ""
-    from hipwizard.parity.compare.text import matrix_lines
-
     ran = ran_backends(comp)
-    current = ran[shown % len(ran)]["attn"] if ran else None
-    lines = [("▶" + line[1:]) if row["attn"] == current else line for row, line in zip(comp.matrix, matrix_lines(comp))]
+    current = ran[shown % len(ran)].attn if ran else None
+    lines = [("▶" + line[1:]) if row.attn == current else line for row, line in zip(comp.matrix, matrix_lines(comp))]
     title = "[b]attention backends[/b]" + (f" — table: {escape(current)} ([b]v[/b] next)" if len(ran) > 1 else "")
     return title + "\n" + escape("\n".join(lines))
