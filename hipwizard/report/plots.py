@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import math
 
+from hipwizard.report.sections import LayerRow
 from hipwizard.textsafe import inert_line
 
 STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
@@ -69,10 +70,9 @@ def _plain(text: str) -> str:
     return inert_line(text)
 
 
-def depth_chart(rows: list[dict], *, title: str) -> str:
+def depth_chart(rows: list[LayerRow], *, title: str) -> str:
     """Relative L2 error per row (modules in the order given), log scale; "" without a positive value."""
-    vals = [r.get("rel_l2") if isinstance(r.get("rel_l2"), (int, float)) and r.get("rel_l2") > 0 else None
-            for r in rows]
+    vals = [r.rel_l2 if r.rel_l2 is not None and r.rel_l2 > 0 else None for r in rows]
     x, y = _clean(list(range(len(vals))), vals)
     if not y:
         return ""
@@ -84,7 +84,7 @@ def depth_chart(rows: list[dict], *, title: str) -> str:
     ax.set_ylabel("relative L2 error")
     if len(rows) <= 24:
         ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels([_short(inert_line(r.get("name", "?"))) for r in rows], rotation=35, ha="right",
+        ax.set_xticklabels([_short(inert_line(r.name)) for r in rows], rotation=35, ha="right",
                            fontsize=6, parse_math=False)
     ax.legend(loc="best", fontsize=7)
     return _svg(plt, fig)
