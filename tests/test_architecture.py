@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 import hipwizard
 
 LOGIC_PACKAGES = ("doctor", "port", "parity", "train", "gpu")
@@ -33,6 +35,7 @@ def _imported_after(module: str) -> set[str]:
     return set(json.loads(out))
 
 
+@pytest.mark.slow
 def test_logic_modules_never_import_textual_or_heavy_libraries():
     offenders = {}
     for module in _logic_modules():
@@ -43,6 +46,7 @@ def test_logic_modules_never_import_textual_or_heavy_libraries():
     assert offenders == {}
 
 
+@pytest.mark.slow
 def test_first_frame_leaves_torch_out(tmp_path):
     code = textwrap.dedent(f"""
         import asyncio, json, sys
@@ -125,6 +129,7 @@ def test_state_files_are_read_and_written_only_by_their_state_module():
     assert _state_file_touches(Path(hipwizard.__file__).parent) == []
 
 
+@pytest.mark.slow
 def test_the_state_file_rule_fails_on_a_violation(tmp_path):
     """The check above is not vacuous: a report module reading parity's file, a face writing train's, fail;
     the owners (``parity/state.py``, ``workspace.py``) pass."""

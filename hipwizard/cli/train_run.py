@@ -76,7 +76,11 @@ def cmd_train_run(args) -> int:
             print("building the tiny demo model (offline, once) ...", flush=True)
         launched = train.launch_demo(ws, options)
     else:
-        launched = train.launch(ws, args.target, options)
+        try:
+            launched = train.launch(ws, args.target, options)
+        except train.LaunchRefused as exc:
+            raise UserError(f"{exc.config_path}: cannot launch: {'; '.join(exc.problems)}"
+                            f" (`hipwizard train plan {exc.config_path}` says more)") from None
     for warning in launched.warnings:
         print(f"hipwizard: warning: {inert_line(warning)}", file=sys.stderr)
     manifest = launched.manifest

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
     from hipwizard.train.run.stop import StopResult
     from hipwizard.train.services import (
         Launched,
+        LaunchRefused,
         build_demo,
         check_grace,
         demo_ready,
@@ -75,7 +76,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
 _LAZY = {
     **dict.fromkeys(("plan", "plan_file", "init_run_dir", "save_plan", "run_name_problem", "demo_ready",
                      "build_demo", "launch", "launch_demo", "stop", "list_runs", "watch", "follow", "launched_manifest", "check_grace",
-                     "Launched"),
+                     "Launched", "LaunchRefused"),
                     "hipwizard.train.services"),
     **dict.fromkeys(("bench", "calibrate", "calibrate_plan", "counts_problem"), "hipwizard.train.calibration.services"),
     "SOURCE_WORDS": "hipwizard.train.calibration.corrections",
@@ -102,7 +103,7 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     # services and their results
     "plan", "plan_file", "init_run_dir", "save_plan", "run_name_problem", "demo_ready", "build_demo", "launch", "launch_demo", "stop",
-    "list_runs", "watch", "follow", "launched_manifest", "check_grace", "Launched", "StopResult",
+    "list_runs", "watch", "follow", "launched_manifest", "check_grace", "Launched", "LaunchRefused", "StopResult",
     "RunDir", "RunFollower",
     "bench", "calibrate", "calibrate_plan", "counts_problem",
     # state readers

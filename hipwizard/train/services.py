@@ -194,9 +194,19 @@ def launch_problems(config_path: Path, *, base_dir: Path | None = None) -> list[
     return [i.message for i in issues if i.severity == "error" and i.field in LAUNCH_BLOCKERS]
 
 
+class LaunchRefused(UserError):
+    """A config that ``llamafactory-cli train`` would fail on at once: the reasons, and the config whose plan
+    says more (each face names its own way to see that plan)."""
+
+    def __init__(self, config_path: Path, problems: list[str]) -> None:
+        super().__init__(f"{config_path}: cannot launch: {'; '.join(problems)} (the plan of this config says more)")
+        self.config_path = config_path
+        self.problems = problems
+
+
 def _refuse(config_path: Path, problems: list[str]) -> None:
     if problems:
-        raise UserError(f"{config_path}: cannot launch: {'; '.join(problems)} (the plan of this config says more)")
+        raise LaunchRefused(config_path, problems)
 
 
 def resolve_target(target: str | Path, runs_dir: Path) -> Path:

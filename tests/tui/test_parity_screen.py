@@ -89,6 +89,7 @@ async def test_table_in_depth_order_with_symbol_and_word_first(tmp_path):
         assert "model.norm" in details and "worst elements" in details and "tolerance fp32" in details
 
 
+@pytest.mark.slow
 async def test_narrow_window_keeps_verdict_and_module_and_fits_the_columns(tmp_path):
     app = HipwizardApp(_workspace(tmp_path, "compare-demo-fp32-perturbed.json"))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -189,6 +190,7 @@ async def test_demo_run_shows_progress_result_and_stops_with_the_screen(tmp_path
         assert second.stopped
 
 
+@pytest.mark.slow
 async def test_demo_key_runs_worker_and_shows_result(tmp_path, demo_assets, monkeypatch):
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -213,6 +215,7 @@ async def test_demo_key_runs_worker_and_shows_result(tmp_path, demo_assets, monk
     assert latest_comparison(ws).verdict == "pass"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("report", ["compare-demo-bf16-pass.json", "compare-demo-fp32-perturbed.json"])
 def test_snapshot_comparison(snap_compare, tmp_path, report, size):
@@ -232,6 +235,7 @@ def test_snapshot_empty_demo(snap_compare, tmp_path, size):
     assert snap_compare(app, terminal_size=SIZES[size], run_before=_open)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_snapshot_demo_running(snap_compare, tmp_path, fake_run, size):
     app = HipwizardApp(_workspace(tmp_path, "compare-demo-bf16-pass.json", demo=True), resume=False)
@@ -307,6 +311,7 @@ async def test_v_cycles_the_attention_backends_table(tmp_path):
         assert "▶ eager" in _text(app)
 
 
+@pytest.mark.slow
 async def test_v_is_inert_without_a_matrix_and_in_help(tmp_path):
     app = HipwizardApp(_workspace(tmp_path, "compare-demo-bf16-pass.json"))
     async with app.run_test(size=(160, 45)) as pilot:

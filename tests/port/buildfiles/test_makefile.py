@@ -57,7 +57,7 @@ def test_llmc_makefile_flags_what_cannot_be_rewritten():
     nvml = next(f for f in r.flags if f.kind == "not-drop-in")
     assert "amd_smi" in nvml.fix and nvml.source.startswith("https://rocm.docs.amd.com/")
     assert "-lnvidia-ml" in r.text  # left for the human, not silently dropped
-    assert all(f.severity in ("high", "med", "low") and f.reason and f.fix for f in r.flags)
+    assert r.flags and all(f.severity in ("high", "med", "low") and f.reason and f.fix for f in r.flags)
 
 
 @pytest.mark.parametrize("line, expected", [

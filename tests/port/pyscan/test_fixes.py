@@ -31,7 +31,7 @@ def test_fixes_are_hunks_and_every_finding_a_flag():
     hunk_flags = [(f.rule_id, f.line) for h in ft.hunks for f in h.flags]
     assert ("PY_CUDA_HOME", 4) in hunk_flags and ("PY_CUDA_VERSION_GATE", 5) in hunk_flags
     assert [(f.rule_id, f.line) for f in ft.untouched_flags] == [("PY_CUDA_VERSION_GATE", 7)]
-    assert all(f.source.startswith("https://") for f in ft.untouched_flags)
+    assert ft.untouched_flags and all(f.source.startswith("https://") for f in ft.untouched_flags)
 
 
 def test_an_alias_import_gets_rocm_home_only_when_a_fix_uses_it():

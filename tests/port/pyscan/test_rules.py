@@ -99,4 +99,5 @@ def test_shell_command_with_nvidia_smi():
 def test_a_file_that_does_not_parse_is_read_by_line():
     py2 = "import pynvml\nprint 'gpus'\nif torch.version.cuda: pass  # old\n# import apex\n"
     assert {(f.line, f.rule.rule_id) for f in scan_python(py2)} == {(1, "PY_NVML"), (3, "PY_CUDA_VERSION_GATE")}
-    assert all(not f.fix for f in scan_lines(py2))
+    found = scan_lines(py2)
+    assert found and all(not f.fix for f in found)
