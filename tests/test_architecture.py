@@ -78,17 +78,55 @@ def test_package_version_is_exposed():
     assert proc.stdout.strip() == f"hipwizard {hipwizard.__version__}"
 
 
+def _lint_imports(root, package_parent=None) -> subprocess.CompletedProcess:
+    from pathlib import Path
+
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert lint, "import-linter is part of the dev extra (pip install -e '.[dev]')"
+    env = None
+    if package_parent is not None:  # a planted copy of the package shadows the installed one
+        import os
+
+        env = {**os.environ, "PYTHONPATH": str(package_parent)}
+    return subprocess.run([lint, "--no-cache"], cwd=root, capture_output=True, text=True, timeout=180, env=env)
+
+
+def _contract_count(pyproject) -> int:
+    import tomllib
+
+    return len(tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"])
+
+
 def test_import_contracts_hold():
-    """pyproject.toml's import-linter contracts: step packages import neither face, the TUI not the CLI.
-    They read the source, so an import inside a function counts too."""
+    """pyproject.toml's import-linter contracts: step packages import neither face, the TUI not the CLI, the
+    shared floor no step, the port's review no translator. They read the source, so an import inside a
+    function counts too."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
-    assert lint, "import-linter is part of the dev extra (pip install -e '.[dev]')"
-    proc = subprocess.run([lint, "--no-cache"], cwd=root, capture_output=True, text=True, timeout=120)
+    proc = _lint_imports(root)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
-    assert "BROKEN" not in proc.stdout and "2 kept" in proc.stdout
+    n = _contract_count(root / "pyproject.toml")
+    assert n >= 4 and "BROKEN" not in proc.stdout and f"{n} kept" in proc.stdout
+
+
+def test_import_contracts_fail_on_a_violation(tmp_path):
+    """Not vacuous: the review importing the translation engine inside a function, and the workspace importing
+    a step, break their contracts on a planted copy of the package."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    package = tmp_path / "hipwizard"
+    shutil.copytree(Path(hipwizard.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__", "assets"))
+    (package / "port" / "review" / "sneak.py").write_text("def f():\n    from hipwizard.port.translation import engine\n")
+    with (package / "workspace.py").open("a", encoding="utf-8") as f:
+        f.write("\nimport hipwizard.train.state\n")
+    shutil.copy(root / "pyproject.toml", tmp_path / "pyproject.toml")
+    proc = _lint_imports(tmp_path, package_parent=tmp_path)
+    assert proc.returncode != 0
+    assert "hipwizard.port.review.sneak -> hipwizard.port.translation.engine" in proc.stdout
+    assert "hipwizard.workspace -> hipwizard.train.state" in proc.stdout
+    assert f"{_contract_count(root / 'pyproject.toml') - 2} kept, 2 broken" in proc.stdout
 
 
 def test_no_module_over_400_lines():
