@@ -266,14 +266,21 @@ def test_faces_enter_the_port_by_its_door():
 
 
 def test_faces_enter_parity_by_its_door():
-    """And no name the door publishes is also one of its submodules: importing that module (the worker
-    imports parity.postmortem) would rebind the name to the module, and a face calling it would get a
-    'module object is not callable' (parity.postmortem did)."""
+    assert _behind_the_door("parity") == []
+
+
+STEPS = ("doctor", "port", "parity", "train", "gpu")
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_no_published_name_is_also_a_submodule(step):
+    """Importing a submodule rebinds the package attribute of that name to the module: a service published
+    under a module's name (parity's postmortem was) becomes 'module object is not callable' for the faces
+    as soon as anything imports the module."""
     from pathlib import Path
 
-    assert _behind_the_door("parity") == []
-    package = Path(hipwizard.__file__).parent / "parity"
-    public = __import__("hipwizard.parity", fromlist=["_"]).__all__
+    package = Path(hipwizard.__file__).parent / step
+    public = __import__(f"hipwizard.{step}", fromlist=["_"]).__all__
     shadowed = [n for n in public if (package / f"{n}.py").is_file() or (package / n / "__init__.py").is_file()]
     assert public and shadowed == []
 
