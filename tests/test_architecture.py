@@ -387,3 +387,44 @@ def test_the_circle_rule_fails_on_a_violation(tmp_path):
     assert _import_cycles(package, steps=("port", "doctor")) == [["hipwizard.doctor.c", "hipwizard.doctor.d", "hipwizard.doctor.e"],
                                        ["hipwizard.port.a", "hipwizard.port.b"]]
     assert ["hipwizard.tui.f", "hipwizard.tui.g"] in _import_cycles(package)
+
+
+# --- one subprocess protocol: library code never runs the hipwizard CLI and scrapes what it prints ----------------
+def _cli_argv_outside_the_cli(package) -> list[str]:
+    """``path:line`` of each list/tuple literal outside ``cli/`` that runs hipwizard's command line
+    (``..., "-m", "hipwizard", ...`` or a first element ``"hipwizard"``): work that crosses a process goes
+    through ``hipwizard.jobs`` (JSON lines) or a step module's own ``-m`` entry, never the CLI."""
+    import ast
+    from pathlib import Path
+
+    package = Path(package)
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if rel.startswith("cli/") or rel == "__main__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if not isinstance(node, (ast.List, ast.Tuple)):
+                continue
+            words = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            runs_cli = (words[:1] == ["hipwizard"]
+                        or any(a == "-m" and b == "hipwizard" for a, b in zip(words, words[1:], strict=False)))
+            if runs_cli:
+                found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_library_code_never_runs_the_cli():
+    from pathlib import Path
+
+    assert _cli_argv_outside_the_cli(Path(hipwizard.__file__).parent) == []
+
+
+def test_the_cli_argv_rule_fails_on_a_violation(tmp_path):
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "fill.py").write_text(
+        "import sys\nARGV = [sys.executable, '-m', 'hipwizard', 'doctor']\nOTHER = ('hipwizard', 'port')\n"
+        "FINE = [sys.executable, '-m', 'hipwizard.jobs']\n")
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "x.py").write_text("A = ['hipwizard', 'doctor']\n")
+    assert _cli_argv_outside_the_cli(tmp_path) == ["report/fill.py:2", "report/fill.py:3"]
