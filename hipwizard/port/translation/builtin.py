@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hipwizard.port.model import Diagnostic
 from hipwizard.port.translation.compat import (
     FUNC_PTR_ARG,
     HEADER_PATHS,
     RENAMES,
+    ROC_COMPLEX,
+    ROC_HOST_TYPES,
+    ROC_LIBRARY_USE,
     SOLVER_ENUMS,
     SYMBOL_ARG,
     VERSIONED_RENAMES,
@@ -34,7 +38,7 @@ from hipwizard.port.translation.lexer import (
     split_top_level,
     template_start,
 )
-from hipwizard.port.model import Diagnostic
+from hipwizard.port.translation.overloads import MANUAL, RULES, overload_fix
 from hipwizard.port.translation.tables import HipifyTables, load_tables, parse_version
 
 
@@ -84,11 +88,14 @@ class BuiltinTranslator:
 
     def translate(self, text: str) -> Translation:
         diags: dict[tuple, Diagnostic] = {}
-        stats = {"converted": 0, "unsupported": 0, "headers": 0, "launches": 0, "arg_rules": 0}
+        stats = {"converted": 0, "unsupported": 0, "headers": 0, "launches": 0, "arg_rules": 0, "overloads": 0}
         starts = line_starts(text)
         own_names = set(DEFINED_NAME.findall(text))  # the file's own macros are not CUDA APIs
         seen_groups: set[str] = set()
         opts = self.options
+        roc_types = {}  # under --roc, in a file calling rocBLAS/rocSPARSE/rocSOLVER: their value types
+        if opts.roc and ROC_LIBRARY_USE.search(text) is not None:
+            roc_types = dict(ROC_COMPLEX)
 
         def report(kind: str, name: str, offset: int, message: str) -> None:
             line = line_of(starts, offset)
@@ -98,6 +105,9 @@ class BuiltinTranslator:
         edits: list[Edit] = []
         known = self.tables.__contains__
         masked_original = mask_non_code(text)  # for the renames' context; later the argument rules' and risks'
+        if roc_types and not DEVICE_MARKERS.search(masked_original):
+            roc_types.update(ROC_HOST_TYPES)
+        later: list[Edit] = []  # an overload's added or dropped arguments, after its name
         for m in SCAN.finditer(text):
             kind = m.lastgroup  # the outermost group that matched (a nested group closes before it)
             if kind == "ident":
@@ -106,13 +116,30 @@ class BuiltinTranslator:
                 if not known(name) and not name.startswith(("cu", "CU", "nv")) and name not in DROPPED \
                         and not name.startswith("__"):
                     continue
+                fix = overload_fix(name, text, masked_original, m.end()) if name in OVERLOADED else None
+                if fix is not None and fix.manual:
+                    stats["unsupported"] += known(name)  # a name not in the tables is counted as unsupported below
+                    report("unsupported", name, m.start(), fix.manual)
+                if name in roc_types:
+                    stats["converted"] += 1
+                    edits.append(Edit(m.start(), m.end(), roc_types[name]))
+                    continue
                 new = self._identifier(m, masked_original, report, stats, own_names)
+                if fix is not None and not fix.manual and new != name:
+                    stats["overloads"] += 1
+                    if fix.name:
+                        new = fix.name
+                        self._check_version(name, new, self.tables.get("cuda" + fix.name[3:]) or self.tables.get(name),
+                                            m.start(), report)
+                    later.extend(Edit(*e) for e in fix.edits)
             elif kind == "include":
                 new = self._include(m, seen_groups, report, stats)
             else:
                 continue
             if new != m.group(0):
                 edits.append(Edit(m.start(), m.end(), new))
+        if later:
+            edits = sorted(edits + later, key=lambda e: (e.start, e.end))
         log = EditLog(text)
         log.then(edits)
         if opts.hip_kernel_execution_syntax:
@@ -221,10 +248,11 @@ class BuiltinTranslator:
             report("too_new", header, m.start(), f"<{target}> needs ROCm >= {need} (you target {self.target})")
         if target in HEADER_PATHS and self.hip_version >= (6, 0, 0):
             target = HEADER_PATHS[target]
-        if not target or (group and group in seen_groups):
+        key = f"{group}:{target}"  # under --roc one group's headers can go to several (curand_* -> rocrand_*)
+        if not target or (group and key in seen_groups):
             return ""  # dropped: HIP needs no such include, or one of its group is already there
         if group:
-            seen_groups.add(group)
+            seen_groups.add(key)
         close = ">" if m.group("open") == "<" else '"'
         prefix = whole[: m.start("header") - m.start()]
         return f"{prefix}{target}{close}{m.group('rest')}" + ("\n" if whole.endswith("\n") else "")
@@ -238,6 +266,7 @@ class BuiltinTranslator:
 
 
 DROPPED = {"register", "__grid_constant__"}
+OVERLOADED = frozenset(RULES) | frozenset(MANUAL)
 
 
 # -- launches --------------------------------------------------------------------------------------

@@ -110,6 +110,16 @@ VERSIONED_RENAMES = {"__nv_bfloat16": ("6.0", "__hip_bfloat16"), "__nv_bfloat162
 # HIPSOLVER_FILL_MODE_LOWER to hipsolverDnSpotrf. {CUDA name: the name inside a cusolver* call's arguments}
 SOLVER_ENUMS = {f"CUBLAS_{k}": f"HIPSOLVER_{k}" for k in (
     "OP_N", "OP_T", "OP_C", "FILL_MODE_UPPER", "FILL_MODE_LOWER", "SIDE_LEFT", "SIDE_RIGHT")}
+# Under --roc a file that calls rocBLAS/rocSPARSE/rocSOLVER passes complex values as rocBLAS's own types: rocBLAS's
+# API takes rocblas_float_complex* / rocblas_double_complex* (rocBLAS docs "rocblas-types.h", Data types), which a
+# hipFloatComplex* does not convert to. HIPIFY's tables have no ROC column for cuComplex; its unit tests
+# (tests/unit_tests/synthetic/libraries/cublas2rocblas.cu, cusparse2rocsparse.cu) expect these names.
+ROC_COMPLEX = {"cuComplex": "rocblas_float_complex", "cuFloatComplex": "rocblas_float_complex",
+               "cuDoubleComplex": "rocblas_double_complex"}
+# rocBLAS's half and bfloat16 (rocblas_half, rocblas_bfloat16: same rocblas-types.h) likewise, but only in a file with
+# no device code: a kernel's __half / __hip_bfloat16 arithmetic and intrinsics have no rocblas_* counterpart.
+ROC_HOST_TYPES = {"__half": "rocblas_half", "__nv_bfloat16": "rocblas_bfloat16", "nv_bfloat16": "rocblas_bfloat16"}
+ROC_LIBRARY_USE = re.compile(r"\b(?:cublas|cusparse|cusolver)\w*", re.IGNORECASE)
 # Library headers moved into per-library folders (the flat ones are deprecated in ROCm 6 and gone in 7):
 # HeCBench src/blas-gemm-hip/main.cu '#include <hipblas/hipblas.h>'; rocm.docs.amd.com/projects/hipBLAS
 # "hipblas.h ... deprecated, use hipblas/hipblas.h".
@@ -126,7 +136,15 @@ SYMBOL_ARG = {
     "hipGetSymbolAddress": 1, "hipGetSymbolSize": 1, "hipMemcpyFromSymbol": 1, "hipMemcpyFromSymbolAsync": 1,
     "hipGetTextureReference": 1, "hipGraphMemcpyNodeSetParamsToSymbol": 1,
     "hipGraphExecMemcpyNodeSetParamsToSymbol": 2, "hipGraphMemcpyNodeSetParamsFromSymbol": 2,
+    # HIP's hip_runtime_api.h: (pGraphNode, graph, deps, numDeps, symbol, ...) / (..., dst, symbol, ...)
+    "hipGraphAddMemcpyNodeToSymbol": 4, "hipGraphAddMemcpyNodeFromSymbol": 5,
+    "hipGraphExecMemcpyNodeSetParamsFromSymbol": 3,
 }
+# Arguments CUDA has and HIP's signature lacks: {HIP name: index dropped}. cuOccupancyMaxPotentialBlockSize[WithFlags]
+# takes a CUoccupancyB2DSize callback (dynamic shared memory per block size) as its 4th argument; HIP's
+# hipModuleOccupancyMaxPotentialBlockSize[WithFlags](gridSize, blockSize, f, dynSharedMemPerBlk, blockSizeLimit[, flags])
+# has none (ROCm/HIP include/hip/hip_runtime_api.h). Dropping it is exact only when it is 0/NULL/nullptr.
+DROPPED_ARG = {"hipModuleOccupancyMaxPotentialBlockSize": 3, "hipModuleOccupancyMaxPotentialBlockSizeWithFlags": 3}
 FUNC_PTR_ARG = {
     "hipFuncSetAttribute": 0, "hipFuncSetCacheConfig": 0, "hipFuncSetSharedMemConfig": 0,
     "hipLaunchCooperativeKernel": 0, "hipLaunchKernel": 0, "hipFuncGetAttributes": 1,
