@@ -50,6 +50,12 @@ def add_commands(sub) -> None:
     p.add_argument("--workspace", metavar="DIR",
                    help="the workspace folder, which records this migration (default: the current folder, or the "
                         "folder holding --out when the current folder is in the source tree: nothing is written there)")
+    p.add_argument("--mode", choices=("fork", "dual"),
+                   help="fork: a HIP copy of the tree; dual: one source for NVIDIA and AMD (the CUDA tree kept, a "
+                        "compat header, guarded branches, build files that build both ways, a patch beside --out). "
+                        "Default: the workspace's last choice, else fork")
+    p.add_argument("--guard", metavar="MACRO",
+                   help="with --mode dual: the macro the project's AMD builds define (default: USE_ROCM)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_hipify)
 
@@ -112,6 +118,7 @@ def _hipify(args) -> int:
             backend=args.backend, hip_version=args.hip_version,
             hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
             experimental=args.experimental, accept=accept, check=not args.no_check, arch=args.arch, force=args.force,
+            mode=args.mode, guard=args.guard,
             max_bytes=args.max_file_size, progress=progress)
     report, review, applied = done.report, done.review, done.written
     summary = report.summary()
@@ -120,6 +127,13 @@ def _hipify(args) -> int:
         summary["target"] = {"hip_version": review.hip_version,
                              "source": "--hip-version" if args.hip_version else "doctor"}
     summary["review"] = str(review.path)
+    summary["mode"] = "dual" if done.dual else "fork"
+    if done.dual:
+        summary["dual"] = dict(done.dual)
+        written_dual = getattr(applied, "dual", None)
+        if written_dual is not None:
+            summary["dual"]["patch"] = str(written_dual.patch)
+            summary["dual"]["both_builds"] = [c.to_dict() for c in written_dual.checks]
     code = 1 if report.unreadable or report.failed else 0
     if done.reconciled is not None:
         summary["reconciled"] = done.reconciled.to_dict()
@@ -150,6 +164,13 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
     unt = s["untouched_flags_by_severity"]
     print(f"hipify ({s['backend']}): {s['files']} files, {s['files_changed']} changed, {s['hunks']} hunks, "
           f"{s['flagged_hunks']} flagged")
+    if s.get("dual"):
+        d = s["dual"]
+        kinds = ", ".join(f"{k} {v}" for k, v in d["branches_by_kind"].items()) or "none"
+        print(f"  mode: dual-target (one source; AMD builds define {d['guard']}): {d['renames']} CUDA name(s) in "
+              f"{d['header']}, {d['branches']} guarded branch(es): {kinds}")
+    else:
+        print("  mode: fork (a HIP copy of the tree)")
     print(f"  flagged hunks (by highest flag): ✖ {sev['high']} high  ⚠ {sev['med']} med  ● {sev['low']} low")
     print(f"  manual edits (risks on unchanged lines): {sum(unt.values())}: "
           f"✖ {unt['high']} high  ⚠ {unt['med']} med  ● {unt['low']} low")
@@ -198,11 +219,25 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
             print(f"    ✎ {path}: your edits merged with the new result")
         for path, why in s["conflicts"].items():
             print(f"  ✖ conflict {path}: {why}")
+    if s.get("dual", {}).get("patch"):
+        print(f"  patch for the CUDA tree: {s['dual']['patch']}  (git apply it from the tree's root)")
+        for c in s["dual"].get("both_builds", []):
+            for side in ("nvidia", "amd"):
+                if c[side]["status"] not in ("ok",):
+                    print(f"    {c['path']} ({side}): {c[side]['status']}" + (f": {c[side]['note']}"
+                                                                                if c[side]["note"] else ""))
     print(f"  review: {s['review']}  (open with `hipwizard review {s['review']}`)")
 
 
 def _check(args) -> int:
     from hipwizard.progress import terminal_progress
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs {args.jobs}: give at least 1 parallel compile")
+    with terminal_progress() as progress:  # a dual-target tree: both builds, nvcc and hipcc
+        both = port.check_dual(args.dir, arch=args.arch, jobs=args.jobs, progress=progress)
+    if both is not None:
+        return _print_both(both, as_json=args.json)
 
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs {args.jobs}: give at least 1 parallel compile")
@@ -223,3 +258,21 @@ def _check(args) -> int:
     if all(c.status == "not available" for c in checks):
         return 2
     return 1 if any(c.status in ("failed", "missing-header", "error") for c in checks) else 0
+
+
+def _print_both(checks, *, as_json: bool) -> int:
+    """``check`` on a dual-target tree: each unit's NVIDIA (nvcc) and AMD (hipcc) compile. Exit 1 when either
+    side fails (a change that breaks the NVIDIA build is an error), 2 when neither compiler is there."""
+    if as_json:
+        print(json.dumps([c.to_dict() for c in checks], indent=2))
+    else:
+        symbol = {"ok": "✔", "failed": "✖", "missing-header": "⚠", "not available": "○", "skipped": "○", "error": "✖"}
+        for c in checks:
+            for side, fc in (("NVIDIA nvcc", c.nvidia), ("AMD hipcc", c.amd)):
+                print(f"{symbol[fc.status]} {fc.status:<14} {c.path}  [{side}]" + (f"  {fc.note}" if fc.note else ""))
+                if fc.status == "failed":
+                    for e in fc.errors[:10]:
+                        print(f"    {e.file}:{e.line}:{e.col}: {e.severity}: {e.message}")
+    if checks and all(c.nvidia.status == c.amd.status == "not available" for c in checks):
+        return 2
+    return 1 if any(s in ("failed", "error") for c in checks for s in (c.nvidia.status, c.amd.status)) else 0

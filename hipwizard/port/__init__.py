@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
         write,
     )
     from hipwizard.port.output.worktree import WorkTree
+    from hipwizard.port.dual.service import check_tree as check_dual
     from hipwizard.port.state import (
         PortLink,
         locate,
@@ -72,8 +73,9 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
     )
 
 _LAZY = {
+    "check_dual": "hipwizard.port.dual.service",
     **dict.fromkeys(("translate", "open_review", "refresh", "close", "write", "resolve", "output_hunks", "choose",
-                     "worktree_status", "check", "Translation", "Opened"), "hipwizard.port.services"),
+                     "worktree_status", "check", "check_dual", "Translation", "Opened"), "hipwizard.port.services"),
     "ApplyReport": "hipwizard.port.output.apply",
     "FileCheck": "hipwizard.port.output.compile_check",
     "PortReport": "hipwizard.port.translation.engine",

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Literal
 
 from hipwizard.doctor.state import environment_stamp, target_facts
 from hipwizard.errors import UserError
+from hipwizard.port.dual.model import choose as choose_mode, parse_backend
 from hipwizard.port.review.state import ReconcileReport, ReviewState, state_path_for
 from hipwizard.port.state import PortLink, read_link, record_link, review_path
 from hipwizard.progress import ProgressFn
@@ -51,6 +52,7 @@ class Translation:
     report: PortReport
     written: ApplyReport | None = None
     reconciled: ReconcileReport | None = None  # a re-run over an existing review: what its decisions became
+    dual: dict | None = None  # dual-target mode: the guard, renames in the compat header, branches by kind
 
     @property
     def too_new(self) -> dict[str, int]:
@@ -82,6 +84,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
               hip_version: str | None = None, hip_kernel_execution_syntax: bool = False, roc: bool = False,
               experimental: bool = False, accept: Accept | None = None, check: bool = True,
               arch: str | None = None, replace: bool = False, force: bool = False, max_bytes: int | None = None,
+              mode: str | None = None, guard: str | None = None,
               progress: ProgressFn | None = None) -> Translation:
     """Translate ``src`` (a folder, or one file) into a review beside ``out``, its APIs checked against
     ``hip_version`` (default: the doctor's), and record the migration in ``ws``.
@@ -93,6 +96,8 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     and then writes them (``write``, compile-checked unless ``check`` is False, for ``arch``); into an
     existing non-empty folder hipwizard did not write, only with ``force``. Files over ``max_bytes`` (default:
     the engine's cap, 8 MiB) are skipped and named. Bad input raises ``UserError`` before anything is written.
+    ``mode`` "dual" (default: the workspace's choice, else "fork"): the review is of the dual-target form
+    (``port.dual``: the CUDA tree kept, a compat header, branches guarded by ``guard``, default USE_ROCM).
     """
     from hipwizard.port.translation.engine import port_tree
     from hipwizard.port.output.worktree import is_foreign
@@ -111,6 +116,9 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
             raise UserError(f"{existing} holds the review of {previous.src}, not {root}; choose another --out "
                             "(or move the review away to start over)")
     hip = hip_version or _facts(ws).hip_version
+    link = read_link(ws) if ws is not None else PortLink()
+    options = choose_mode(mode, guard, link.mode if link.src is not None else None, link.guard or None,
+                          previous.backend if previous else None)
     report = port_tree(src_p, backend=backend, hip_version=hip, hip_kernel_execution_syntax=hip_kernel_execution_syntax,
                        roc=roc, experimental=experimental, exclude=[out_p], progress=progress,
                        arch=arch or _facts(ws).arch,  # build files compile for the arch the write checks
@@ -118,6 +126,13 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     if not report.files:
         why = "; ".join(f"{u.path}: {u.reason}" for u in [*report.unreadable, *report.skipped][:3])
         raise UserError(f"no CUDA sources could be read in {src_p}" + (f" ({why})" if why else ""))
+    dual = None
+    if options is not None:
+        from hipwizard.port.dual.service import dualize
+
+        tree = dualize(report.files, options)
+        report.files = tree.files
+        dual = {"guard": options.guard, "header": options.header, **tree.summary()}
     reconciled = None
     try:
         if previous is not None:
@@ -127,6 +142,8 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
             review = ReviewState.create(src_p if src_p.is_dir() else src_p.parent, out_p, report.files,
                                         hip_version=hip)
         review.environment = environment_stamp(ws)
+        if options is not None:
+            review.backend = options.backend_name(report.backend)
         if accept is not None:
             review.decide([h.hunk_id for h in review.hunks if accept == "all" or not h.flags], "accepted",
                           only_pending=True)
@@ -135,10 +152,11 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
         raise UserError(f"cannot write the review state {existing}: {exc.strerror or exc}") from None
     if ws is not None:
         try:
-            record_link(ws, review.src, review.out)
+            record_link(ws, review.src, review.out, mode="dual" if options else "fork",
+                        guard=options.guard if options else None)
         except OSError:
             pass  # a read-only workspace still gets its translation; only the workspace link is missing
-    result = Translation(review, report, reconciled=reconciled)
+    result = Translation(review, report, reconciled=reconciled, dual=dual)
     if accept is not None:
         result.written = write(ws, review, check=check, arch=arch, force=force, progress=progress)
     return result
@@ -187,6 +205,10 @@ def _retranslate(review: ReviewState, hip_version: str | None, progress: Progres
     from hipwizard.port.translation.backends import BACKENDS
     from hipwizard.port.translation.engine import translate_tree
 
+    if parse_backend(review.backend)[0] is not None:  # a dual-target review: its files in that form
+        from hipwizard.port.dual.service import retranslate
+
+        return retranslate(review, hip_version=hip_version, progress=progress, arch=arch)
     # The review's own backend, so unchanged files give the same hunks (and ids).
     backend = review.backend if review.backend in BACKENDS else "auto"
     return translate_tree(review.src, backend=backend, hip_version=hip_version, progress=progress,
@@ -258,6 +280,15 @@ def write(ws: Workspace | None, review: ReviewState, *, arch: str | None = None,
     from hipwizard.port.output.apply import apply
 
     arch = arch or _facts(ws).arch
+    dual, _ = parse_backend(review.backend)
+    if dual is not None:  # the dual-target mode: the header, the patch, nvcc and hipcc too (port.dual.write)
+        from hipwizard.port.dual.service import write_dual
+
+        try:
+            return write_dual(review, dual, arch=arch, check=check, runner=runner, jobs=jobs, force=force,
+                              merge_runner=merge_runner, environment=environment_stamp(ws), progress=progress)
+        except OSError as exc:
+            raise UserError(f"cannot write the dual-target tree {review.out}: {exc.strerror or exc}") from None
     try:
         return apply(review, copy_untouched=copy_untouched, check=check, arch=arch, runner=runner, jobs=jobs,
                      progress=progress, force=force, merge_runner=merge_runner,

@@ -4,7 +4,9 @@ Format (JSON object, written atomically by ``Workspace``)::
 
     {"version": 1, "updated": ISO time,
      "src": "DIR",    # the CUDA tree under migration (relative to the workspace when inside it)
-     "out": "DIR"}    # the HIP output folder; the review state lives beside it (``<out>.review.json``)
+     "out": "DIR",    # the HIP output folder; the review state lives beside it (``<out>.review.json``)
+     "mode": "fork" | "dual", "guard": "USE_ROCM"}  # the workspace's output mode (absent: fork) and, in the
+                      # dual-target mode, the project's guard macro
 
 ``PortLink`` is that pair, typed. Whoever starts a migration in a workspace (``hipwizard hipify``, the demo,
 the Port screen, all through ``services``) records it with ``record_link``. ``locate`` finds a review from
@@ -29,7 +31,9 @@ class PortLink:
 
     src: Path | None = None
     out: Path | None = None
-    error: str = ""  # port.json exists but cannot be read (kept as it is; a new link may replace it)
+    error: str = ""
+    mode: str = "fork"  # "fork" (a HIP copy) or "dual" (one source for NVIDIA and AMD), chosen per workspace
+    guard: str = ""  # the dual-target mode's guard macro ("" in fork mode)  # port.json exists but cannot be read (kept as it is; a new link may replace it)
 
     @property
     def review_path(self) -> Path | None:
@@ -50,13 +54,18 @@ def read_link(ws: Workspace) -> PortLink:
         p = Path(value).expanduser()
         return p if p.is_absolute() else ws.root / p
 
-    return PortLink(path("src"), path("out"))
+    mode = str(data["mode"]) if data.get("mode") in ("fork", "dual") else "fork"
+    guard = str(data["guard"]) if isinstance(data.get("guard"), str) and mode == "dual" else ""
+    return PortLink(path("src"), path("out"), mode=mode, guard=guard)
 
 
-def record_link(ws: Workspace, src: str | Path, out: str | Path) -> None:
+def record_link(ws: Workspace, src: str | Path, out: str | Path, *, mode: str | None = None,
+                guard: str | None = None) -> None:
     """Record ``src`` -> ``out`` as the workspace's migration: relative to the workspace when inside it (a
-    copied workspace then points at its own copies), absolute otherwise. Raises ``OSError``."""
-    ws.update_state(STEP, src=_stored(ws, src), out=_stored(ws, out))
+    copied workspace then points at its own copies), absolute otherwise; with ``mode`` (and ``guard``), the
+    workspace's output mode. Raises ``OSError``."""
+    extra = {} if mode is None else {"mode": mode, "guard": guard or ""}
+    ws.update_state(STEP, src=_stored(ws, src), out=_stored(ws, out), **extra)
 
 
 def _stored(ws: Workspace, path: str | Path) -> str:

@@ -1,0 +1,144 @@
+"""Both builds of a dual-target tree, compile-checked: nvcc for NVIDIA, hipcc for AMD.
+
+``check_both(root, files, ...)`` compiles each translation unit twice: ``nvcc -c`` (compile only: no GPU
+needed) as the NVIDIA build sees it, and ``hipcc -c --offload-arch=<arch> -D<guard>`` (``HIP_PLATFORM=amd``)
+as the AMD build does. A unit nvcc rejects is compiled from the untouched original too (``original``): when
+that one compiles, the dual-target change broke the NVIDIA build, an error (``failed``); when it fails as well,
+the NVIDIA side is ``skipped`` with the original's first error (not this port's doing). The AMD side is read
+like the fork mode's check (a missing ROCm library header is ``missing-header``, not the code's fault).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from hipwizard.port.dual.model import DualOptions
+from hipwizard.port.output.compile_check import (
+    HIP_ENV,
+    UNITS,
+    CompileDiagnostic,
+    FileCheck,
+    classify,
+    find_toolchain,
+    parse_diagnostics,
+)
+from hipwizard.progress import Progress, ProgressFn
+from hipwizard.runner import Runner, SubprocessRunner, path_operand
+
+STAGE = "compile-checking both builds"
+NVCC_HINT = "nvcc not found: install the CUDA toolkit to check the NVIDIA build"
+# nvcc's front end: "file(12): error: message"; its host compiler: "file:12:5: error: message"
+_NVCC_DIAG = re.compile(r"^(?P<file>[^:(\n]+)\((?P<line>\d+)\): (?P<sev>error|catastrophic error|warning)[^:]*: (?P<msg>.*)$")
+
+
+@dataclass
+class DualCheck:
+    """One unit's two compiles."""
+
+    path: str
+    nvidia: FileCheck
+    amd: FileCheck
+
+    @property
+    def status(self) -> str:
+        """The worse of the two: failed > error > missing-header > not available > skipped > ok."""
+        order = ("failed", "error", "missing-header", "not available", "skipped", "ok")
+        return min(self.nvidia.status, self.amd.status, key=order.index)
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "status": self.status,
+                **{side: {"status": c.status, "note": c.note, "arch": c.arch,
+                          "errors": [e.__dict__ for e in c.errors]}
+                   for side, c in (("nvidia", self.nvidia), ("amd", self.amd))}}
+
+
+def _includes(root: Path) -> list[str]:
+    where = root.resolve()
+    return ["-I", str(where)] + (["-I", str(where / "include")] if (where / "include").is_dir() else [])
+
+
+def parse_nvcc(output: str, root: Path) -> list[CompileDiagnostic]:
+    """nvcc's errors (its front end's and its host compiler's)."""
+    diags = list(parse_diagnostics(output, root))
+    for line in output.splitlines():
+        m = _NVCC_DIAG.match(line.strip())
+        if m and m.group("sev") != "warning":
+            file = m.group("file")
+            try:
+                file = Path(file).resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:
+                pass
+            diags.append(CompileDiagnostic(file, int(m.group("line")), 0, "error", m.group("msg")))
+    return diags
+
+
+def _nvcc(runner: Runner, nvcc: str, root: Path, rel: str) -> FileCheck:
+    with tempfile.TemporaryDirectory(prefix="hipwizard-nvcc-") as tmp:
+        res = runner.run([nvcc, "-c", path_operand(root.resolve() / rel), *_includes(root),
+                          "-o", path_operand(Path(tmp) / "out.o")], timeout=600, cwd=tmp)
+    diags = parse_nvcc(res.output, root)
+    status = classify(res, [d for d in diags if not d.missing_header])
+    return FileCheck(rel, status, diags, "" if status == "ok" else (res.explain() if not diags else ""),
+                     "nvcc", res.duration_s)
+
+
+def _hipcc(runner: Runner, hipcc: str, arch: str, root: Path, rel: str, guard: str) -> FileCheck:
+    with tempfile.TemporaryDirectory(prefix="hipwizard-hipcc-") as tmp:
+        res = runner.run([hipcc, f"--offload-arch={arch}", f"-D{guard}", "-c", path_operand(root.resolve() / rel),
+                          *_includes(root), "-o", path_operand(Path(tmp) / "out.o")],
+                         timeout=600, env=HIP_ENV, cwd=tmp)
+    diags = parse_diagnostics(res.output, root)
+    status = classify(res, diags)
+    note = ""
+    if status == "missing-header":
+        note = "ROCm library header(s) not installed: " + ", ".join(sorted({d.missing_header for d in diags}))
+    elif status in ("error",) or (status == "failed" and not diags):
+        note = res.explain()
+    return FileCheck(rel, status, diags, note, arch, res.duration_s)
+
+
+def check_both(root: str | os.PathLike[str], files: list[str], options: DualOptions | None = None, *,
+               original: str | os.PathLike[str] | None = None, arch: str | None = None,
+               runner: Runner | None = None, jobs: int | None = None,
+               progress: ProgressFn | None = None) -> list[DualCheck]:
+    """Compile every unit of ``files`` (relative to ``root``) with nvcc and with hipcc (module docstring)."""
+    root_p = Path(root)
+    options = options or DualOptions()
+    runner = runner or SubprocessRunner()
+    units = [f for f in files if f.endswith(UNITS)]
+    nvcc = runner.which("nvcc")
+    tool = find_toolchain(runner, arch) if units else None
+    done = 0
+
+    def one(rel: str) -> DualCheck:
+        if nvcc is None:
+            nv = FileCheck(rel, "not available", note=NVCC_HINT)
+        else:
+            nv = _nvcc(runner, nvcc, root_p, rel)
+            if nv.status != "ok" and original is not None and (Path(original) / rel).is_file():
+                before = _nvcc(runner, nvcc, Path(original), rel)
+                if before.status != "ok":
+                    first = before.errors[0].message if before.errors else before.note
+                    nv = FileCheck(rel, "skipped", before.errors,
+                                   f"does not compile with nvcc in the original either: {first}", "nvcc")
+                else:
+                    nv.note = "this change breaks the NVIDIA build (the original compiles)"
+        if tool is None or tool.hipcc is None:
+            amd = FileCheck(rel, "not available", note=tool.note if tool else "")
+        else:
+            amd = _hipcc(runner, tool.hipcc, tool.arch, root_p, rel, options.guard)
+        return DualCheck(rel, nv, amd)
+
+    results = []
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs or os.cpu_count() or 1, len(units) or 1))) as pool:
+        for check in pool.map(one, units):
+            results.append(check)
+            done += 1
+            if progress:
+                progress(Progress(STAGE, done, len(units), check.path))
+    return results
