@@ -42,6 +42,9 @@ def add_commands(sub) -> None:
     decide.add_argument("--accept-unflagged", action="store_true",
                         help="accept hunks without risk flags, write them and compile-check (flagged stay pending)")
     p.add_argument("--no-check", action="store_true", help="with --accept-*: skip the hipcc compile check")
+    p.add_argument("--no-copy-untouched", dest="copy_untouched", action="store_false",
+                   help="with --accept-*: write only the translated files (by default the project's other files "
+                        "are copied too, so the written tree builds on its own)")
     p.add_argument("--force", action="store_true",
                    help="with --accept-*: write into a non-empty folder hipwizard did not create (overwrites its files)")
     p.add_argument("--arch", help="offload arch for the compile check (default: detected, else gfx942)")
@@ -59,10 +62,16 @@ def add_commands(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_hipify)
 
-    c = sub.add_parser("check", help="compile-check HIP sources with hipcc",
-                       description="Compile each translation unit under DIR with hipcc -c for the target GPU; "
-                                   "tells missing ROCm library headers apart from code that does not compile.")
+    c = sub.add_parser("check", help="compile-check HIP sources with hipcc, the way the project builds",
+                       description="Compile each GPU translation unit under DIR with hipcc -c for the target GPU, "
+                                   "with the flags the project's build gives it (compile_commands.json, CMake's "
+                                   "export, make -Bn, else the build file's -I/-D/-std); CPU-only and other "
+                                   "platforms' files are skipped with the reason. Tells missing ROCm library "
+                                   "headers (and the package that installs each) apart from code that does not "
+                                   "compile. --build runs the project's own build instead.")
     c.add_argument("dir", help="folder of HIP sources (e.g. the hipify output)")
+    c.add_argument("--build", action="store_true",
+                   help="run the folder's own build (Makefile / CMake) with hipcc and report each unit from it")
     c.add_argument("--arch", help="offload arch (default: detected, else gfx942 with fallback)")
     c.add_argument("--jobs", "-j", type=int, help="parallel compiles (default: CPU count)")
     c.add_argument("--json", action="store_true")
@@ -119,7 +128,7 @@ def _hipify(args) -> int:
             hip_kernel_execution_syntax=args.hip_kernel_execution_syntax, roc=args.roc,
             experimental=args.experimental, accept=accept, check=not args.no_check, arch=args.arch, force=args.force,
             mode=args.mode, guard=args.guard,
-            max_bytes=args.max_file_size, progress=progress)
+            max_bytes=args.max_file_size, copy_untouched=args.copy_untouched, progress=progress)
     report, review, applied = done.report, done.review, done.written
     summary = report.summary()
     summary["hip_version"] = review.hip_version
@@ -142,7 +151,11 @@ def _hipify(args) -> int:
             for h in review.hunks if review.decision(h.hunk_id).before is not None]
     if applied is not None:
         summary["written"] = applied.written
-        summary["compile_errors"] = applied.compile_errors
+        summary["copied"] = applied.copied
+        summary["checked"] = applied.checked
+        summary["compile_errors"] = applied.compile_errors if applied.checked else None  # files, not errors
+        summary["check_how"] = applied.check_how
+        summary["stopped"] = applied.stopped
         summary["check"] = {f.path: f.check for f in applied.files}
         summary["check_note"] = applied.check_note
         summary["arch"] = applied.arch
@@ -209,12 +222,20 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
         if r["changed_files"]:
             print(f"    sources changed: {', '.join(r['changed_files'])}")
     if "written" in s:
-        arch = f" for {s['arch']}" if s.get("arch") else ""
-        print(f"  wrote {s['written']} file(s); compile errors{arch}: {s['compile_errors']}"
-              + (f" ({s['check_note']})" if s.get("check_note") else ""))
+        copied = f" (+{s['copied']} untouched file(s) copied)" if s.get("copied") else ""
+        if s.get("checked"):
+            arch = f" for {s['arch']}" if s.get("arch") else ""
+            how = f"; flags from {s['check_how']}" if s.get("check_how") else ""
+            print(f"  wrote {s['written']} file(s){copied}; files with compile errors{arch}: {s['compile_errors']}"
+                  + how + (f" ({s['check_note']})" if s.get("check_note") else ""))
+        else:
+            why = s.get("check_note") or "--no-check"
+            print(f"  wrote {s['written']} file(s){copied}; compile check not run ({why})")
         for path, status in s["check"].items():
-            if status and status != "ok":
+            if status and status not in ("ok", "skipped"):
                 print(f"    {path}: {status}")
+        for path, note in s.get("stopped", {}).items():
+            print(f"    ⚠ {path}: {note}")
         for path in s["merged"]:
             print(f"    ✎ {path}: your edits merged with the new result")
         for path, why in s["conflicts"].items():
@@ -238,26 +259,53 @@ def _check(args) -> int:
         both = port.check_dual(args.dir, arch=args.arch, jobs=args.jobs, progress=progress)
     if both is not None:
         return _print_both(both, as_json=args.json)
-
-    if args.jobs is not None and args.jobs < 1:
-        raise UserError(f"--jobs {args.jobs}: give at least 1 parallel compile")
     with terminal_progress() as progress:
-        checks = port.check(_workspace("."), args.dir, arch=args.arch, jobs=args.jobs, progress=progress)
+        tree = port.check(_workspace("."), args.dir, arch=args.arch, jobs=args.jobs, build=args.build,
+                          progress=progress)
+    checks = tree.files
+    gpu = [c for c in checks if c.status != "skipped"]
+    counts = {k: sum(c.status == k for c in gpu) for k in ("ok", "failed", "missing-header", "not built", "error")}
     if args.json:
-        print(json.dumps([{"path": c.path, "status": c.status, "arch": c.arch, "note": c.note,
-                           "errors": [e.__dict__ for e in c.errors]} for c in checks], indent=2))
+        print(json.dumps({
+            "how": tree.how, "notes": tree.notes, "gpu_units": len(gpu), "counts": counts,
+            "build": None if tree.build is None else {"system": tree.build.system, "status": tree.build.status,
+                                                      "note": tree.build.note, "tail": tree.build.tail},
+            "files": [{"path": c.path, "status": c.status, "arch": c.arch, "note": c.note, "flags_from": c.flags_from,
+                       "errors": [e.__dict__ for e in c.errors], "ahead": [a.__dict__ for a in c.ahead]}
+                      for c in checks]}, indent=2))
     else:
-        symbol = {"ok": "✔", "failed": "✖", "missing-header": "⚠", "not available": "○", "skipped": "○", "error": "✖"}
+        symbol = {"ok": "✔", "failed": "✖", "missing-header": "⚠", "not available": "○", "skipped": "○", "error": "✖",
+                  "not built": "✖"}
         for c in checks:
-            print(f"{symbol[c.status]} {c.status:<14} {c.path}")
+            print(f"{symbol[c.status]} {c.status:<14} {c.path}" + (f"  ({c.note})" if c.status == "skipped" else ""))
             for e in c.errors:
-                print(f"    {e.file}:{e.line}:{e.col}: {e.severity}: {e.message}")
+                if not e.missing_header:
+                    print(f"    {e.file}:{e.line}:{e.col}: {e.severity}: {e.message}")
+            if c.status in ("missing-header", "not built"):
+                print(f"    {c.note}")
+            if c.ahead:
+                print(f"    still ahead in this unit, unchecked ({len(c.ahead)} flagged line(s)):")
+                for a in c.ahead[:12]:
+                    print(f"      {a}")
+                if len(c.ahead) > 12:
+                    print(f"      ... and {len(c.ahead) - 12} more (--json lists them all)")
         notes = {c.note for c in checks if c.note and c.status in ("ok", "not available", "error")}
-        for n in sorted(notes):
+        for n in [*tree.notes, *sorted(notes)]:
             print(f"note: {n}")
-    if all(c.status == "not available" for c in checks):
+        if tree.build is not None and tree.build.tail and tree.build.units:
+            print("the build's last lines:\n" + tree.build.tail)
+        skipped = sum(c.status == "skipped" and c.path.endswith(UNIT_SUFFIXES) for c in checks)
+        print(f"GPU units: {len(gpu)}: ✔ {counts['ok']} compile, ✖ {counts['failed'] + counts['error']} fail, "
+              f"⚠ {counts['missing-header']} stopped at a missing ROCm library header"
+              + (f", ✖ {counts['not built']} not built" if counts["not built"] else "")
+              + (f"; {skipped} other unit(s) skipped (CPU-only or another platform's)" if skipped else "")
+              + f"; flags from {tree.how or 'the default -I <dir> (no build file gave any)'}")
+    if checks and all(c.status in ("not available", "skipped") for c in checks):
         return 2
-    return 1 if any(c.status in ("failed", "missing-header", "error") for c in checks) else 0
+    return 1 if any(c.status in ("failed", "missing-header", "error", "not built") for c in checks) else 0
+
+
+UNIT_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")
 
 
 def _print_both(checks, *, as_json: bool) -> int:

@@ -25,7 +25,10 @@ def add_commands(sub) -> None:
     p.add_argument("--json", action="store_true", help="with --summary or --write: machine-readable output")
     p.add_argument("--write", action="store_true", help="apply the decisions to the output folder and compile-check")
     p.add_argument("--no-check", action="store_true", help="with --write: skip the hipcc compile check")
-    p.add_argument("--copy-untouched", action="store_true", help="with --write: copy non-CUDA files too")
+    p.add_argument("--copy-untouched", action="store_true", default=True,
+                   help="with --write: copy the project's other files too (the default: the tree builds on its own)")
+    p.add_argument("--no-copy-untouched", dest="copy_untouched", action="store_false",
+                   help="with --write: write only the reviewed files")
     p.add_argument("--arch", help="with --write: offload arch for the compile check (default: detected)")
     p.add_argument("--force", action="store_true",
                    help="with --write: overwrite files in the output folder that hipwizard did not write")

@@ -7,7 +7,8 @@ from here and from ``hipwizard.port.state`` (tests/test_architecture.py checks i
   earlier one), ``open_review`` / ``refresh`` / ``close`` (the workspace's review as a session holds it),
   ``write`` (the decisions into the output folder, compile-checked), ``worktree_status`` / ``output_hunks`` /
   ``resolve`` / ``choose`` (the output folder as the user's working tree: edits, conflicts), ``check``
-  (compile-check a folder); their results ``Translation``, ``Opened``, ``ApplyReport``, ``FileCheck``,
+  (compile-check a folder the way its build does); their results ``Translation``, ``Opened``, ``ApplyReport``,
+  ``TreeCheck`` of ``FileCheck``,
   ``PortReport``, ``WorktreeStatus``.
 - State readers (``state``): ``read_link`` / ``PortLink``, ``review_path``, ``locate``, ``review_workspace``,
   ``workspace_for``, ``summarize``, ``status_of``.
@@ -38,13 +39,14 @@ from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
     from hipwizard.port.output.apply import ApplyReport
-    from hipwizard.port.translation.compat import newest_known
+    from hipwizard.port.build.check import TreeCheck
+    from hipwizard.port.output.compile_check import FileCheck
+    from hipwizard.port.output.worktree import WorkTree
+    from hipwizard.port.dual.service import check_dual
     from hipwizard.port.review.editor import edit_lines, editor_command
     from hipwizard.port.review.nav import FILTERS, ReviewNav
     from hipwizard.port.review.reconcile import ReconcileReport
     from hipwizard.port.review.state import ReviewState
-    from hipwizard.port.output.compile_check import FileCheck
-    from hipwizard.port.translation.engine import PortReport
     from hipwizard.port.services import (
         Opened,
         Translation,
@@ -59,8 +61,6 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
         worktree_status,
         write,
     )
-    from hipwizard.port.output.worktree import WorkTree
-    from hipwizard.port.dual.service import check_tree as check_dual
     from hipwizard.port.state import (
         PortLink,
         locate,
@@ -71,13 +71,17 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
         summarize,
         workspace_for,
     )
+    from hipwizard.port.translation.compat import newest_known
+    from hipwizard.port.translation.tables import load_tables
+    from hipwizard.port.translation.engine import PortReport
 
 _LAZY = {
     "check_dual": "hipwizard.port.dual.service",
     **dict.fromkeys(("translate", "open_review", "refresh", "close", "write", "resolve", "output_hunks", "choose",
-                     "worktree_status", "check", "check_dual", "Translation", "Opened"), "hipwizard.port.services"),
+                     "worktree_status", "check", "Translation", "Opened"), "hipwizard.port.services"),
     "ApplyReport": "hipwizard.port.output.apply",
     "FileCheck": "hipwizard.port.output.compile_check",
+    "TreeCheck": "hipwizard.port.build.check",
     "PortReport": "hipwizard.port.translation.engine",
     "WorkTree": "hipwizard.port.output.worktree",
     **dict.fromkeys(("PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for",
@@ -86,6 +90,7 @@ _LAZY = {
     "ReconcileReport": "hipwizard.port.review.reconcile",
     **dict.fromkeys(("ReviewNav", "FILTERS"), "hipwizard.port.review.nav"),
     "newest_known": "hipwizard.port.translation.compat",
+    "load_tables": "hipwizard.port.translation.tables",
     **dict.fromkeys(("edit_lines", "editor_command"), "hipwizard.port.review.editor"),
 }
 
@@ -94,10 +99,12 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     # services and their results
     "translate", "open_review", "refresh", "close", "write", "resolve", "output_hunks", "choose",
-    "worktree_status", "check", "Translation", "Opened", "ApplyReport", "FileCheck", "PortReport",
+    "worktree_status", "check", "check_dual", "Translation", "Opened", "ApplyReport", "FileCheck", "TreeCheck", "PortReport",
     # state readers
     "PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for", "summarize", "status_of",
     # value types
     "ReviewState", "ReconcileReport", "ReviewNav", "FILTERS", "Hunk", "RiskFlag", "UntouchedRisk",
     "newest_known", "edit_lines", "editor_command", "WorkTree",
+    # HIPIFY's CUDA -> HIP name tables (parity's reverse-mapping headers read them)
+    "load_tables",
 ]

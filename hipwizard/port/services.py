@@ -37,8 +37,8 @@ from hipwizard.progress import ProgressFn
 from hipwizard.workspace import Workspace
 
 if TYPE_CHECKING:  # the engine and the compile check load when an action runs, not with the screen
+    from hipwizard.port.build.check import TreeCheck
     from hipwizard.port.output.apply import ApplyReport
-    from hipwizard.port.output.compile_check import FileCheck
     from hipwizard.port.translation.engine import PortReport
 
 Accept = Literal["all", "unflagged"]
@@ -84,7 +84,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
               hip_version: str | None = None, hip_kernel_execution_syntax: bool = False, roc: bool = False,
               experimental: bool = False, accept: Accept | None = None, check: bool = True,
               arch: str | None = None, replace: bool = False, force: bool = False, max_bytes: int | None = None,
-              mode: str | None = None, guard: str | None = None,
+              copy_untouched: bool = True, mode: str | None = None, guard: str | None = None,
               progress: ProgressFn | None = None) -> Translation:
     """Translate ``src`` (a folder, or one file) into a review beside ``out``, its APIs checked against
     ``hip_version`` (default: the doctor's), and record the migration in ``ws``.
@@ -99,8 +99,8 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     ``mode`` "dual" (default: the workspace's choice, else "fork"): the review is of the dual-target form
     (``port.dual``: the CUDA tree kept, a compat header, branches guarded by ``guard``, default USE_ROCM).
     """
-    from hipwizard.port.translation.engine import port_tree
     from hipwizard.port.output.worktree import is_foreign
+    from hipwizard.port.translation.engine import port_tree
 
     src_p, out_p = _resolve(ws, src), _resolve(ws, out)
     _check_paths(src_p, out_p)
@@ -158,7 +158,8 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
             pass  # a read-only workspace still gets its translation; only the workspace link is missing
     result = Translation(review, report, reconciled=reconciled, dual=dual)
     if accept is not None:
-        result.written = write(ws, review, check=check, arch=arch, force=force, progress=progress)
+        result.written = write(ws, review, check=check, arch=arch, force=force, copy_untouched=copy_untouched,
+                               progress=progress)
     return result
 
 
@@ -270,13 +271,14 @@ def close(review: ReviewState) -> None:
 
 
 def write(ws: Workspace | None, review: ReviewState, *, arch: str | None = None, check: bool = True,
-          copy_untouched: bool = False, runner=None, jobs: int | None = None, force: bool = False,
+          copy_untouched: bool = True, runner=None, jobs: int | None = None, force: bool = False,
           merge_runner=None, progress: ProgressFn | None = None) -> ApplyReport:
     """Write the review's decisions into its output folder and (``check``) compile-check what was written
     with hipcc for ``arch`` (default: the doctor's gfx arch, else gfx942). Files the user edited since the
     last write are merged with ``git merge-file`` (through ``merge_runner``), never overwritten; files
     hipwizard never wrote are kept unless ``force``. Per-file problems (conflicts included) are in the
-    report; ``UserError`` when nothing can be written or the write cannot be recorded."""
+    report; ``UserError`` when nothing can be written or the write cannot be recorded. ``copy_untouched``
+    (default): the project's other files are copied too, under the same rules, so the tree builds on its own."""
     from hipwizard.port.output.apply import apply
 
     arch = arch or _facts(ws).arch
@@ -351,10 +353,14 @@ def worktree_status(review: ReviewState, *, edited: bool = True) -> dict:
 
 
 def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, jobs: int | None = None,
-          runner=None, progress: ProgressFn | None = None) -> list[FileCheck]:
+          runner=None, build_runner=None, build: bool = False, progress: ProgressFn | None = None) -> TreeCheck:
     """Compile-check every translation unit under ``folder`` with hipcc for ``arch`` (default: the doctor's
-    gfx arch, else gfx942). Raises ``UserError`` when the folder holds none."""
-    from hipwizard.port.output.compile_check import UNITS, check_files
+    gfx arch, else gfx942), the way the project builds it (``port.build.check``: the build's own compile
+    commands or its build file's flags; GPU units only; the review beside the folder, when there is one, names
+    the flagged lines a missing library header hides). ``build``: run the folder's own build (make / CMake)
+    with hipcc instead and report each unit from it. Raises ``UserError`` when the folder holds no unit."""
+    from hipwizard.port.build.check import build_tree, check_tree
+    from hipwizard.port.output.compile_check import DEFAULT_ARCH, UNITS
     from hipwizard.port.translation.scan import SKIP_DIRS
 
     root = Path(folder).expanduser()
@@ -364,4 +370,20 @@ def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, 
                    if p.is_file() and p.suffix in UNITS and not (set(p.relative_to(root).parts) & SKIP_DIRS))
     if not files:
         raise UserError(f"no translation units ({' '.join(UNITS)}) under {folder}")
-    return check_files(root, files, arch=arch or _facts(ws).arch, jobs=jobs, runner=runner, progress=progress)
+    arch = arch or _facts(ws).arch
+    if build:
+        return build_tree(root, files, arch=arch or DEFAULT_ARCH, runner=runner, jobs=jobs, progress=progress,
+                          review=_review_beside(root))
+    return check_tree(root, files, arch=arch, jobs=jobs, runner=runner, progress=progress,
+                      review=_review_beside(root), build_runner=build_runner)
+
+
+def _review_beside(root: Path) -> ReviewState | None:
+    """The review whose output folder is ``root``, read without taking its lock; None when there is none."""
+    path = state_path_for(root.resolve())
+    if not path.is_file():
+        return None
+    try:
+        return ReviewState.load(path)
+    except (UserError, OSError):
+        return None

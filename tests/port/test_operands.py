@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from hipwizard.cli import main
-from hipwizard.port.translation.backends.hipify_tools import HipifyClangBackend, HipifyPerlBackend
 from hipwizard.port.output.compile_check import check_files
-from hipwizard.port.translation.scan import SourceFile
 from hipwizard.port.output.worktree import WorkTree
+from hipwizard.port.translation.backends.hipify_tools import HipifyClangBackend, HipifyPerlBackend
+from hipwizard.port.translation.scan import SourceFile
 from hipwizard.runner import RunResult, SubprocessRunner, path_operand
 
 HOSTILE = ("@opts.cu", "-o.cu", "sub/-MF.cpp", "--help.cu")
@@ -130,6 +130,6 @@ def test_real_hipify_accept_all_and_check_with_hostile_names(tmp_path, monkeypat
     summary = json.loads(out)
     assert summary["check"] == {"-o.cu": "ok", "@opts.cu": "ok", "opts.cu": "failed"}, summary["check"]
     code = main(["check", "o", "--json"])
-    checks = {c["path"]: c["status"] for c in json.loads(capsys.readouterr().out)}
+    checks = {c["path"]: c["status"] for c in json.loads(capsys.readouterr().out)["files"]}
     assert checks == {"-o.cu": "ok", "@opts.cu": "ok", "opts.cu": "failed"}
     assert (tmp_path / "victim").read_text() == "the user's file\n"

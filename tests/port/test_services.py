@@ -105,7 +105,7 @@ def test_check_uses_the_doctors_arch(tmp_path):
     (tmp_path / "hip").mkdir()
     (tmp_path / "hip" / "a.hip").write_text("int x;\n")
     hipcc = RecordingHipcc()
-    (check,) = services.check(ws, tmp_path / "hip", runner=hipcc)
+    (check,) = services.check(ws, tmp_path / "hip", runner=hipcc).files
     assert check.status == "ok" and check.arch == "gfx90a" and set(hipcc.archs) == {"gfx90a"}
     with pytest.raises(UserError, match="no translation units"):
         services.check(ws, tmp_path / ".hipwizard")

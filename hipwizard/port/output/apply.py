@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Callable, Literal
 
 from hipwizard.errors import UserError
-from hipwizard.port.translation.hunks import split_lines
+from hipwizard.port.build.check import check_tree
 from hipwizard.port.model import Hunk
-from hipwizard.port.output.compile_check import DEFAULT_ARCH, check_files
-from hipwizard.port.review.state import ReviewState, fingerprint
+from hipwizard.port.output.compile_check import DEFAULT_ARCH
 from hipwizard.port.output.worktree import WorkTree, copy_file
+from hipwizard.port.review.state import ReviewState, fingerprint
+from hipwizard.port.translation.hunks import split_lines
 from hipwizard.progress import ProgressFn
 
 FileStatus = Literal["written", "merged", "kept", "conflict", "stale", "error"]
@@ -64,6 +65,14 @@ class ApplyReport:
     copied: int = 0
     check_note: str = ""
     arch: str = ""  # the --offload-arch the compile check used ("" when nothing was compiled)
+    checked: bool = False  # a compile check ran (False: none asked, or nothing to compile)
+    check_how: str = ""  # where the units' flags came from (the project's build), "" = default flags
+    stopped: dict[str, str] = field(default_factory=dict)  # unit -> missing-library note, lines ahead included
+
+    @property
+    def error_count(self) -> int:
+        """Compiler errors, all files together."""
+        return sum(len(f.errors) for f in self.files)
 
     @property
     def written(self) -> int:
@@ -76,7 +85,8 @@ class ApplyReport:
 
     @property
     def compile_errors(self) -> int:
-        return sum(len(f.errors) for f in self.files)
+        """Files with compile errors (a unit, or a header whose error a unit met), not errors."""
+        return sum(1 for f in self.files if f.errors)
 
 
 def safe_target(root: Path, rel: str) -> Path:
@@ -143,7 +153,7 @@ def blame_line(spans: dict[str, tuple[int, int]], line: int | None) -> str | Non
     return best
 
 
-def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = True, arch: str | None = None,
+def apply(state: ReviewState, *, copy_untouched: bool = True, check: bool = True, arch: str | None = None,
           runner=None, jobs: int | None = None, progress: ProgressFn | None = None, force: bool = False,
           merge_runner=None, environment: dict | None = None) -> ApplyReport:
     """Write every reviewed file into ``state.out`` and (``check``) compile-check the written files.
@@ -170,12 +180,12 @@ def apply(state: ReviewState, *, copy_untouched: bool = False, check: bool = Tru
     results: list[FileResult] = []
     try:
         results += [_write_file(state, tree, rel, info, force) for rel, info in state.files.items()]
-        copied = _copy_untouched(state, tree) if copy_untouched else 0
+        copied, refused = _copy_untouched(state, tree) if copy_untouched else (0, [])
     finally:
         tree.save()  # what was written so far, even when interrupted
-    report = ApplyReport(out, results, copied)
+    report = ApplyReport(out, results + refused, copied)
     if check:
-        _compile_check(report, arch=arch, runner=runner, jobs=jobs, progress=progress)
+        _compile_check(report, arch=arch, runner=runner, jobs=jobs, progress=progress, review=state)
     compiled = any(f.check in ("ok", "failed", "missing-header") for f in report.files)
     state.record_write(report.written, report.compile_errors, arch=report.arch if compiled else "",
                        check_note=report.check_note)
@@ -205,10 +215,13 @@ def _write_file(state: ReviewState, tree: WorkTree, rel: str, info: dict, force:
     return FileResult(rel, placed.status, placed.detail, spans=spans)
 
 
-def _copy_untouched(state: ReviewState, tree: WorkTree) -> int:
-    """Copy the source tree's other regular files (build scripts, data); never follows links; the user's
-    edits to a copied file are merged, never overwritten (``worktree.copy_file``)."""
+def _copy_untouched(state: ReviewState, tree: WorkTree) -> tuple[int, list[FileResult]]:
+    """Copy the source tree's other regular files (project headers, build scripts, data) so the written tree
+    builds on its own; never follows links; the user's edits to a copied file are merged, never overwritten,
+    and a file there that hipwizard did not put there is kept (``worktree.copy_file``). Returns the number
+    copied and a result for each copy that was refused (a conflict) or failed."""
     copied = 0
+    refused: list[FileResult] = []
     src = state.src.resolve()
     out = state.out.resolve()
     for dirpath, dirnames, filenames in os.walk(src):
@@ -221,13 +234,20 @@ def _copy_untouched(state: ReviewState, tree: WorkTree) -> int:
             if rel in state.files or path.is_symlink() or not path.is_file():
                 continue
             try:
-                copied += copy_file(tree, rel, path, safe_target(state.out, rel)).status in ("written", "merged")
-            except (OSError, UserError):
+                placed = copy_file(tree, rel, path, safe_target(state.out, rel))
+            except OSError as exc:
+                refused.append(FileResult(rel, "error", f"cannot copy: {exc.strerror or exc}"))
                 continue
-    return copied
+            except UserError as exc:
+                refused.append(FileResult(rel, "error", str(exc)))
+                continue
+            copied += placed.status in ("written", "merged")
+            if placed.status == "conflict":
+                refused.append(FileResult(rel, "conflict", placed.detail or "kept as it is (not hipwizard's copy)"))
+    return copied, refused
 
 
-def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None:
+def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress, review=None) -> None:
     """Run the engine's hipcc check on the written files; blame each error on the hunk that wrote its line
     (an error inside an included header goes to that header's hunks). A missing ROCm library header is a
     note on the file, not an error of the user's code."""
@@ -235,8 +255,13 @@ def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress) -> None
     if not written:
         return
 
-    checks = check_files(report.out, [f.path for f in written], arch=arch, runner=runner, jobs=jobs,
-                         progress=progress)
+    tree_check = check_tree(report.out, [f.path for f in written], arch=arch, runner=runner, jobs=jobs,
+                            progress=progress, review=review)
+    checks = tree_check.files
+    report.checked = any(c.status in ("ok", "failed", "missing-header") for c in checks)
+    report.check_how = tree_check.how
+    report.stopped = {c.path: c.note + "".join(f"\n  still ahead: {a}" for a in c.ahead)
+                      for c in checks if c.status == "missing-header"}
     report.arch = next((c.arch for c in checks if c.arch), "")
     if report.arch and report.arch != (arch or DEFAULT_ARCH):  # hipcc lacked the arch asked for: said once
         report.check_note = next((c.note for c in checks if c.status in ("ok", "failed") and c.note), "")

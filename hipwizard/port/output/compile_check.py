@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hipwizard.port.build.ahead import library_for
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner, RunResult, SubprocessRunner, path_operand
 
-CheckStatus = Literal["ok", "failed", "missing-header", "not available", "skipped", "error"]
+CheckStatus = Literal["ok", "failed", "missing-header", "not available", "skipped", "error", "not built"]
 DEFAULT_ARCH = "gfx942"
 FALLBACK_ARCHS = ("gfx940", "gfx90a")  # gfx940: same CDNA3 ISA and wave64 as gfx942
 UNITS = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")
@@ -60,6 +61,8 @@ class FileCheck:
     note: str = ""
     arch: str = ""
     duration_s: float = 0.0
+    flags_from: str = ""  # where its include/macro/standard flags came from ("" = the default -I . -I include)
+    ahead: list = field(default_factory=list)  # missing-header: the flagged lines the compiler never reached
 
     @property
     def ok(self) -> bool:
@@ -137,18 +140,37 @@ def find_toolchain(runner: Runner, arch: str | None = None) -> Toolchain:
     return Toolchain(hipcc, want, f"hipcc supports none of {want}, {', '.join(FALLBACK_ARCHS)}")
 
 
+def missing_note(headers: list[str]) -> str:
+    """What stops a unit at missing ROCm headers, with the package that installs each library (library table)."""
+    libs = [h for h in headers if not h.startswith("hip/")]
+    newer = [h for h in headers if h.startswith("hip/")]
+    parts = []
+    for h in libs:
+        name, install = library_for(h)
+        parts.append(f"{h} not installed" + (f" ({name}: install {install})" if name else " (a ROCm library)"))
+    if newer:
+        parts.append(f"not in this HIP version (needs a newer ROCm): {', '.join(newer)}")
+    return "; ".join(parts) + "; the compiler stopped there, so the rest of the unit is unchecked"
+
+
 def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str | None = None,
-                runner: Runner | None = None, jobs: int | None = None,
-                progress: ProgressFn | None = None) -> list[FileCheck]:
+                runner: Runner | None = None, jobs: int | None = None, progress: ProgressFn | None = None,
+                flags: dict[str, list[str]] | None = None, flags_from: dict[str, str] | None = None,
+                skip: dict[str, str] | None = None) -> list[FileCheck]:
     """Compile each of ``files`` (paths relative to ``out_dir``) with hipcc; one ``FileCheck`` per file, in order.
 
-    Headers are not compiled on their own (they are checked through the files that include them). Without
+    Headers are not compiled on their own (they are checked through the files that include them); nor is a unit
+    ``skip`` names (its reason is the note: CPU-only, another platform's). ``flags``: a unit's own include/macro/
+    standard flags (the project's build, ``port.build``), else ``-I <root> [-I <root>/include]``. Without
     hipcc every file is ``not available`` with the install hint.
     """
     root = Path(out_dir)
     runner = runner or SubprocessRunner()
-    units = [f for f in files if f.endswith(UNITS)]
-    results: dict[str, FileCheck] = {f: FileCheck(f, "skipped", note="header: checked through the files that include it")
+    skip = skip or {}
+    flags = flags or {}
+    units = [f for f in files if f.endswith(UNITS) and f not in skip]
+    results: dict[str, FileCheck] = {f: FileCheck(f, "skipped", note=skip.get(f) or
+                                                  "header: checked through the files that include it")
                                      for f in files if f not in units}
     tool = find_toolchain(runner, arch) if units else Toolchain(None, arch or DEFAULT_ARCH)
     if units and (tool.hipcc is None or tool.note.startswith(("hipcc cannot", "hipcc supports none"))):
@@ -167,8 +189,8 @@ def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str 
             # The file by its absolute name, from an empty folder of our own: clang reads any argument
             # that starts with "@" as a response file, the driver's own "-main-file-name @opts.cu" to cc1
             # included, relative to the working folder; there, no file of the user's can answer it.
-            argv = [tool.hipcc, f"--offload-arch={tool.arch}", "-c", path_operand(where / rel), *includes,
-                    "-o", path_operand(Path(tmp) / "out.o")]
+            argv = [tool.hipcc, f"--offload-arch={tool.arch}", "-c", path_operand(where / rel),
+                    *flags.get(rel, includes), "-o", path_operand(Path(tmp) / "out.o")]
             res = runner.run(argv, timeout=300, env=HIP_ENV, cwd=tmp)
         diags = parse_diagnostics(res.output, root)
         status = classify(res, diags)
@@ -176,15 +198,10 @@ def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str 
         if status == "error":
             note = res.explain()
         elif status == "missing-header":
-            found = sorted({d.missing_header for d in diags})
-            libs = [h for h in found if not h.startswith("hip/")]
-            newer = [h for h in found if h.startswith("hip/")]
-            parts = ([f"ROCm library header(s) not installed: {', '.join(libs)}"] if libs else []) + \
-                    ([f"not in this HIP version (needs a newer ROCm): {', '.join(newer)}"] if newer else [])
-            note = "; ".join(parts) + " - the code itself may be fine"
+            note = missing_note(sorted({d.missing_header for d in diags}))
         elif status == "failed" and not diags:
             note = res.explain()
-        return FileCheck(rel, status, diags, note, tool.arch, res.duration_s)
+        return FileCheck(rel, status, diags, note, tool.arch, res.duration_s, (flags_from or {}).get(rel, ""))
 
     workers = max(1, min(jobs or os.cpu_count() or 1, total or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -1,0 +1,143 @@
+"""Compile-check a written tree the way the project builds it: ``check_tree``.
+
+1. Which files are GPU units (``units``): a CPU-only ``.c``/``.cpp`` and another platform's file are skipped
+   with the reason, never counted "ok" nor failed.
+2. Each unit's flags (``commands`` + ``flags``): the compile command the project's build gives it (a
+   ``compile_commands.json``, CMake's export, ``make -Bn``), else the flags its nearest build file writes, else
+   ``-I <root> [-I <root>/include]``. ``TreeCheck.how`` says which.
+3. hipcc on each unit (``output.compile_check.check_files``).
+4. A unit stopped by a missing ROCm library header: the package that installs it (in the note) and the flagged
+   lines still ahead in that unit and its project headers (``ahead``, from the review beside the tree).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hipwizard.port.build.ahead import flagged_lines, lines_ahead
+from hipwizard.port.build.commands import buildfile_flags, project_commands
+from hipwizard.port.build.flags import check_flags
+from hipwizard.port.build.run import BuildRun, run_build
+from hipwizard.port.build.units import HEADERS, UNITS, closure, gpu_content, unit_skip
+from hipwizard.port.output.compile_check import HIP_ENV, FileCheck, check_files, find_toolchain
+from hipwizard.progress import ProgressFn
+from hipwizard.runner import Runner, SubprocessRunner
+
+
+@dataclass
+class TreeCheck:
+    """The check of a tree: one ``FileCheck`` per file asked, where the flags came from, what was tried."""
+
+    files: list[FileCheck]
+    how: str = ""  # "make -Bn (...)", "the project's compile_commands.json", ... ("" = the default flags)
+    notes: list[str] = field(default_factory=list)
+    build: BuildRun | None = None  # check --build: the build's own run
+
+    @property
+    def gpu_units(self) -> list[FileCheck]:
+        """The files compiled as GPU units (not skipped)."""
+        return [c for c in self.files if c.status != "skipped"]
+
+    @property
+    def failed_units(self) -> int:
+        """Units that do not compile (their code, not a missing library header)."""
+        return sum(c.status in ("failed", "error") for c in self.files)
+
+
+def _reader(root: Path):
+    cache: dict[str, str] = {}
+
+    def read(rel: str) -> str:
+        if rel not in cache:
+            try:
+                cache[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                cache[rel] = ""
+        return cache[rel]
+
+    return read
+
+
+def check_tree(root: str | Path, files: list[str], *, arch: str | None = None, runner: Runner | None = None,
+               jobs: int | None = None, progress: ProgressFn | None = None, review=None,
+               build_runner: Runner | None = None) -> TreeCheck:
+    """Check ``files`` (relative to ``root``) as the project builds them (see the module docstring).
+    ``review``: the tree's ``ReviewState`` (for the lines ahead of a missing header), or None.
+    ``build_runner`` runs make/cmake (default: a real one when ``runner`` is None, else ``runner``)."""
+    root = Path(root)
+    read = _reader(root)
+    skip = _skips(root, files, read)
+    units = [f for f in files if f.endswith(UNITS) and f not in skip]
+    cmds_runner = build_runner or runner or SubprocessRunner()
+    commands = project_commands(root, cmds_runner, env=HIP_ENV, arch=arch or "gfx942") if units else None
+    flags: dict[str, list[str]] = {}
+    origin: dict[str, str] = {}
+    for rel in units:
+        cmd = commands.by_file.get(rel) if commands else None
+        if cmd is not None:
+            flags[rel], origin[rel] = check_flags(cmd.args, cmd.directory), commands.how if commands else ""
+            continue
+        found, source = buildfile_flags(root, rel)
+        if source:
+            base = ["-I" + str((root / rel).parent.resolve()), "-I" + str(root.resolve())]
+            flags[rel], origin[rel] = [*base, *found], f"the flags {source} writes"
+    checks = check_files(root, files, arch=arch, runner=runner, jobs=jobs, progress=progress, flags=flags,
+                         flags_from=origin, skip=skip)
+    _mark_ahead(root, checks, review, read)
+    how = commands.how if commands and commands.by_file else ""
+    return TreeCheck(checks, how, commands.notes if commands else [])
+
+
+def _skips(root: Path, files: list[str], read) -> dict[str, str]:
+    """{unit: why it is no GPU unit} for the units of ``files`` that are CPU-only or another platform's."""
+    skip: dict[str, str] = {}
+    for rel in files:
+        if not rel.endswith(UNITS):
+            continue
+        headers = [h for h in closure(root, rel, read)[1:] if h.endswith(HEADERS)]
+        why = unit_skip(rel, read(rel), included_gpu=any(gpu_content(read(h)) for h in headers))
+        if why:
+            skip[rel] = why
+    return skip
+
+
+def _mark_ahead(root: Path, checks: list[FileCheck], review, read) -> None:
+    if review is None:
+        return
+    marks = flagged_lines(review)
+    for c in checks:
+        stop = next((d for d in c.errors if d.missing_header), None)
+        if c.status == "missing-header" and stop is not None:
+            c.ahead = lines_ahead(root, c.path, stop.file, stop.line, marks, read)
+
+
+def build_tree(root: str | Path, files: list[str], *, arch: str, runner: Runner | None = None,
+               jobs: int | None = None, progress: ProgressFn | None = None, review=None) -> TreeCheck:
+    """``check --build``: run the tree's own build with hipcc (``run.run_build``) and report each file of
+    ``files`` from it: skipped (no GPU unit), its compile in the build, or ``not built``. A build that compiled
+    nothing (no Makefile/CMake, a failed configure) falls back to ``check_tree``, saying why."""
+    root = Path(root)
+    tool = find_toolchain(runner or SubprocessRunner(), arch)  # an arch this hipcc accepts (gfx942 -> gfx940...)
+    build = run_build(root, arch=tool.arch, jobs=jobs, runner=runner)
+    if not build.units:
+        tree = check_tree(root, files, arch=arch, runner=runner, jobs=jobs, progress=progress, review=review)
+        said = f"{build.note}" + (f"\n{build.tail}" if build.tail else "")
+        tree.notes.insert(0, "the build compiled no unit (" + (said or build.status) + "); each unit was "
+                          "checked on its own instead")
+        tree.build = build
+        return tree
+    read = _reader(root)
+    skip = _skips(root, files, read)
+    checks = []
+    for rel in files:
+        if rel in skip or not rel.endswith(UNITS):
+            checks.append(FileCheck(rel, "skipped", note=skip.get(rel, "header: checked through its units")))
+        elif rel in build.units:
+            checks.append(build.units[rel])
+        else:
+            checks.append(FileCheck(rel, "not built", note="the build never compiled it (it stopped before, or the "
+                                    "default target does not build it)", arch=arch))
+    _mark_ahead(root, checks, review, read)
+    tree = TreeCheck(checks, f"the project's own build ({build.system})", [build.note] if build.note else [], build)
+    return tree
