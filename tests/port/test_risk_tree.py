@@ -4,9 +4,9 @@ header flags its uses in a .cu beside it (after HeCBench f27000a5 src/gemv-hip, 
 
 from __future__ import annotations
 
-from hipwizard.port.translation.engine import port_tree
-from hipwizard.port.risk.flow import enclosing_function, warp_functions
 from hipwizard.port.risk.flags import code_lines
+from hipwizard.port.risk.flow import enclosing_function, warp_functions
+from hipwizard.port.translation.engine import port_tree
 
 KERNELS = """#pragma once
 #define WARP_SIZE 32
@@ -81,8 +81,8 @@ def test_facts_of_a_header_are_flagged_in_the_cu_beside_it(tmp_path):
     assert "WARP_KERNEL_USE" in flags[_line(text, "warp_sum<float>")]
     assert "WARP_KERNEL_USE" in flags[_line(text, "__global__ void tile")]
     assert "WARP_KERNEL_USE" in flags[_line(text, "tile<<<")]
-    # the foreign constant's own uses are left alone: ports fix such a constant where it is defined
-    assert "WARP32_CONST_USE" not in flags.get(_line(text, "dim3 block(WARP_SIZE"), set())
+    # the foreign constant's uses are flagged where it sizes something (issue 29: llm.c's WARP_SIZE)
+    assert "WARP32_CONST_USE" in flags[_line(text, "dim3 block(WARP_SIZE")]
     assert "WARP_KERNEL_USE" not in flags.get(_line(text, "scale<<<"), set())
     other = _flags(files["other/main.cu"])
     assert not {"WARP32_CONST_USE", "WARP_KERNEL_USE"} & set().union(*other.values())  # no warp flag on any line
@@ -129,3 +129,23 @@ def test_callers_of_a_warp_reduction_are_warp_sized_too():
     assert found["norm"] == _line(BLOCK_REDUCE, "__global__ void norm") - 2  # its template line
     # a helper that only reads lanes (no shuffle) does not spread to its callers
     assert "first_lanes" in found and "mark" not in found
+
+
+def test_warp_constant_followed_through_includes_from_the_root(tmp_path):
+    # llm.c's shape: llmc/common.h defines it, llmc/matmul.cuh includes it beside it, train.cu (root) includes
+    # llmc/matmul.cuh by a root-relative path, and tools/bench.cu includes "../llmc/matmul.cuh": every user is flagged
+    (tmp_path / "llmc").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "llmc" / "common.h").write_text("#include <cuda_runtime.h>\n#define WARP_SIZE 32U\n")
+    (tmp_path / "llmc" / "matmul.cuh").write_text('#include "common.h"\n__global__ void k(float* x) {}\n'
+                                                  "void go(int bs) {\n  dim3 block_dim = {4, 8, (unsigned)bs/WARP_SIZE};\n}\n")
+    use = "__global__ void m(float* x) {}\nvoid run(int n) {\n  m<<<n / WARP_SIZE, 256>>>(0);\n}\n"
+    (tmp_path / "train.cu").write_text('#include "llmc/matmul.cuh"\n' + use)
+    (tmp_path / "tools" / "bench.cu").write_text('#include "../llmc/matmul.cuh"\n' + use)
+    (tmp_path / "tools" / "alone.cu").write_text(use)  # sees nothing of llmc/: its WARP_SIZE is not that one
+    files = {ft.path: ft for ft in port_tree(tmp_path, backend="builtin").files}
+    for path, needle in (("llmc/matmul.cuh", "block_dim"), ("train.cu", "m<<<"), ("tools/bench.cu", "m<<<")):
+        ft = files[path]
+        assert "WARP32_CONST_USE" in _flags(ft).get(_line(ft.translated, needle), set()), path
+    alone = _flags(files["tools/alone.cu"])
+    assert not any("WARP32_CONST_USE" in rules for rules in alone.values())

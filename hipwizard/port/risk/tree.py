@@ -3,9 +3,13 @@
 A project defines ``#define WARP_SIZE 32`` in a header and sizes launches with it in a ``.cu``; a kernel that
 reduces over 32 lanes lives in ``kernels.h`` and is launched from ``main.cu`` (HeCBench f27000a5 src/*-cuda vs
 src/*-hip: gemv, softmax-online, addBiasResidualLayerNorm). Per file, the rules see only half of each. Here each
-file learns the facts of the files it can see — the other files of its folder, and the files it includes by a
-relative path — and the launches and calls of the warp-sized kernels and helpers are flagged (``WARP_KERNEL_USE``),
-as are the heads of functions a foreign constant makes warp-sized.
+file learns the facts of the files it can see — the other files of its folder, and the files it includes,
+directly or through other project headers (a quoted include resolved beside the including file, else from the
+tree's root or a folder above it, as ``-I.`` builds do) — and the launches and calls of the warp-sized kernels
+and helpers are flagged (``WARP_KERNEL_USE``), as are the heads of functions a foreign constant makes warp-sized
+and the lines that size something by a foreign warp constant (``WARP32_CONST_USE``: llm.c's ``#define WARP_SIZE
+32U`` in llmc/cuda_common.h sizes lines in every .cuh and .cu that includes it; its AMD port changed
+llmc/matmul.cuh's ``dim3 block_dim = {4, 8, (unsigned)block_size/WARP_SIZE}``).
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ import posixpath
 import re
 
 from hipwizard.port.model import FileTranslation
+from hipwizard.port.risk.flags import Finding, attach_findings, code_lines
 from hipwizard.port.risk.flow import reducers, warp_function_uses, warp_functions
 from hipwizard.port.risk.rules import RULES_BY_ID
-from hipwizard.port.risk.rules_host import warp32_consts
-from hipwizard.port.risk.flags import Finding, attach_findings, code_lines
+from hipwizard.port.risk.rules_host import warp32_const_uses, warp32_consts
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 _MARKERS = ("32", "31", "0x1f", "0x1F", ">> 5", ">>5")  # a file without any of these exports no warp fact
@@ -40,7 +44,7 @@ def flag_tree(files: list[FileTranslation]) -> int:
     # What a file sees is its folder (the file itself aside) and the files it includes. Each fact below is
     # "the union over what it sees, minus its own": the union over its whole folder, its own included, minus
     # its own is the same set, so each folder's union is made once (a flat folder of F files: F, not F^2).
-    includes = {path: _included(path, by_path) for path in by_path}
+    includes = _closure({path: _included(path, by_path) for path in by_path})
 
     def seen_union(facts: dict[str, set[str]], path: str, by_folder: dict[str, set[str]]) -> set[str]:
         out = set(by_folder[posixpath.dirname(path)])
@@ -78,6 +82,10 @@ def flag_tree(files: list[FileTranslation]) -> int:
     func_names = {p: set(f) for p, f in funcs.items()}
     folder_funcs = _folder_unions(folders, func_names)
     added = 0
+    for ft in files:  # the lines a foreign warp constant sizes (a file's own ones are flagged by the rule itself)
+        if foreigns[ft.path] and ft.path in lines:
+            uses = warp32_const_uses(lines[ft.path], foreigns[ft.path])
+            added += attach_findings(ft, [Finding(RULES_BY_ID["WARP32_CONST_USE"], i + 1) for i in uses])
     for ft in files:
         path = ft.path
         own_funcs = own.get(path, {})
@@ -86,8 +94,6 @@ def flag_tree(files: list[FileTranslation]) -> int:
         if not (new_funcs or other_funcs):
             continue
         ls = lines.get(path) or code_lines(ft.translated)
-        # (a foreign constant's own uses are not flagged: ports fix such a constant where it is defined —
-        # in-sample, 7 of 42 such places were near an edit — but the kernels it sizes need the warp size)
         found = []
         kernel_lines = set(new_funcs.values()) | set(warp_function_uses(ls, set(new_funcs) | other_funcs))
         found += [Finding(RULES_BY_ID["WARP_KERNEL_USE"], i + 1) for i in sorted(kernel_lines)]
@@ -101,11 +107,38 @@ def _folder_unions(folders: dict[str, list[str]], facts: dict[str, set[str]]) ->
 
 
 def _included(path: str, by_path: dict[str, FileTranslation]) -> set[str]:
-    """The other files of the tree that ``path`` includes by a relative path."""
+    """The other files of the tree that ``path`` includes: beside it, else from a folder above it (the root too)."""
     folder = posixpath.dirname(path)
+    bases = [folder]
+    while folder:
+        folder = posixpath.dirname(folder)
+        bases.append(folder)
     out = set()
     for inc in _INCLUDE.findall(by_path[path].translated):
-        target = posixpath.normpath(posixpath.join(folder, inc))
-        if target in by_path and target != path:
-            out.add(target)
+        for base in bases:
+            target = posixpath.normpath(posixpath.join(base, inc))
+            if target in by_path:
+                if target != path:
+                    out.add(target)
+                break
+    return out
+
+
+def _closure(direct: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Each file's includes, direct or through other files of the tree (include cycles are fine)."""
+    out: dict[str, set[str]] = {}
+    for start in direct:
+        seen: set[str] = set()
+        todo = list(direct[start])
+        while todo:
+            p = todo.pop()
+            if p in seen or p == start:
+                continue
+            seen.add(p)
+            if p in out:  # already closed: take it whole
+                seen |= out[p]
+            else:
+                todo.extend(direct.get(p, ()))
+        seen.discard(start)
+        out[start] = seen
     return out

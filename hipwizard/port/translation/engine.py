@@ -25,6 +25,7 @@ from hipwizard.port.translation.builtin import TranslateOptions
 from hipwizard.port.translation.compat import Target, target_version
 from hipwizard.port.translation.edits import carry_mask
 from hipwizard.port.translation.hunks import flagged_counts, hunks_from_edits, split_hunks
+from hipwizard.port.translation.own_names import drop_own_unsupported, project_names
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
 from hipwizard.port.risk.tree import flag_tree
 from hipwizard.port.pyscan import find_native, python_review_files
@@ -129,6 +130,8 @@ def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version
         report.files.append(ft)
         if progress is not None and (big or sizes.due(n)):
             progress(Progress(CHECKING, n + 1, len(results), sizes.item(n + 1, sf.path)))
+    # names the project defines itself (llm.c's cudaCheck in llmc/cuda_common.h) are not unsupported CUDA APIs
+    drop_own_unsupported(report.files, project_names(f.original for f in report.files))
     flag_tree(report.files)  # warp-size facts of one file flagged where the folder's other files use them
     builds, unread = build_review_files(root, BuildTarget(arch or DEFAULT_ARCH), exclude=exclude,
                                         max_bytes=max_bytes, context=context)
