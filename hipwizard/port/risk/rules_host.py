@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import re
 
-from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.risk.base import RiskRule, _rx
+from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.translation.tables import load_tables, parse_version
 
 _HECB = "zjin-lcf/HeCBench@f27000a5"
+# CUDA toolkit and library version macros HIP does not define (RCCL does define NCCL_VERSION_CODE/NCCL_MAJOR)
+_VERSION_MACRO = (r"(?:CUDA_VERSION|CUDART_VERSION|__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__|__CUDA_API_VERSION|"
+                  r"CU(?:BLAS|BLASLT|SPARSE|SOLVER|FFT|RAND)_VER(?:SION|_MAJOR|_MINOR|_PATCH|_BUILD)|"
+                  r"CUDNN_(?:VERSION|MAJOR|MINOR|PATCHLEVEL)|CUTLASS_(?:MAJOR|MINOR)|CUB_VERSION)\b")
 _HIP_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst"
 _ARCH = "ROCm/ROCm@e396b489 docs/reference/gpu-arch-specs.rst (MI300X: wave 64, 304 CUs)"
 
@@ -143,10 +147,15 @@ HOST_RULES: tuple[RiskRule, ...] = (
              f"{_HECB} src/atomicSystemWide-hip, src/attentionMultiHeadKVCache-hip; {_ARCH}",
              _rx(r"\.\s*(?:major|minor)\b", r"\b(?:cuda|hip)DevAttrComputeCapability\w*",
                  r"\bhipDeviceAttributeComputeCapability\w*", r"\bget(?:Cuda|Hip)?ComputeCapab\w*")),
-    RiskRule("CUDA_VERSION_GUARD", "med", "#if on CUDA_VERSION / CUDART_VERSION: undefined under HIP (reads as 0), "
-             "so the old-CUDA branch is compiled", "guard on __HIP_PLATFORM_AMD__ / HIP_VERSION instead",
-             f"ROCm/HIP@c5e11fca docs/how-to/hip_porting_guide.md L148-198; {_HECB}",
-             _rx(r"^\s*#\s*(?:el)?if.*\b(?:CUDA_VERSION|CUDART_VERSION)\b", r"^\s*#\s*if(?:n)?def\s+CUDA_VERSION\b")),
+    RiskRule("CUDA_VERSION_GUARD", "med", "#if on a CUDA toolkit or library version macro (CUDA_VERSION, CUDART_VERSION, "
+             "__CUDACC_VER_MAJOR__, CUBLAS_VER_MAJOR, CUDNN_VERSION, ...): HIP defines none of them, and an undefined "
+             "name in #if reads as 0, so the old-CUDA branch is compiled (or a feature silently switched off)",
+             "guard on HIP's own: __HIP_PLATFORM_AMD__, HIP_VERSION / HIP_VERSION_MAJOR (hip/hip_version.h), "
+             "hipblasVersionMajor (hipblas/hipblas-version.h), ROCBLAS_VERSION_MAJOR (rocblas/internal/rocblas-version.h), "
+             "MIOPEN_VERSION_MAJOR (miopen/version.h); RCCL keeps NCCL_VERSION_CODE",
+             f"ROCm/HIP@c5e11fca docs/how-to/hip_porting_guide.md L148-198; C11 6.10.1p4 (undefined identifiers in #if "
+             f"are 0); ROCm/hipBLAS library/include/hipblas-version.h.in; {_HECB}",
+             _rx(rf"^\s*#\s*(?:el)?if.*\b{_VERSION_MACRO}", rf"^\s*#\s*(?:el)?if(?:n)?def\s+{_VERSION_MACRO}")),
     RiskRule("GRID_CONSTANT", "med", "__grid_constant__ is not in the HIP kernel language (the built-in drops it)",
              "pass the parameter by value (HIP kernel arguments are already constant)", f"{_HIP_DOC} (not listed)",
              _rx(r"\b__grid_constant__\b")),
