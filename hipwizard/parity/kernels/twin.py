@@ -241,7 +241,12 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 def reverse_defines(pairs: list[tuple[str, str]]) -> str:
     """``#define HIP CUDA`` for each (cuda, hip) pair whose names differ (the first CUDA name per HIP name)."""
     lines, done = [], set()
-    for cuda, hip in pairs:
+
+    def preferred(pair: tuple[str, str]) -> int:  # the runtime API's spelling first (hipMalloc -> cudaMalloc)
+        cuda, hip = pair
+        return 0 if re.sub(r"^(__)?hip", r"\1cuda", hip) == cuda or hip.replace("HIP", "CUDA") == cuda else 1
+
+    for cuda, hip in sorted(pairs, key=preferred):
         if not hip or hip == cuda or hip in done or not _NAME.fullmatch(hip) or not _NAME.fullmatch(cuda):
             continue
         if not hip.lower().startswith(("hip", "__hip")) and not hip.startswith("HIP"):

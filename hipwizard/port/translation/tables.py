@@ -64,6 +64,10 @@ class HipifyTables:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def __iter__(self):
+        """The CUDA names, in the data's order."""
+        return iter(self._rows)
+
     def get(self, name: str) -> NameMapping | None:
         hit = self._cache.get(name)
         if hit is not None:

@@ -1,0 +1,147 @@
+"""Issue 30's proof: parity for the user's own kernels (specs, generated drivers, sweeps, detectors).
+
+``compile`` (this machine): for each tree (``--tree NAME=PATH``; ``--hecbench DIR`` adds the held-out split of
+``realworld_metrics.held_out``, its ``-cuda`` folders), the tree is ported with hipwizard (``hipwizard hipify --accept-all
+--no-check``, the real CLI), every ``__global__`` kernel is found and its spec drafted (timed), and two drivers
+are generated per source file and compiled: the original with nvcc (``-c``, ``--cuda-arch``), the port with
+Debian's hipcc (``HIP_PLATFORM=amd --offload-arch=gfx90a -c``). A file whose driver fails is retried kernel by
+kernel. Reported: kernels found, with a supported spec, original driver compiling, port driver compiling, both
+(the share, goal >= 70%), spec drafting seconds per tree.
+
+``device`` (the NVIDIA GPU machine): ``--kernels FILE:KERNEL,...`` from ``--tree``'s first tree end to end
+(original as reference, float64 twin as oracle, the port as candidate through the reverse-mapping headers), then
+the planted port bugs of ``PLANTS`` (each a text edit of the port file) and one kernel's sweep timed.
+
+Usage: ``python benchmarks/kernel_parity.py compile --tree llm.c=PATH/dev/cuda --hecbench DIR [--limit N]
+[--nvcc-include DIR] [--json FILE]`` / ``python benchmarks/kernel_parity.py device --tree llm.c=PATH --port PATH
+--kernels ... [--json FILE]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from realworld_metrics import held_out  # noqa: E402
+
+from hipwizard.parity.kernels.project import draft_tree  # noqa: E402
+from hipwizard.parity.kernels.run import Toolchain, build  # noqa: E402
+
+
+def hipify(src: Path, out: Path, ws: Path) -> None:
+    ws.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "hipwizard", "hipify", str(src), "--out", str(out), "--accept-all", "--no-check",
+            "--json", "--workspace", str(ws)]
+    run = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=ROOT)
+    if not out.is_dir():
+        raise SystemExit(f"hipify failed on {src}: {run.stderr[-400:]}")
+
+
+def hecbench_tree(hecb: Path, dest: Path, limit: int | None) -> Path:
+    src = hecb / "src"
+    names = sorted(p.name[:-5] for p in src.glob("*-cuda") if (src / f"{p.name[:-5]}-hip").is_dir())
+    chosen = sorted(held_out(names))[:limit] if limit else sorted(held_out(names))
+    tree = dest / "hecbench-held-out"
+    for name in chosen:
+        shutil.copytree(src / f"{name}-cuda", tree / f"{name}-cuda",
+                        ignore=lambda d, fs: [f for f in fs if (Path(d) / f).is_file() and
+                                              Path(f).suffix not in (".cu", ".cuh", ".h", ".hpp", ".cpp", ".c")
+                                              and not f.startswith("Makefile")])
+    print(f"HeCBench held-out split: {len(chosen)} of {len(names)} paired benchmarks"
+          + (f" (first {limit} by name)" if limit else ""))
+    return tree
+
+
+def compile_tree(name: str, src: Path, work: Path, tc_cuda: Toolchain, tc_hip: Toolchain, jobs: int) -> dict:
+    port = work / f"{name}-port"
+    hipify(src, port, work / f"{name}-ws")
+    start = time.perf_counter()
+    drafted = draft_tree(src)
+    draft_s = time.perf_counter() - start
+    kernels = sum(len(f.specs) for f in drafted)
+    supported = sum(1 for f in drafted for s in f.specs if not s.unsupported)
+
+    def one_file(i_f):
+        i, f = i_f
+        specs = [s for s in f.specs if not s.unsupported]
+        if not specs:
+            return f, {}, {}
+        d = work / "drivers" / f"{i}"
+        psrc = port / f.rel
+        res = {}
+        for variant, tc, source in (("original", tc_cuda, f.path), ("port", tc_hip, psrc)):
+            b = build(specs, source, variant, d, tc, [src], name="all")
+            if b.ok:
+                res[variant] = {s.kernel: True for s in specs}
+                continue
+            res[variant] = {}
+            for j, s in enumerate(specs):
+                bk = build([s], source, variant, d, tc, [src], name=f"k{j}")
+                res[variant][s.kernel] = bk.ok
+                if not bk.ok and variant == "port":
+                    res.setdefault("port_log", {})[s.kernel] = bk.log[-600:]
+                if not bk.ok and variant == "original":
+                    res.setdefault("orig_log", {})[s.kernel] = bk.log[-600:]
+        return f, res, {}
+
+    with ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(one_file, enumerate(drafted)))
+    orig = port_ok = both = 0
+    failures = []
+    for f, res, _ in results:
+        for s in f.specs:
+            o = res.get("original", {}).get(s.kernel, False)
+            p = res.get("port", {}).get(s.kernel, False)
+            orig += o
+            port_ok += p
+            both += o and p
+            if not (o and p) and not s.unsupported:
+                log = (res.get("orig_log", {}).get(s.kernel) or res.get("port_log", {}).get(s.kernel) or "")
+                failures.append({"file": f.rel, "kernel": s.kernel, "original": o, "port": p,
+                                 "error": next((ln for ln in log.splitlines() if "error" in ln), log[-200:])})
+    row = {"tree": name, "kernels": kernels, "spec_supported": supported, "original_compiles": orig,
+           "port_compiles": port_ok, "both": both, "share_both": round(both / kernels, 3) if kernels else 0,
+           "draft_seconds": round(draft_s, 2), "files": len(drafted), "failures": failures}
+    print(f"{name}: {kernels} kernels in {len(drafted)} files; spec supported {supported}; original driver compiles "
+          f"{orig}; port driver compiles {port_ok}; both {both} ({row['share_both']:.0%}); drafting {draft_s:.2f} s")
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=("compile",))
+    ap.add_argument("--tree", action="append", default=[], metavar="NAME=PATH")
+    ap.add_argument("--hecbench", type=Path)
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--nvcc-include", action="append", default=[])
+    ap.add_argument("--cuda-arch", default="sm_90")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    tc_cuda = Toolchain(include_dirs=args.nvcc_include, compile_only=True, cuda_arch=args.cuda_arch)
+    tc_hip = Toolchain(compile_only=True, port_platform="amd")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kernel-parity-") as tmp:
+        work = Path(tmp)
+        todo = [(n, Path(p).expanduser().resolve()) for n, p in (t.split("=", 1) for t in args.tree)]
+        if args.hecbench:
+            todo.append(("hecbench-held-out", hecbench_tree(args.hecbench.expanduser().resolve(), work, args.limit)))
+        for name, src in todo:
+            rows.append(compile_tree(name, src, work, tc_cuda, tc_hip, args.jobs))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
