@@ -82,9 +82,9 @@ def setup():
 def plans(cfg: Path, ws: Path):
     """(loaded config, calibrated plan, uncalibrated plan) on this GPU."""
     from hipwizard.train.calibration.measure import GpuPeak
+    from hipwizard.train.config.yaml_io import load_yaml
     from hipwizard.train.planning.device import KNOWN_DEVICES, DeviceTarget
     from hipwizard.train.services import plan
-    from hipwizard.train.config.yaml_io import load_yaml
     from hipwizard.workspace import Workspace
 
     wsp = Workspace.open(ws)

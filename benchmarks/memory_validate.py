@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hipwizard.train.config.train_config import TrainConfig  # noqa: E402
 from hipwizard.train.planning.memory import estimate_memory  # noqa: E402
 from hipwizard.train.planning.model_shape import load_shape  # noqa: E402
-from hipwizard.train.run.rundir import save_run_dir  # noqa: E402
 from hipwizard.train.planning.throughput import estimate_throughput  # noqa: E402
+from hipwizard.train.run.rundir import save_run_dir  # noqa: E402
 
 SHAPE_8B = dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
                 num_key_value_heads=8, max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=500000.0,

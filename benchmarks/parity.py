@@ -110,9 +110,16 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from hipwizard.parity.capture.model import (
+        environment,
+        load_model,
+        make_inputs,
+        pick_device,
+        run_hooked,
+        select_modules,
+        write_capture,
+    )
     from hipwizard.parity.compare import metrics_torch
-    from hipwizard.parity.capture.model import (environment, load_model, make_inputs, pick_device, run_hooked,
-                                                select_modules, write_capture)
     from hipwizard.parity.compare.captures import compare_captures
     from hipwizard.parity.tensorfile import META_KEY, TensorFile, read_tensor_file
 

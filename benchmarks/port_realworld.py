@@ -45,9 +45,9 @@ from realworld_metrics import (
     similarity,
 )
 
+from hipwizard.port.model import FileTranslation
 from hipwizard.port.translation.engine import port_tree
 from hipwizard.port.translation.lexer import mask_non_code
-from hipwizard.port.model import FileTranslation
 from hipwizard.port.translation.tables import load_tables
 
 BATCH = 64

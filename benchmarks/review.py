@@ -30,9 +30,9 @@ from textual._compositor import CompositorUpdate
 from textual.app import App
 from textual.widgets import Static
 
-from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, RiskFlag
 from hipwizard.port.review.state import ReviewState
+from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.screen import PortScreen
 from hipwizard.workspace import Workspace

@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hipwizard.port.translation.backends import BuiltinBackend, HipifyPerlBackend  # noqa: E402
 from hipwizard.port.demo import DEMO_PROJECT  # noqa: E402
+from hipwizard.port.translation.backends import BuiltinBackend, HipifyPerlBackend  # noqa: E402
 from hipwizard.port.translation.engine import port_tree  # noqa: E402
 from hipwizard.port.translation.hunks import split_hunks  # noqa: E402
 from hipwizard.port.translation.scan import scan_tree  # noqa: E402

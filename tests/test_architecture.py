@@ -23,7 +23,7 @@ def _logic_modules() -> list[str]:
              "hipwizard.progress"]
     for pkg in LOGIC_PACKAGES:
         names.append(f"hipwizard.{pkg}")
-        path = [str(p) for p in getattr(__import__(f"hipwizard.{pkg}", fromlist=["_"]), "__path__")]
+        path = [str(p) for p in __import__(f"hipwizard.{pkg}", fromlist=["_"]).__path__]
         for info in pkgutil.walk_packages(path, prefix=f"hipwizard.{pkg}."):
             names.append(info.name)
     return names

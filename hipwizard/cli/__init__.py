@@ -25,7 +25,6 @@ from hipwizard.errors import UserError
 from hipwizard.steps import cli_modules, subcommands
 from hipwizard.textsafe import inert_line, inert_stdout
 
-
 EXIT_CODES = """exit codes (every sub-command):
   0    success: every check passed, the plan fits, the action was done
   1    a check failed: a doctor check, a plan with errors, a comparison out of tolerance, a failed run

@@ -14,7 +14,6 @@ import json
 from hipwizard.cli.workspace_option import add_workspace_option, workspace_dir
 from hipwizard.errors import UserError
 
-
 REPORT_HELP = ("Export every step's results in the workspace as one document, each stamped with the environment "
                "it came from: FILE.html (self-contained, opens with no network) or FILE.md (charts as SVG files "
                "beside it). --demo first runs the steps the demo workspace has not run yet.")

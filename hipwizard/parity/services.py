@@ -44,7 +44,7 @@ def check_output(out: str | Path, *, what: str = "--out", folder: bool = False) 
     """Raise ``UserError`` (one line, before any model runs) when ``out`` cannot be written: a folder where a
     file is wanted (or a file where a folder is), a path under a regular file, or a place the system refuses
     (``/proc``, a read-only folder). Nothing is created: the probe file is removed at once."""
-    
+
     path = Path(out).expanduser().absolute()
     if not folder and path.is_dir():
         raise UserError(f"{what} {out} is a folder; give the capture file to write, e.g. {out}/capture.safetensors")

@@ -7,8 +7,15 @@ from __future__ import annotations
 import pytest
 
 from . import (
-    rows_parity, rows_port, rows_port_inputs, rows_review_safety, rows_sweep, rows_text_safety, rows_train,
-    rows_train_safety, rows_workspace,
+    rows_parity,
+    rows_port,
+    rows_port_inputs,
+    rows_review_safety,
+    rows_sweep,
+    rows_text_safety,
+    rows_train,
+    rows_train_safety,
+    rows_workspace,
 )
 from .table import run_case
 

@@ -12,6 +12,7 @@ import yaml
 
 from hipwizard.cli import main
 from hipwizard.train.run import launcher
+
 from ..train.helpers import launchable_values, script
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "llamafactory"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import stat
 import subprocess
 import sys
+
+import pytest
 
 from hipwizard.cli import main
 from hipwizard.doctor.pipeline import diagnose

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tests.parity.parity_captures import write_capture
 
 

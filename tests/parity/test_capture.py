@@ -65,7 +65,8 @@ def test_rerun_uses_reference_inputs_and_refuses_another_model(demo_assets, tmp_
                    layers=["model.layers.*.mlp"])
     comp = compare_rerun(ref.path, Subject(model=demo_assets.model_dir), RunOptions(dtype="bf16", device="cpu"))
     assert comp.verdict == "pass" and [layer.name for layer in comp.layers] == ["model.layers.0.mlp", "model.layers.1.mlp"]
-    import json, shutil
+    import json
+    import shutil
 
     other = tmp_path / "other"
     shutil.copytree(demo_assets.model_dir, other)

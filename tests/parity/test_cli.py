@@ -67,8 +67,8 @@ def test_nan_exits_1_and_says_nan(tmp_path, capsys):
 
 
 def test_curves_command(tmp_path, capsys):
-    from pathlib import Path
     import shutil
+    from pathlib import Path
 
     fix = Path(__file__).parent.parent / "fixtures" / "llamafactory"
     for name in ("plain", "zero3"):

@@ -10,9 +10,9 @@ import pytest
 
 from hipwizard.parity.compare import metrics, metrics_torch
 from hipwizard.parity.compare.captures import compare_files
+from hipwizard.parity.compare.tolerances import resolve
 from hipwizard.parity.requests import RunOptions, Subject
 from hipwizard.parity.runs import compare_rerun
-from hipwizard.parity.compare.tolerances import resolve
 
 torch = pytest.importorskip("torch")
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from hipwizard.parity.demo import prepare
 from hipwizard.parity.compare.result import Comparison, LayerResult
-from hipwizard.parity.state import latest_comparison, record_comparison, summarize
 from hipwizard.parity.compare.tolerances import resolve
+from hipwizard.parity.demo import prepare
+from hipwizard.parity.state import latest_comparison, record_comparison, summarize
 from hipwizard.workspace import Workspace
 
 

@@ -3,7 +3,14 @@ from __future__ import annotations
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.parity.compare.tolerances import DTYPES, canonical_dtype, least_precise, load_profiles, parse_overrides, resolve
+from hipwizard.parity.compare.tolerances import (
+    DTYPES,
+    canonical_dtype,
+    least_precise,
+    load_profiles,
+    parse_overrides,
+    resolve,
+)
 
 
 def test_every_dtype_has_a_profile_with_a_reason_and_bars_loosen_with_precision():

@@ -11,10 +11,9 @@ import threading
 import pytest
 
 from hipwizard.errors import UserError
-from hipwizard.parity.requests import CompareOutcome
-from hipwizard.parity.worker import compare_in_worker
-from hipwizard.parity.requests import CompareRequest, demo_request
+from hipwizard.parity.requests import CompareOutcome, CompareRequest, demo_request
 from hipwizard.parity.state import latest_comparison
+from hipwizard.parity.worker import compare_in_worker
 from hipwizard.workspace import Workspace
 from tests.parity.parity_captures import layer_outputs, write_capture
 

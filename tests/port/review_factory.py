@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
 from hipwizard.port.review.state import ReviewState
+from hipwizard.port.translation.hunks import split_hunks
 
 
 def make_hunks(path: str, original: str, translated: str, flags: dict[int, RiskFlag] | None = None) -> list[Hunk]:

@@ -7,11 +7,11 @@ import random
 import subprocess
 
 import pytest
-from tests.port.review_factory import KERNEL, new_review
 
 from hipwizard.errors import UserError
-from hipwizard.port.output.apply import apply, blame_line, rebuild, safe_target
 from hipwizard.port.model import Hunk
+from hipwizard.port.output.apply import apply, blame_line, rebuild, safe_target
+from tests.port.review_factory import KERNEL, new_review
 
 
 def _unified(hunks: list[Hunk], rel: str) -> str:

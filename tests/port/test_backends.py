@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from hipwizard.errors import UserError
+from hipwizard.port.demo import DEMO_PROJECT
 from hipwizard.port.translation.backends import BuiltinBackend, HipifyPerlBackend, choose_backend
 from hipwizard.port.translation.backends.hipify_output import parse_clang_warnings, parse_perl_warnings, parse_stats
-from hipwizard.port.demo import DEMO_PROJECT
 from hipwizard.port.translation.scan import scan_tree
 from hipwizard.runner import RunResult
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hipwizard.port.output.compile_check import check_files, find_toolchain, parse_diagnostics
 from hipwizard.port.demo import DEMO_PROJECT
+from hipwizard.port.output.compile_check import check_files, find_toolchain, parse_diagnostics
 from hipwizard.port.translation.engine import translate_tree
 from hipwizard.port.translation.hunks import apply_hunks
 from hipwizard.runner import RunResult, SubprocessRunner

@@ -11,11 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from hipwizard.port.translation.builtin import BuiltinTranslator, TranslateOptions
 from hipwizard.port.demo import DEMO_PROJECT
-from hipwizard.port.translation.edits import Edit, EditLog
-from hipwizard.port.translation.hunks import apply_hunks, hunk_at_line, hunks_from_edits, split_hunks, split_lines, unique_ids
 from hipwizard.port.model import Hunk
+from hipwizard.port.translation.builtin import BuiltinTranslator, TranslateOptions
+from hipwizard.port.translation.edits import Edit, EditLog
+from hipwizard.port.translation.hunks import (
+    apply_hunks,
+    hunk_at_line,
+    hunks_from_edits,
+    split_hunks,
+    split_lines,
+    unique_ids,
+)
 
 ORIGINAL = "".join(f"line {i}\n" for i in range(1, 41))
 

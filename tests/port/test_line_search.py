@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from hipwizard.port.demo import DEMO_PROJECT
+from hipwizard.port.risk.flags import code_lines
 from hipwizard.port.risk.line_search import CodeLines, matching_lines, required_literals
 from hipwizard.port.risk.rules import RULES
-from hipwizard.port.risk.flags import code_lines
 
 PATTERNS = [r.detect.pattern for r in RULES if hasattr(r.detect, "pattern")]
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "port" / "corpus"

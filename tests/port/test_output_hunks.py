@@ -9,8 +9,7 @@ import json
 from hipwizard.cli import main
 from hipwizard.port.output.worktree import WorkTree, record_dir
 from hipwizard.port.output.worktree_hunks import compose, conflict_hunks
-from tests.port.test_iterative_port import (  # noqa: F401 (proj: a fixture)
-    decide, decisions, hipify, make_conflict, proj, write)
+from tests.port.test_iterative_port import decide, decisions, hipify, make_conflict, proj, write  # noqa: F401 (proj: a fixture)
 
 BASE = "".join(f"line {i}\n" for i in range(1, 15)).encode()
 

@@ -4,8 +4,6 @@ still accepted (on screen and in the state)."""
 
 from __future__ import annotations
 
-import pytest
-
 import os
 import signal
 import subprocess
@@ -13,9 +11,10 @@ import sys
 import time
 
 import pexpect
-from tests.port.test_iterative_port import KERNEL
+import pytest
 
 from hipwizard.port.review.state import ReviewState, state_path_for
+from tests.port.test_iterative_port import KERNEL
 
 ENV = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="30")
 

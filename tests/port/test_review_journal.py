@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.port.review_factory import new_review
 
 from hipwizard.errors import UserError
 from hipwizard.port.review import journal as review_journal
-from hipwizard.port.review.state import ReviewState
 from hipwizard.port.review.split import split_hunk
+from hipwizard.port.review.state import ReviewState
+from tests.port.review_factory import new_review
 
 
 def test_a_decision_appends_one_line_and_leaves_the_state_file_alone(tmp_path):

@@ -10,11 +10,11 @@ import sys
 import time
 
 import pytest
-from tests.port.review_factory import new_review
 
 from hipwizard.errors import UserError
 from hipwizard.port.review.lock import ReviewBusy, lock_path
 from hipwizard.port.review.state import ReviewState
+from tests.port.review_factory import new_review
 
 # A second session: holds the review (as the Port screen does) and decides what it is told on stdin.
 HOLDER = """

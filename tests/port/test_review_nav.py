@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tests.port.review_factory import risky_project
-
 from hipwizard.port.review.nav import ReviewNav
+from tests.port.review_factory import risky_project
 
 HEADER = "include/common.cuh"
 

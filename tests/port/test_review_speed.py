@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, fields
 
-from hipwizard.port.risk import flow as risk_flow
-from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag, UntouchedRisk
+from hipwizard.port.risk import flow as risk_flow
 from hipwizard.port.risk.flags import code_lines
+from hipwizard.port.translation.hunks import split_hunks
 
 WARP_FILE = """#define WARP 32
 __global__ void {name}(float *x) {{

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.port.review_factory import KERNEL, hipify_like, new_review, translation
 
 from hipwizard.errors import UserError
 from hipwizard.port.model import Hunk
-from hipwizard.port.review.state import REVIEW_VERSION, ReviewState, state_path_for
 from hipwizard.port.review.split import can_split, split_hunk
+from hipwizard.port.review.state import REVIEW_VERSION, ReviewState, state_path_for
+from tests.port.review_factory import KERNEL, hipify_like, new_review, translation
 
 
 def test_state_file_sits_beside_output_and_is_versioned_json(tmp_path):

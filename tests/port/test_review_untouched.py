@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
-from tests.port.review_factory import risky_project, translation
-
-from hipwizard.port.services import refresh
 from hipwizard.port.model import RiskFlag, UntouchedRisk
 from hipwizard.port.review.state import REVIEW_VERSION, ReviewState
+from hipwizard.port.services import refresh
+from tests.port.review_factory import risky_project, translation
 
 
 def test_a_file_with_only_untouched_risks_is_stored_and_round_trips(tmp_path):

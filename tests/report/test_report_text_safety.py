@@ -10,8 +10,6 @@ import re
 import shutil
 from pathlib import Path
 
-import numpy as np
-
 from hipwizard.cli import main
 from hipwizard.train.state import remember_run
 from hipwizard.workspace import Workspace

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from hipwizard.train.planning.advisor import advise, candidate_configs
 from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.planning.advisor import advise, candidate_configs
 from hipwizard.train.planning.model_shape import load_shape
 from hipwizard.train.planning.throughput import estimate_throughput
 from tests.train.plan_fixtures import FIXTURES, recipe_values

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hipwizard.train.planning.advisor import advise
 from hipwizard.train.calibration.corrections import Calibration, Measurement, key_mismatch
 from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.planning.advisor import advise
 from hipwizard.train.planning.knobs import KnobAvailability, exclusion
 
 from .test_advisor import SHAPE, recipe_values

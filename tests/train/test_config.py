@@ -3,9 +3,9 @@
 import pytest
 from pydantic import ValidationError
 
+from hipwizard.train.config.llamafactory_info import NameList, installed_templates
 from hipwizard.train.config.train_config import FIELD_GROUPS, TrainConfig, field_group, field_help, parse_field
 from hipwizard.train.planning.device import DeviceTarget, arch_has_bf16, resolve_device
-from hipwizard.train.config.llamafactory_info import NameList, installed_templates
 from hipwizard.train.planning.model_shape import load_shape
 from hipwizard.train.planning.rules import RuleContext, check_config
 from tests.train.plan_fixtures import recipe_dir, recipe_values

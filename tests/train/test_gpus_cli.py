@@ -43,6 +43,7 @@ def test_plan_takes_a_count_or_device_ids(tmp_path, capsys):
 
 def _launched_env(tmp_path, capsys, monkeypatch, *gpus: str) -> dict[str, str]:
     from hipwizard.train.run import launcher
+
     from .helpers import run_dir_with, script
 
     fake = script(tmp_path, "exit 0\n")

@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from hipwizard.cli import main
-from hipwizard.train.run.rundir import save_run_dir
 from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.run.rundir import save_run_dir
 from tests.train.plan_fixtures import recipe_dir, recipe_values
 
 
@@ -96,7 +96,7 @@ def test_plan_unknown_architecture_and_model_without_config(tmp_path, capsys):
         # unknown_arch: the config is fine, only the estimate cannot be made; a folder that is not a model
         # (or not there) fails the check: LLaMA-Factory could not load it
         assert code == expected
-        assert f"✖ cannot estimate memory" in out and words in out
+        assert "✖ cannot estimate memory" in out and words in out
         assert "⚠ no advice" in out
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import signal
 import subprocess
 import sys
+
+import pytest
 
 from hipwizard.train.run.launcher import LaunchOptions, launch
 from hipwizard.train.run.manifest import RunEnd, load_manifest, read_exit
@@ -105,8 +105,7 @@ def test_cli_runs_json_and_stop(tmp_path):
 
 
 def test_step_status_line(tmp_path):
-    from hipwizard.train.state import remember_run
-    from hipwizard.train.state import summarize
+    from hipwizard.train.state import remember_run, summarize
     from hipwizard.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws")

@@ -13,8 +13,8 @@ from hipwizard.doctor.state import save_report
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress
 from hipwizard.train import services, state
-from hipwizard.train.run.launcher import LaunchOptions
 from hipwizard.train.planning.presets import preset_config
+from hipwizard.train.run.launcher import LaunchOptions
 from hipwizard.train.run.runs import run_info
 from hipwizard.workspace import Workspace
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
+
+import pytest
 
 from hipwizard.train import state
 from hipwizard.workspace import Workspace

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from hipwizard.doctor.probe.replay import ReplayRunner
 from hipwizard.port.state import record_link

@@ -3,10 +3,9 @@ inline, ctrl+s checks the paste through the same service as `hipwizard doctor --
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static, TextArea
 
 from hipwizard.doctor.probe.replay import ReplayRunner, read_recording

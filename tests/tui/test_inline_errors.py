@@ -3,21 +3,20 @@ never a crash screen, and nothing written where it should not be (a sample of ``
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, Static
 
 from hipwizard.port import services
 from hipwizard.port.state import record_link
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.home import HomeScreen, StepCard
+from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.workspace import Workspace
 from tests.adversarial.rows_port import KERNEL
 from tests.adversarial.table import BINARY
-from hipwizard.tui.train.plan import TrainPlanPane
 from tests.tui.waiting import until
 
 SIZE = (120, 40)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hipwizard.errors import UserError
 import hipwizard.parity as parity
+from hipwizard.errors import UserError
 from hipwizard.parity import BackendRow, CompareOutcome, services
 from hipwizard.parity.compare.result import Comparison
 from hipwizard.parity.state import (

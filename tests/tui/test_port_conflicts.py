@@ -4,14 +4,14 @@ The conflict is made through the real CLI/services and the real ``git merge-file
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from pathlib import Path
 
+import pytest
+
 from hipwizard.cli import main
-from hipwizard.port.review.state import ReviewState, state_path_for
 from hipwizard.port.output.worktree import record_dir
+from hipwizard.port.review.state import ReviewState, state_path_for
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.port.dialogs import ChooseRegion, ResolveConflict
 from hipwizard.tui.port.screen import PortScreen

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 import shutil
 import subprocess
 import sys
+
+import pytest
 
 from hipwizard.port.state import record_link
 from hipwizard.tui.app import HipwizardApp

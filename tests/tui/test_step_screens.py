@@ -4,7 +4,6 @@ that are derived from bindings rather than copied."""
 from __future__ import annotations
 
 import pytest
-from textual.binding import Binding
 
 from hipwizard.port.state import record_link
 from hipwizard.steps import STEPS

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
+import pytest
 import yaml
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Select, Static, Switch
@@ -300,12 +299,9 @@ async def test_calibrate_key_runs_the_demo_on_cpu_with_a_progress_bar_then_label
     steps, the calibration is saved, and after the re-plan the advisor says measured here / calibrated here."""
     import sys
 
-    from textual.widgets import Button, ProgressBar
+    from textual.widgets import Button, Input, ProgressBar
 
     from hipwizard.train import state
-
-    from textual.widgets import Input
-
     from hipwizard.tui.train.dialogs import CalibrateDialog
 
     torch_before = "torch" in sys.modules

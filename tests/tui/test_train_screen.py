@@ -17,12 +17,12 @@ from hipwizard.train.run.snapshot import HostSample
 from hipwizard.tui.app import HipwizardApp
 from hipwizard.tui.messages import RunUpdated
 from hipwizard.tui.train.dialogs import ConfirmAction
+from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.tui.train.run_view import RunView
 from hipwizard.tui.train.screen import TrainScreen
 from hipwizard.workspace import Workspace
 from tests.train.plan_fixtures import recipe_dir
 from tests.tui.waiting import eventually, until
-from hipwizard.tui.train.plan import TrainPlanPane
 
 HERE = Path(__file__).parent
 LF = HERE.parent / "fixtures" / "llamafactory"

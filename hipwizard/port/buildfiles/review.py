@@ -7,8 +7,8 @@ from __future__ import annotations
 from hipwizard.port.buildfiles.dispatch import build_kind, translate_build_file
 from hipwizard.port.buildfiles.libraries import LibraryTable
 from hipwizard.port.buildfiles.model import BuildTarget, BuildTranslation
-from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation, RiskFlag
+from hipwizard.port.translation.hunks import split_hunks
 
 BACKEND = "buildfiles"
 

@@ -11,7 +11,16 @@ from hipwizard.port.buildfiles.dispatch import build_kind
 from hipwizard.port.buildfiles.model import BuildTarget
 from hipwizard.port.buildfiles.review import build_file_translation
 from hipwizard.port.model import FileTranslation
-from hipwizard.port.translation.scan import MAX_BYTES, SKIP_DIR_PREFIXES, SKIP_DIRS, Skip, SkippedFile, decode_source, read_bounded, shown_path
+from hipwizard.port.translation.scan import (
+    MAX_BYTES,
+    SKIP_DIR_PREFIXES,
+    SKIP_DIRS,
+    Skip,
+    SkippedFile,
+    decode_source,
+    read_bounded,
+    shown_path,
+)
 
 
 def build_files(root: Path, exclude: list[Path] | None = None) -> list[Path]:

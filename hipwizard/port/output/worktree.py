@@ -44,7 +44,6 @@ from typing import Literal
 
 from hipwizard.atomic import atomic_write_bytes, atomic_write_json, fsync_dir
 from hipwizard.errors import UserError
-from hipwizard.port.review.file_format import check_rel, fingerprint
 from hipwizard.port.output.worktree_hunks import (
     CONFLICT_CHOICES,
     OutputHunk,
@@ -52,6 +51,7 @@ from hipwizard.port.output.worktree_hunks import (
     conflict_hunks,
     edit_hunks,
 )
+from hipwizard.port.review.file_format import check_rel, fingerprint
 from hipwizard.runner import SubprocessRunner
 
 KIND = "hipwizard-written"

@@ -5,9 +5,9 @@ over the raw text's string tokens)."""
 
 from __future__ import annotations
 
-from hipwizard.port.translation.lexer import TOKEN, line_of, line_starts
 from hipwizard.port.risk.base import RiskRule, _rx
 from hipwizard.port.risk.flags import Finding, find_risks
+from hipwizard.port.translation.lexer import TOKEN, line_of, line_starts
 
 _AMDSMI = "https://rocm.docs.amd.com/projects/amdsmi/en/latest/reference/amdsmi-cpp-lib.html"
 

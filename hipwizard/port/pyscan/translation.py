@@ -4,13 +4,13 @@ accepted and written like translated CUDA sources."""
 
 from __future__ import annotations
 
-from hipwizard.port.translation.hunks import split_hunks
 from hipwizard.port.model import FileTranslation
 from hipwizard.port.pyscan.fallback import scan_lines
 from hipwizard.port.pyscan.model import PyFinding, Replacement
 from hipwizard.port.pyscan.source import PySource
 from hipwizard.port.pyscan.visitor import scan_source
 from hipwizard.port.risk.flags import attach_findings
+from hipwizard.port.translation.hunks import split_hunks
 
 BACKEND = "pyscan"
 

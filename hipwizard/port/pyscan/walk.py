@@ -10,7 +10,16 @@ from pathlib import Path
 from hipwizard.port.model import FileTranslation
 from hipwizard.port.pyscan.translation import python_translation, scan_python
 from hipwizard.port.risk.flags import attach_findings
-from hipwizard.port.translation.scan import MAX_BYTES, SKIP_DIR_PREFIXES, SKIP_DIRS, SkippedFile, Skip, decode_source, read_bounded, shown_path
+from hipwizard.port.translation.scan import (
+    MAX_BYTES,
+    SKIP_DIR_PREFIXES,
+    SKIP_DIRS,
+    Skip,
+    SkippedFile,
+    decode_source,
+    read_bounded,
+    shown_path,
+)
 
 SUFFIXES = (".py", ".pyw")
 

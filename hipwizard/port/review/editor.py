@@ -16,7 +16,6 @@ from pathlib import Path
 from hipwizard.errors import UserError
 from hipwizard.port.translation.hunks import split_lines
 
-
 # Tried in order when neither $VISUAL nor $EDITOR is set (Debian's choice first, then what most systems have).
 FALLBACK_EDITORS = ("sensible-editor", "editor", "nano", "vi")
 

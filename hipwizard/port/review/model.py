@@ -29,8 +29,8 @@ from hipwizard.port.review.file_format import Decision, fingerprint
 from hipwizard.port.review.memo import ReviewMemo
 from hipwizard.port.review.queries import API_KINDS, ReviewQueries
 from hipwizard.port.review.reconcile import ReconcileReport, carry_over, changed_files
-from hipwizard.port.translation.scan import encode_source
 from hipwizard.port.review.split import split_hunk
+from hipwizard.port.translation.scan import encode_source
 
 HISTORY_LIMIT = 500
 

@@ -31,8 +31,8 @@ from hipwizard.port.review.file_format import (
 )
 from hipwizard.port.review.model import HISTORY_LIMIT, ReviewModel, WriteRecord
 from hipwizard.port.review.reconcile import ReconcileReport
-from hipwizard.port.review.store import ReviewStore
 from hipwizard.port.review.split import split_hunk
+from hipwizard.port.review.store import ReviewStore
 
 __all__ = ["DECIDED", "HISTORY_LIMIT", "REVIEW_VERSION", "Decision", "DecisionState", "ReconcileReport",
            "ReviewState", "fingerprint", "state_path_for"]

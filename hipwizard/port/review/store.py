@@ -22,13 +22,13 @@ from pathlib import Path
 
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
+from hipwizard.port.model import Diagnostic, Hunk, UntouchedRisk
+from hipwizard.port.output.worktree import remove_temps
 from hipwizard.port.review import file_format as review_format
 from hipwizard.port.review import journal as review_journal
-from hipwizard.port.review.lock import ReviewBusy, ReviewLock
-from hipwizard.port.model import Diagnostic, Hunk, UntouchedRisk
 from hipwizard.port.review.file_format import Decision
+from hipwizard.port.review.lock import ReviewBusy, ReviewLock
 from hipwizard.port.review.model import WriteRecord
-from hipwizard.port.output.worktree import remove_temps
 
 
 class ReviewStore:

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.model import Severity
+from hipwizard.port.risk.line_search import matching_lines
 
 Detector = Callable[[list[str]], list[int]]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.risk.base import RiskRule, _rx
+from hipwizard.port.risk.line_search import matching_lines
 
 _WARP_NAME = r"\w*(?:warp|WARP|Warp|lane|LANE|wave|WAVE|Wave)\w*"
 _SHFL_16 = re.compile(r"\bfor\s*\([^;]*=\s*(?:16|32\s*/\s*2|\(\s*32\s*/\s*2\s*\))[uU]?\s*;[^;]*;[^)]*(?:>>=|/=|>>|/)")

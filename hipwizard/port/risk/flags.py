@@ -12,12 +12,12 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from hipwizard.port.translation.hunks import split_lines
-from hipwizard.port.translation.lexer import mask_non_code
-from hipwizard.port.risk.line_search import CodeLines
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
 from hipwizard.port.risk.base import RiskRule
+from hipwizard.port.risk.line_search import CodeLines
 from hipwizard.port.risk.rules import RULES
+from hipwizard.port.translation.hunks import split_lines
+from hipwizard.port.translation.lexer import mask_non_code
 
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b")
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 
-from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.risk.base import RiskRule
 from hipwizard.port.risk.device import DEVICE_RULES
+from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.risk.rules_host import _FUNC, call_lines, warp32_const_uses, warp32_consts
 
 # findings that size something by 32 lanes (not the mask/_sync spelling, which a port fixes in place)

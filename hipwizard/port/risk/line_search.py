@@ -17,7 +17,8 @@ import re
 from functools import lru_cache
 
 try:
-    from re import _constants as _c, _parser as _p  # Python >= 3.11
+    from re import _constants as _c  # Python >= 3.11
+    from re import _parser as _p
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _p  # type: ignore[no-redef]

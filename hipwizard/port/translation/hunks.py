@@ -15,9 +15,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
+from hipwizard.port.model import SEVERITY_ORDER, Hunk
 from hipwizard.port.translation.edits import Span
 from hipwizard.port.translation.linediff import line_opcodes
-from hipwizard.port.model import SEVERITY_ORDER, Hunk
 
 
 def split_lines(text: str) -> list[str]:

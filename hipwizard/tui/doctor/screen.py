@@ -9,7 +9,6 @@ names, else the real tools).
 
 from __future__ import annotations
 
-from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -17,6 +16,7 @@ from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from hipwizard.doctor import Diagnosis, DoctorReport, Source, demo_note, diagnose, diagnose_paste, export_report
+from hipwizard.textsafe import markup as escape  # text from outside: inert, markup shown as text
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.step_screen import StepScreen, when_idle
 

@@ -7,14 +7,13 @@ re-read holds the screen (``when_idle``); moving around does not.
 
 from __future__ import annotations
 
+from textual.app import SuspendNotSupported
 from textual.widgets import Input, OptionList, Select
 
 from hipwizard.errors import UserError
 from hipwizard.port import edit_lines, editor_command
-from textual.app import SuspendNotSupported
 from hipwizard.tui.port.host import MixinBase
 from hipwizard.tui.step_screen import when_idle
-
 
 # Above this many changed hunks a decision redraws the whole file list instead of its rows one by one.
 WHOLE_LIST_REDRAW = 50

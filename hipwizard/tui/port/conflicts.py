@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from textual.widgets import OptionList
 
-from hipwizard.errors import UserError
 from hipwizard import port
+from hipwizard.errors import UserError
 from hipwizard.tui.port.dialogs import ChooseRegion, ResolveConflict
 from hipwizard.tui.port.host import MixinBase
 from hipwizard.tui.step_screen import when_idle

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from hipwizard.port.translation.edits import Span
 from hipwizard.port.model import Diagnostic
+from hipwizard.port.translation.edits import Span
 from hipwizard.port.translation.scan import SourceFile
 from hipwizard.progress import Progress, ProgressFn
 
