@@ -199,7 +199,7 @@ def _write(ws, review, args) -> int:
             print(f"conflict: {f.path}: {f.detail}")
         print(f"wrote {report.written} of {len(report.files)} files to {report.out}"
               + (f", copied {report.copied} others" if report.copied else "")
-              + (f"; {report.compile_errors} compile error(s)" if report.compile_errors else "")
+              + (f"; {report.compile_errors} file(s) with compile errors" if report.compile_errors else "")
               + (f" (checked for {report.arch})" if report.arch else ""))
         if pending:
             print(f"  ○ {_pending_line(pending, len(review.hunks))}: left as the original CUDA")

@@ -316,7 +316,9 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
         else:
             self.show_hunk()
         manual, conflicts = self.review.untouched_counts()["total"], len(report.conflicts)
-        self.notify(f"Wrote {report.written} of {len(report.files)} files; {report.compile_errors} compile error(s)"
+        said = (f"{report.compile_errors} file(s) with compile errors" if report.checked
+                else f"not compile-checked ({report.check_note or 'no check asked'})")
+        self.notify(f"Wrote {report.written} of {len(report.files)} files; {said}"
                     + (f"; ✖ {conflicts} file(s) in conflict with your edits, kept (see the results)" if conflicts else "")
                     + (f"; ⚑ {manual} risks on unchanged lines need a manual edit." if manual else "."),
                     severity="error" if report.compile_errors or conflicts else "information")
