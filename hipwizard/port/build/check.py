@@ -85,7 +85,8 @@ def check_tree(root: str | Path, files: list[str], *, arch: str | None = None, r
     checks = check_files(root, files, arch=arch, runner=runner, jobs=jobs, progress=progress, flags=flags,
                          flags_from=origin, skip=skip)
     _mark_ahead(root, checks, review, read)
-    how = commands.how if commands and commands.by_file else ""
+    how = commands.how if commands and commands.by_file else \
+        ("the -I/-D/-std flags the build files write" if origin else "")
     return TreeCheck(checks, how, commands.notes if commands else [])
 
 
