@@ -156,6 +156,7 @@ def _hipify(args) -> int:
         summary["compile_errors"] = applied.compile_errors if applied.checked else None  # files, not errors
         summary["check_how"] = applied.check_how
         summary["stopped"] = applied.stopped
+        summary["ahead"] = applied.ahead
         summary["check"] = {f.path: f.check for f in applied.files}
         summary["check_note"] = applied.check_note
         summary["arch"] = applied.arch
@@ -185,8 +186,10 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
     else:
         print("  mode: fork (a HIP copy of the tree)")
     print(f"  flagged hunks (by highest flag): ✖ {sev['high']} high  ⚠ {sev['med']} med  ● {sev['low']} low")
-    print(f"  manual edits (risks on unchanged lines): {sum(unt.values())}: "
-          f"✖ {unt['high']} high  ⚠ {unt['med']} med  ● {unt['low']} low")
+    hand = s["hand_edit_lines"]
+    print(f"  lines needing a hand edit: {hand['total']} ({hand['risks']} with risks on unchanged lines, "
+          f"{hand['api']} with an API HIP lacks or the target is too old for)")
+    print(f"  risks on unchanged lines: {sum(unt.values())}: ✖ {unt['high']} high  ⚠ {unt['med']} med  ● {unt['low']} low")
     if s["flags_by_rule"]:
         print("  rules: " + ", ".join(f"{k} {v}" for k, v in s["flags_by_rule"].items()))
     if s["unsupported"]:
@@ -235,7 +238,10 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
             if status and status not in ("ok", "skipped"):
                 print(f"    {path}: {status}")
         for path, note in s.get("stopped", {}).items():
-            print(f"    ⚠ {path}: {note}")
+            ahead = s.get("ahead", {}).get(path, [])
+            print(f"    ⚠ {path}: {note}" + (f"; {len(ahead)} flagged line(s) still ahead, unchecked: "
+                                              + ", ".join(ahead[:4]) + (" ..." if len(ahead) > 4 else "")
+                                              if ahead else ""))
         for path in s["merged"]:
             print(f"    ✎ {path}: your edits merged with the new result")
         for path, why in s["conflicts"].items():

@@ -142,12 +142,15 @@ def _summary(review, as_json: bool) -> int:
 
 
 def _manual_line(review) -> str:
-    """"  3 risks on unchanged lines need a manual edit (2 high, 1 med, 0 low) in 1 file"."""
+    """"  ⚑ 5 lines need a hand edit: 3 with risks on unchanged lines (2 high, 1 med, 0 low) in 1 file, 2 with an
+    API HIP lacks or the target is too old for" (each line once)."""
     u = review.untouched_counts()
-    if not u["total"]:
-        return "  ✔ no risks on unchanged lines"
-    return (f"  ⚑ {u['total']} risks on unchanged lines need a manual edit ({u['high']} high, {u['med']} med, "
-            f"{u['low']} low) in {len(review.untouched)} file(s)")
+    hand = review.hand_edit_lines()
+    if not hand["total"]:
+        return "  ✔ no line needs a hand edit (no risks on unchanged lines, no unsupported API)"
+    return (f"  ⚑ {hand['total']} line(s) need a hand edit: {hand['risks']} with risks on unchanged lines "
+            f"({u['total']} risks: {u['high']} high, {u['med']} med, {u['low']} low) in {len(review.untouched)} "
+            f"file(s), {hand['api']} with an API HIP lacks or the target is too old for")
 
 
 def pending_refs(review) -> list[str]:

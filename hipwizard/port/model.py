@@ -180,3 +180,15 @@ class UntouchedRisk:
             code = lines[n - 1].rstrip("\r") if 0 < n <= len(lines) else ""
             out.append(cls(f, code, n + shift if n else None))
         return tuple(out)
+
+
+HAND_EDIT_KINDS = ("unsupported", "too_new", "removed")  # API diagnostics whose line does not build as it is
+
+
+def hand_edit_lines(untouched: dict[str, tuple[UntouchedRisk, ...]],
+                    diagnostics: dict[str, list[Diagnostic] | tuple[Diagnostic, ...]]) -> dict[str, int]:
+    """Lines that need a hand edit, each counted once in the original's numbering: those with risks on unchanged
+    lines (``risks``), those with an unsupported / too new / removed API (``api``), and the union (``total``)."""
+    risk = {(p, r.old_line) for p, risks in untouched.items() for r in risks if r.old_line}
+    api = {(p, d.line) for p, diags in diagnostics.items() for d in diags if d.kind in HAND_EDIT_KINDS and d.line}
+    return {"total": len(risk | api), "risks": len(risk), "api": len(api)}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import signal
@@ -12,9 +10,10 @@ import sys
 import time
 
 import pexpect
-from tests.port.review_factory import KERNEL, new_review, risky_project
+import pytest
 
 from hipwizard.port.review.state import ReviewState
+from tests.port.review_factory import KERNEL, new_review, risky_project
 
 
 def _hipwizard(*args, cwd=None):
@@ -85,7 +84,8 @@ def test_decisions_survive_sigkill_of_a_real_review_process(tmp_path):
 def test_summary_and_write_count_risks_on_unchanged_lines(tmp_path):
     review = risky_project(tmp_path)
     text = _hipwizard("review", str(review.out), "--summary").stdout
-    assert "⚑ 2 risks on unchanged lines need a manual edit (2 high, 0 med, 0 low) in 1 file(s)" in text
+    assert ("⚑ 2 line(s) need a hand edit: 2 with risks on unchanged lines (2 risks: 2 high, 0 med, 0 low) in 1 "
+            "file(s), 0 with an API HIP lacks") in text
     data = json.loads(_hipwizard("review", str(review.out), "--summary", "--json").stdout)
     assert data["untouched"]["total"] == 2
     proc = _hipwizard("review", str(review.out), "--write", "--no-check", "--include-pending")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 
-from hipwizard.port.translation.hunks import flagged_counts
-from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk
+from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk, hand_edit_lines
 from hipwizard.port.review.file_format import Decision
+from hipwizard.port.translation.hunks import flagged_counts
 
 API_KINDS = ("unsupported", "too_new", "removed")  # diagnostics kept with the review: APIs that need a look
 
@@ -109,6 +109,10 @@ class ReviewQueries:
                 c[r.flag.severity] += 1
         return {**c, "total": sum(c.values())}
 
+    def hand_edit_lines(self) -> dict[str, int]:
+        """``model.hand_edit_lines`` of this review: {"total", "risks", "api"} lines that need a hand edit."""
+        return hand_edit_lines(self.untouched, self.diagnostics)
+
     def api_counts(self, kind: str) -> dict[str, int]:
         """{CUDA name: occurrences} of the API diagnostics of ``kind`` ("too_new", "unsupported", "removed")."""
         counts: dict[str, int] = {}
@@ -134,5 +138,6 @@ class ReviewQueries:
                 "revision": self.revision,
                 "last_write": self.last_write.to_dict() if self.last_write is not None else None, "hip_version": self.hip_version,
                 "too_new": self.api_counts("too_new"), "unsupported": self.api_counts("unsupported"),
+                "hand_edit_lines": self.hand_edit_lines(),
                 "src": str(self.src), "out": str(self.out)}
 

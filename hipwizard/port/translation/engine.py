@@ -26,7 +26,7 @@ from hipwizard.port.translation.compat import Target, target_version
 from hipwizard.port.translation.edits import carry_mask
 from hipwizard.port.translation.hunks import flagged_counts, hunks_from_edits, split_hunks
 from hipwizard.port.translation.own_names import drop_own_unsupported, project_names
-from hipwizard.port.model import SEVERITY_ORDER, FileTranslation
+from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, UntouchedRisk, hand_edit_lines
 from hipwizard.port.risk.tree import flag_tree
 from hipwizard.port.pyscan import find_native, python_review_files
 from hipwizard.port.risk.flags import attach_findings, flag_translation, summarize_flags
@@ -78,6 +78,9 @@ class PortReport:
             "untouched_flags_by_severity": {s: flags["untouched"].get(s, 0) for s in SEVERITY_ORDER},
             "flags_by_rule": dict(sorted(flags["rules"].items())),
             "unsupported": dict(sorted(unsupported.items())),
+            # every line a person must edit: risks on unchanged lines and API lines that do not build as they are
+            "hand_edit_lines": hand_edit_lines({f.path: UntouchedRisk.of(f) for f in self.files},
+                                               {f.path: f.diagnostics for f in self.files}),
             "too_new": dict(sorted(too_new.items())),
             "opt_in": dict(sorted(opt_in.items())),
             "target": target.to_dict(),
