@@ -156,6 +156,8 @@ def _hipify(args) -> int:
         summary["compile_errors"] = applied.compile_errors if applied.checked else None  # files, not errors
         summary["check_how"] = applied.check_how
         summary["stopped"] = applied.stopped
+        summary["ahead"] = applied.ahead
+        summary["ahead"] = applied.ahead
         summary["check"] = {f.path: f.check for f in applied.files}
         summary["check_note"] = applied.check_note
         summary["arch"] = applied.arch
@@ -237,7 +239,10 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
             if status and status not in ("ok", "skipped"):
                 print(f"    {path}: {status}")
         for path, note in s.get("stopped", {}).items():
-            print(f"    ⚠ {path}: {note}")
+            ahead = s.get("ahead", {}).get(path, [])
+            print(f"    ⚠ {path}: {note}" + (f"; {len(ahead)} flagged line(s) still ahead, unchecked: "
+                                              + ", ".join(ahead[:4]) + (" ..." if len(ahead) > 4 else "")
+                                              if ahead else ""))
         for path in s["merged"]:
             print(f"    ✎ {path}: your edits merged with the new result")
         for path, why in s["conflicts"].items():

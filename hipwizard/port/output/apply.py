@@ -67,7 +67,8 @@ class ApplyReport:
     arch: str = ""  # the --offload-arch the compile check used ("" when nothing was compiled)
     checked: bool = False  # a compile check ran (False: none asked, or nothing to compile)
     check_how: str = ""  # where the units' flags came from (the project's build), "" = default flags
-    stopped: dict[str, str] = field(default_factory=dict)  # unit -> missing-library note, lines ahead included
+    stopped: dict[str, str] = field(default_factory=dict)  # unit -> why a missing library header stopped it
+    ahead: dict[str, list[str]] = field(default_factory=dict)  # such a unit -> the flagged lines never compiled
 
     @property
     def error_count(self) -> int:
@@ -260,8 +261,8 @@ def _compile_check(report: ApplyReport, *, arch, runner, jobs, progress, review=
     checks = tree_check.files
     report.checked = any(c.status in ("ok", "failed", "missing-header") for c in checks)
     report.check_how = tree_check.how
-    report.stopped = {c.path: c.note + "".join(f"\n  still ahead: {a}" for a in c.ahead)
-                      for c in checks if c.status == "missing-header"}
+    report.stopped = {c.path: c.note for c in checks if c.status == "missing-header"}
+    report.ahead = {c.path: [str(a) for a in c.ahead] for c in checks if c.ahead}
     report.arch = next((c.arch for c in checks if c.arch), "")
     if report.arch and report.arch != (arch or DEFAULT_ARCH):  # hipcc lacked the arch asked for: said once
         report.check_note = next((c.note for c in checks if c.status in ("ok", "failed") and c.note), "")

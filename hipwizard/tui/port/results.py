@@ -26,8 +26,14 @@ def result_options(report, review=None) -> list[Option]:
             where = "→ open its hunk (Enter)" if e.hunk_id else "(outside the reviewed hunks)"
             text = Text(f"    ✖ L{e.line}: {e.message}  {where}")
             rows.append(Option(text, id=f"err{n}.{k}|{e.hunk_id}" if e.hunk_id else None))
+        ahead = getattr(report, "ahead", {}).get(f.path, [])
+        if ahead:  # a missing library header stopped the unit: what the compiler never reached
+            rows.append(Option(Text(f"    ⚠ {len(ahead)} flagged line(s) after the stop, not compiled: "
+                                    + ", ".join(ahead[:6]) + (" ..." if len(ahead) > 6 else "")), disabled=True))
     if report.arch or report.check_note:
         said = f"compile-checked for {report.arch}" if report.arch else ""
+        if said and getattr(report, "check_how", ""):
+            said += f" (flags from {report.check_how})"
         said = f"{said}: {report.check_note}" if said and report.check_note else (said or report.check_note)
         rows.append(Option(Text(f"ℹ {said}"), disabled=True))
     untouched = {f: risks for f, risks in review.untouched.items() if risks} if review is not None else {}
