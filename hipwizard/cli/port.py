@@ -157,7 +157,6 @@ def _hipify(args) -> int:
         summary["check_how"] = applied.check_how
         summary["stopped"] = applied.stopped
         summary["ahead"] = applied.ahead
-        summary["ahead"] = applied.ahead
         summary["check"] = {f.path: f.check for f in applied.files}
         summary["check_note"] = applied.check_note
         summary["arch"] = applied.arch
