@@ -200,7 +200,7 @@ def differing_benchmarks(a: Path, b: Path | None) -> set[str]:
     def code(p: Path) -> str:  # a header's runtime include is left out (its translation unit has one, mostly)
         text = p.read_text(encoding="utf-8", errors="surrogateescape")
         keep = [m if "#" not in m or "include" not in m else o
-                for m, o in zip(mask_non_code(text).split("\n"), text.split("\n"))]
+                for m, o in zip(mask_non_code(text).split("\n"), text.split("\n"), strict=True)]
         tu = p.suffix in TU_SUFFIXES
         return " ".join(" ".join(x for x in keep if tu or "hip/hip_runtime" not in x).split())
 
@@ -229,7 +229,7 @@ def compile_rates(hipcc: str, arch: str, jobs: int, trees: dict[str, Path], src:
         tasks.append(("human", key, hdir / p.rel, [hdir, src / f"{p.bench}-cuda"]))
     out: dict[str, dict[str, bool]] = {}
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        for (backend, key, _, _), (ok, err) in zip(tasks, pool.map(lambda t: compile_one(hipcc, arch, t[2], t[3]), tasks)):
+        for (backend, key, _, _), (ok, err) in zip(tasks, pool.map(lambda t: compile_one(hipcc, arch, t[2], t[3]), tasks), strict=True):
             out.setdefault(backend, {})[key] = ok
             if not ok:
                 out.setdefault(f"{backend}:error", {})[key] = err

@@ -111,7 +111,7 @@ async def measure_review(path: Path, presses: int) -> dict:
         open_s = time.perf_counter() - t0
         lat: dict[str, list[float]] = {"j": [], "y": [], "n": []}
         pilot_lat: dict[str, list[float]] = {"j": [], "y": [], "n": []}
-        for i in range(presses):
+        for _ in range(presses):
             for key in ("y", "n", "j"):
                 await _press(pilot, key, lat, pilot_lat)
         decided = screen.review.counts()

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from hipwizard import parity
+from hipwizard.cli.parity_kernels import add_kernels
 from hipwizard.cli.parity_postmortem import add_postmortem
 from hipwizard.cli.workspace_option import add_workspace_option
 from hipwizard.doctor import environment_stamp
@@ -69,6 +70,7 @@ def add_commands(sub) -> None:
     cur.add_argument("--json", action="store_true")
     cur.set_defaults(func=cmd_curves)
     add_postmortem(actions, _workspace_args)
+    add_kernels(actions, _workspace_args)
 
 
 def _subject_args(p) -> None:
@@ -230,7 +232,7 @@ def cmd_curves(args) -> int:
         print(f"A: {gap.a.name} ({len(gap.a.steps)} steps)   B: {gap.b.name} ({len(gap.b.steps)} steps)   "
               f"smoothing {gap.smoothing:g}")
         print(f"{'step':>6} {'A':>10} {'B':>10} {'gap':>10}")
-        for s, x, y in zip(gap.common_steps, gap.smooth_a, gap.smooth_b):
+        for s, x, y in zip(gap.common_steps, gap.smooth_a, gap.smooth_b, strict=True):
             flag = "  ◀ exceeds" if s == gap.exceeds_at else ""
             print(f"{s:>6} {x:>10.4f} {y:>10.4f} {abs(x - y):>10.4f}{flag}")
         print(gap.headline())

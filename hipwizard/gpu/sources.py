@@ -45,11 +45,11 @@ def read_amdsmi_lib() -> list[GpuSample]:
         raise SourceUnavailable(f"amdsmi_init failed: {exc}") from None
     out = []
     for i, h in enumerate(handles):
-        vram = _try(lambda: amdsmi.amdsmi_get_gpu_vram_usage(h)) or {}
-        act = _try(lambda: amdsmi.amdsmi_get_gpu_activity(h)) or {}
-        asic = _try(lambda: amdsmi.amdsmi_get_gpu_asic_info(h)) or {}
+        vram = _try(lambda h=h: amdsmi.amdsmi_get_gpu_vram_usage(h)) or {}
+        act = _try(lambda h=h: amdsmi.amdsmi_get_gpu_activity(h)) or {}
+        asic = _try(lambda h=h: amdsmi.amdsmi_get_gpu_asic_info(h)) or {}
         procs = []
-        for p in _try(lambda: amdsmi.amdsmi_get_gpu_process_list(h)) or []:
+        for p in _try(lambda h=h: amdsmi.amdsmi_get_gpu_process_list(h)) or []:
             if not isinstance(p, dict) or "pid" not in p:
                 continue
             mem = p.get("memory_usage") or {}
@@ -148,10 +148,10 @@ def read_nvml() -> list[GpuSample]:
     for i in range(pynvml.nvmlDeviceGetCount()):
         h = pynvml.nvmlDeviceGetHandleByIndex(i)
         mem = pynvml.nvmlDeviceGetMemoryInfo(h)
-        util = _try(lambda: pynvml.nvmlDeviceGetUtilizationRates(h).gpu)
+        util = _try(lambda h=h: pynvml.nvmlDeviceGetUtilizationRates(h).gpu)
         procs = tuple(
             GpuProcess(p.pid, "", p.usedGpuMemory if isinstance(p.usedGpuMemory, int) else None)
-            for p in (_try(lambda: pynvml.nvmlDeviceGetComputeRunningProcesses(h)) or [])
+            for p in (_try(lambda h=h: pynvml.nvmlDeviceGetComputeRunningProcesses(h)) or [])
         )
         name = pynvml.nvmlDeviceGetName(h)
         out.append(GpuSample(i, name.decode() if isinstance(name, bytes) else str(name),

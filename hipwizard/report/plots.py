@@ -39,7 +39,7 @@ def _svg(plt, fig) -> str:
 
 
 def _clean(xs: list, ys: list) -> tuple[list, list]:
-    pairs = [(x, y) for x, y in zip(xs, ys) if isinstance(y, (int, float)) and math.isfinite(y)]
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=False) if isinstance(y, (int, float)) and math.isfinite(y)]
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 

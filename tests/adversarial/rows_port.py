@@ -56,7 +56,8 @@ def rename_file(new: str):
         new_name = new.replace("{tmp}", str(tmp))
         for h in data["hunks"]:
             h["file"] = new_name
-        data["files"] = {new_name: v for v in data["files"].values()}
+        *_, last = data["files"].values()
+        data["files"] = {new_name: last}
     return mutate
 
 

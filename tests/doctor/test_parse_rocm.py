@@ -122,7 +122,7 @@ _AGENT_BODY = """  Name:                    gfx1100
   Marketing Name:          Radeon RX 7900 XTX                 
   Device Type:             GPU                                
   Chip ID:                 29772(0x744c)                      
-"""
+"""  # noqa: W291 (rocminfo pads its values with spaces: the parser must cope)
 
 
 def test_a_rocminfo_agent_excerpt_without_its_header_is_read_as_one_agent():

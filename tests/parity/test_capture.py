@@ -51,7 +51,7 @@ def test_perturbed_module_is_first_divergent_not_the_largest_error(demo_assets, 
 def test_bf16_passes_under_bf16_tolerance_and_fails_under_fp32(demo_assets, tmp_path):
     comp = compare_same_machine(Subject(model=demo_assets.model_dir), RunOptions(dtype="bf16", device="cpu"),
                                 keep=tmp_path / "keep")
-    assert comp.tolerance["name"] == "bf16" and comp.verdict == "pass", [l.detail for l in comp.layers]
+    assert comp.tolerance["name"] == "bf16" and comp.verdict == "pass", [layer.detail for layer in comp.layers]
     ref, cand = tmp_path / "keep" / "reference.safetensors", tmp_path / "keep" / "candidate.safetensors"
     strict = compare_files(ref, cand, tolerance="fp32")
     assert strict.verdict == "fail" and strict.counts[0] == 0

@@ -83,7 +83,7 @@ def test_on_device_metrics_match_two_file_compare_on_the_demo_model(demo_assets,
     assert torch_path.verdict == rerun.verdict == files.verdict == "fail"
     assert torch_path.first_divergent == files.first_divergent == "model.layers.1.mlp"
     assert len(torch_path.layers) == len(files.layers) == 6
-    for x, y, z in zip(torch_path.layers, files.layers, rerun.layers):
+    for x, y, z in zip(torch_path.layers, files.layers, rerun.layers, strict=True):
         assert (x.name, x.verdict, x.detail) == (y.name, y.verdict, y.detail) == (z.name, z.verdict, z.detail)
         for key in ("cosine", "rel_l2", "max_abs", "outside_share"):
             assert math.isclose(getattr(x.metrics, key), getattr(y.metrics, key), rel_tol=1e-6), (x.name, key)
@@ -145,7 +145,7 @@ def test_undecoded_bf16_reference_gives_identical_metrics(tmp_path, monkeypatch,
     numpy_path = compare_captures(decoded, TensorFile(tmp_path, {k: np.asarray(v) for k, v in cand_tf.tensors.items()},
                                                       {}, cand_tf.metadata))
     assert [x.verdict for x in numpy_path.layers] == ["fail", "fail", "pass"]
-    for x, y in zip(on_device.layers, numpy_path.layers):
+    for x, y in zip(on_device.layers, numpy_path.layers, strict=True):
         assert (x.name, x.verdict, x.detail) == (y.name, y.verdict, y.detail)
         for key in ("cosine", "rel_l2", "max_abs", "outside_share"):
             assert math.isclose(getattr(x.metrics, key), getattr(y.metrics, key), rel_tol=1e-12, abs_tol=1e-300), key
@@ -169,9 +169,9 @@ def test_stacked_metrics_pick_the_same_worst_elements_as_numpy_across_chunks(n):
     cands[2] = refs[2] + 0.5  # every |Δ| tied (up to float32 rounding of the sums): lowest positions win
     cands[3] = refs[3].clone()  # exact: zero error everywhere
     tol = resolve("fp32")
-    pairs = [(r.numpy(), c) for r, c in zip(refs, cands)]
+    pairs = [(r.numpy(), c) for r, c in zip(refs, cands, strict=True)]
     got = metrics_torch.compute_many(pairs, tol)
-    for (r, c), m in zip(pairs, got):
+    for (r, c), m in zip(pairs, got, strict=True):
         want = metrics.compute(r, c.numpy(), tol)
         assert m.worst == want.worst and m.histogram == want.histogram
         for key in ("cosine", "rel_l2", "max_abs", "outside_share"):

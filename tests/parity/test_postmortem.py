@@ -67,7 +67,7 @@ def test_rebuilt_batches_are_the_ones_the_trainer_fed(tmp_path, demo_assets):
                                "--out", str(out)], env=env, capture_output=True, text=True, cwd=run)
         assert done.returncode == 0, done.stderr[-2000:]
         t = read_inputs(out)
-        rows = [[x for x, m in zip(r, mk) if m] for r, mk in zip(t["input_ids"].tolist(), t["attention_mask"].tolist())]
+        rows = [[x for x, m in zip(r, mk, strict=True) if m] for r, mk in zip(t["input_ids"].tolist(), t["attention_mask"].tolist(), strict=True)]
         assert rows == [row for i in micro for row in fed[i]], step
     assert not any((run / "output").glob("*"))  # the run folder is not touched
 
@@ -149,8 +149,8 @@ def test_rebuilt_batches_of_each_rank_are_the_ones_that_rank_was_fed(tmp_path, d
                                  env=env, capture_output=True, text=True, cwd=run)
             assert got.returncode == 0, got.stderr[-2000:]
             t = read_inputs(out)
-            rows = [[x for x, m in zip(r, mk) if m]
-                    for r, mk in zip(t["input_ids"].tolist(), t["attention_mask"].tolist())]
+            rows = [[x for x, m in zip(r, mk, strict=True) if m]
+                    for r, mk in zip(t["input_ids"].tolist(), t["attention_mask"].tolist(), strict=True)]
             assert rows == [row for i in micro for row in fed[i]], (rank, step)
 
 

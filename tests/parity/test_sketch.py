@@ -26,7 +26,7 @@ def test_count_sketches_equal_their_definition_batched_or_not(monkeypatch, stack
     gen = torch.Generator().manual_seed(0)
     xs = [torch.randn(3, 40, generator=gen), torch.randn(3, 40, generator=gen), torch.randn(7, generator=gen).double()]
     got = sketch.count_sketch_many(xs, 16)
-    for x, y in zip(xs, got):
+    for x, y in zip(xs, got, strict=True):
         assert y.dtype == torch.float64 and y.shape == (16,)
         assert np.allclose(y.numpy(), _count_definition(x.numpy(), 16), rtol=1e-12, atol=1e-12)
     # linear and norm-keeping on average: the sketch of a difference is the difference of the sketches
@@ -37,7 +37,7 @@ def test_rank_sketches_equal_their_definition_batched_by_shape():
     gen = torch.Generator().manual_seed(1)
     grads = [torch.randn(12, 40, generator=gen), torch.randn(6, 40, generator=gen), torch.randn(12, 40, generator=gen)]
     got = sketch.sketch_many(grads, 4)
-    for g, y in zip(grads, got):
+    for g, y in zip(grads, got, strict=True):
         a, b = sketch._projections(g.shape[0], g.shape[1], 4, sketch.SEED, "cpu")
         want = torch.cat(((g.double() @ a.T).reshape(-1), (b.T @ g.double()).reshape(-1))).float()
         assert y.shape == (sketch.sketch_size(g.shape, 4),) and torch.allclose(y, want, rtol=1e-6, atol=1e-7)

@@ -93,7 +93,7 @@ def test_translated_demo_with_accept_reject_mixes(tmp_path):
 
     # rejecting the include hunk keeps <cublas_v2.h>: now it is the user's code, not a ROCm library, that fails
     mixed = tmp_path / "mixed"
-    write(mixed, lambda path, h: path == "matmul.cu" and any("cublas_v2.h" in l for l in h.old_lines))
+    write(mixed, lambda path, h: path == "matmul.cu" and any("cublas_v2.h" in ln for ln in h.old_lines))
     (matmul_mixed,) = check_files(mixed, ["matmul.cu"])
     assert matmul_mixed.status == "failed"
     assert any("cublas_v2.h" in e.message for e in matmul_mixed.errors)

@@ -30,7 +30,7 @@ def test_untouched_risky_lines_are_reported(demo_report):
     common = next(f for f in demo_report.files if f.path == "include/common.cuh")
     untouched = {(f.rule_id, f.line) for f in common.untouched_flags}
     lines = common.translated.splitlines()
-    warp_line = next(i + 1 for i, l in enumerate(lines) if l.startswith("#define WARP_SIZE 32"))
+    warp_line = next(i + 1 for i, ln in enumerate(lines) if ln.startswith("#define WARP_SIZE 32"))
     assert ("WARP32_LITERAL", warp_line) in untouched  # hipify never touches this define
     changed = {h.new_start + k for h in common.hunks for k in range(len(h.new_lines))}
     assert untouched and all(line not in changed for _, line in untouched)
@@ -38,7 +38,7 @@ def test_untouched_risky_lines_are_reported(demo_report):
 
 def test_flags_sit_on_the_hunks_that_carry_them(demo_report):
     softmax = next(f for f in demo_report.files if f.path == "kernels/softmax.cu")
-    bf16 = [h for h in softmax.hunks if any("bfloat16" in l for l in h.old_lines)]
+    bf16 = [h for h in softmax.hunks if any("bfloat16" in ln for ln in h.old_lines)]
     assert bf16 and all(any(fl.rule_id == "BF16_TYPES" for fl in h.flags) for h in bf16)
     spec = [h for h in softmax.hunks if any(fl.rule_id == "TEMPLATE_SPECIALIZATION" for fl in h.flags)]
     assert spec, "the __nv_bfloat16 specialisation is renamed, so its hunk is flagged"

@@ -67,7 +67,7 @@ def test_compose_keeps_text_outside_the_regions_and_waits_for_every_choice():
     assert conflict_hunks("f.cu", "<<<<<<< yours\nunterminated\n", {}) == []
 
 
-def test_cli_lists_conflicts_as_hunks_and_decides_one(proj, capsys):
+def test_cli_lists_conflicts_as_hunks_and_decides_one(proj, capsys):  # noqa: F811 (proj: the imported fixture)
     rc, _, mine = make_conflict(proj, capsys)
     assert rc == 1
     target = proj / "out" / "k.cu"
@@ -91,7 +91,7 @@ def test_cli_lists_conflicts_as_hunks_and_decides_one(proj, capsys):
     assert [h["kind"] for h in data["output_hunks"]] == ["yours"]  # the kept line is the user's edit now
 
 
-def test_copy_untouched_merges_your_edit_with_the_sources_change(proj, capsys):
+def test_copy_untouched_merges_your_edit_with_the_sources_change(proj, capsys):  # noqa: F811 (the fixture)
     make = "".join(f"rule{i}: dep{i}\n" for i in range(1, 12))
     (proj / "src" / "Makefile").write_text(make)
     hipify(proj, capsys=capsys)

@@ -86,7 +86,7 @@ def test_two_sessions_never_lose_a_decision(tmp_path):
     first = _holder(review.path, "try")
     second = _holder(review.path, "try")  # opened while the first holds it: read-only
     try:
-        for n, hid in enumerate(ids):
+        for hid in ids:
             assert _tell(first, hid, "accepted").startswith("saved")
             answer = _tell(second, hid, "rejected")
             assert answer.startswith("refused ReviewBusy") and f"pid {first.pid}" in answer

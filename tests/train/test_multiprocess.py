@@ -190,7 +190,7 @@ def _watch_until(watches, n: int, timeout: float) -> None:
 def _resume_to_end(dirs, options, extra: int = 3) -> list[RunWatch]:
     """Relaunch each run dir a few steps past its last checkpoint and wait for the end."""
     ckpts = [_last_checkpoint(d) for d in dirs]
-    for d, opts, ckpt in zip(dirs, options, ckpts):
+    for d, opts, ckpt in zip(dirs, options, ckpts, strict=True):
         cfg = yaml.safe_load((d / "config.yaml").read_text())
         cfg["max_steps"] = ckpt + extra
         (d / "config.yaml").write_text(yaml.safe_dump(cfg))
@@ -198,7 +198,7 @@ def _resume_to_end(dirs, options, extra: int = 3) -> list[RunWatch]:
     for d in dirs:
         wait_for(lambda d=d: run_info(d).state != "running", timeout=240, poll=0.5)
     watches = []
-    for d, ckpt in zip(dirs, ckpts):
+    for d, ckpt in zip(dirs, ckpts, strict=True):
         info = run_info(d)
         assert info.state == "finished", info.cause
         # transformers' own line, printed by every node (llamafactory's "Resuming ..." only by rank 0)

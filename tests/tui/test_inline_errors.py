@@ -89,7 +89,8 @@ async def test_port_crafted_review_paths_are_named_and_nothing_is_written(tmp_pa
     data = json.loads(path.read_text())
     for h in data["hunks"]:
         h["file"] = "../evil.cu"
-    data["files"] = {"../evil.cu": v for v in data["files"].values()}
+    *_, last = data["files"].values()
+    data["files"] = {"../evil.cu": last}
     path.write_text(json.dumps(data))
     crafted = path.read_text()
     ws = Workspace(tmp_path)

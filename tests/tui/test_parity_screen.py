@@ -112,7 +112,10 @@ async def test_narrow_window_keeps_verdict_and_module_and_fits_the_columns(tmp_p
 
 def test_fit_columns_drops_by_priority():
     comp = _recorded("compare-demo-fp32-perturbed.json")
-    keys = lambda width: [c.key for c in views.fit_columns(comp, width)]
+
+    def keys(width: int) -> list[str]:
+        return [c.key for c in views.fit_columns(comp, width)]
+
     # no reference run-dtype capture: no triangle column
     assert keys(200) == [c.key for c in views.COLUMNS if c.key != "triangle"]
     assert keys(76) == ["verdict", "module", "cosine", "max_abs", "rel_l2", "outside"]

@@ -162,7 +162,7 @@ def _merge_gpus(env: EnvReport, views: dict[str, ToolView], matrix: CompatMatrix
     for name in order:
         if name == primary or name not in listed or len(listed[name]) != len(amd):
             continue
-        for mine, other in zip(amd, listed[name]):  # same count: same logical GPUs, same order
+        for mine, other in zip(amd, listed[name], strict=True):  # same count: same logical GPUs, same order
             for attr in ("name", "gfx", "gfx_full", "vram_bytes", "compute_partition", "memory_partition", "bdf",
                          "driver_version", "device_id"):
                 if not getattr(mine, attr) and getattr(other, attr):

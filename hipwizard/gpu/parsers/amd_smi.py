@@ -260,7 +260,7 @@ def parse_amdsmi_monitor(text: str) -> Parsed[ToolView]:
             continue
         cells = line.split()
         if header and cells and cells[0].isdigit():
-            row = dict(zip(header, cells))
+            row = dict(zip(header, cells, strict=False))
             gpu = GpuInfo(index=int(cells[0]), vendor="amd", source="amd-smi monitor")
             view.gpus.append(gpu)
             view.samples.append(GpuSample(index=gpu.index, util_pct=number(row.get("GFX_UTIL"))))

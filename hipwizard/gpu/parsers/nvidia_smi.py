@@ -46,7 +46,9 @@ def parse_nvidia_smi_csv(text: str, columns: str = "", apps_text: str = "") -> P
         if len(row) != len(header):
             problems.append(f"nvidia-smi: row with {len(row)} fields, header has {len(header)}")
             continue
-        get = lambda key: row[cols[key]].strip() if key in cols else ""  # noqa: E731
+        def get(key: str, row: list[str] = row) -> str:
+            return row[cols[key]].strip() if key in cols else ""
+
         if "index" in cols and not get("index").isdigit():  # a stray line that happens to have the commas
             problems.append(f"nvidia-smi: row without a GPU index: {','.join(row)[:60]!r}")
             continue

@@ -76,7 +76,7 @@ def parse_rocm_smi_text(text: str) -> Parsed[ToolView]:
         if header and (csv_row := _CSV_ROW.match(line)):  # a cardsystem row (driver version) lists no GPU
             row = [c.strip() for c in next(csv.reader([line.strip()]))]
             if csv_row.group(1).isdigit() and len(row) == len(header):
-                cards.setdefault(int(csv_row.group(1)), {}).update(zip(header[1:], row[1:]))
+                cards.setdefault(int(csv_row.group(1)), {}).update(zip(header[1:], row[1:], strict=False))
             continue
         m = _GPU_LINE.match(line.strip())
         if m:

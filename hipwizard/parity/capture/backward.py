@@ -154,13 +154,13 @@ def _sketch_rows(rows: list[dict], grads: list, spec: BackwardSpec) -> list[dict
     """Replace, in place in ``grads``, the gradients ``spec`` stores as sketches (LoRA-target ∂W as rank-r
     sketches, ∂out/∂in larger than the count sketch as count sketches), batched by shape; returns the rows
     with their ``form`` and ``full_shape`` recorded."""
-    rank = [i for i, (row, g) in enumerate(zip(rows, grads)) if row["kind"] == "w" and sketch.applies(g.shape, spec.sketch_rank)]
-    count = [i for i, (row, g) in enumerate(zip(rows, grads)) if row["kind"] != "w" and 0 < spec.count_size < g.numel()]
+    rank = [i for i, (row, g) in enumerate(zip(rows, grads, strict=True)) if row["kind"] == "w" and sketch.applies(g.shape, spec.sketch_rank)]
+    count = [i for i, (row, g) in enumerate(zip(rows, grads, strict=True)) if row["kind"] != "w" and 0 < spec.count_size < g.numel()]
     rows = list(rows)
     for chosen, form, many in ((rank, f"sketch r{spec.sketch_rank}", lambda gs: sketch.sketch_many(gs, spec.sketch_rank)),
                                (count, sketch.count_form(spec.count_size),
                                 lambda gs: sketch.count_sketch_many(gs, spec.count_size))):
-        for i, small in zip(chosen, many([grads[i] for i in chosen]) if chosen else []):
+        for i, small in zip(chosen, many([grads[i] for i in chosen]) if chosen else [], strict=True):
             rows[i] = {**rows[i], "form": form, "full_shape": list(grads[i].shape)}
             grads[i] = small
     return rows
@@ -230,15 +230,15 @@ def run_backward(model, names: list[str], inputs: dict, device: str, spec: Backw
                     targets.append(tensor)
             unique = list({id(t): t for t in targets}.values())  # the norm's output is the lm_head's input
             grads = torch.autograd.grad(loss, unique, allow_unused=True) if unique else ()
-        by_id = {id(t): g for t, g in zip(unique, grads)}
+        by_id = {id(t): g for t, g in zip(unique, grads, strict=True)}
         kept, found = [], []
-        for row, tensor in zip(rows, targets):
+        for row, tensor in zip(rows, targets, strict=True):
             g = by_id.get(id(tensor))
             if g is not None:
                 kept.append(row)
                 found.append(g.detach())
         kept = _sketch_rows(kept, found, spec)
-        gradients: dict[str, Any] = {row["key"]: g for row, g in zip(kept, found)}
+        gradients: dict[str, Any] = {row["key"]: g for row, g in zip(kept, found, strict=True)}
         if to_host and sink is not None:
             gradients = host_copy(gradients)  # the outputs are on their way already
         elif to_host:

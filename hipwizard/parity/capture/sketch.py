@@ -83,7 +83,7 @@ def sketch_many(grads: list, rank: int = DEFAULT_RANK, seed: int = SEED) -> list
         g = torch.stack([grads[i].detach() for i in members]).to(torch.float64)
         flat = torch.cat(((g @ a.T).reshape(len(members), -1), (b.T @ g).reshape(len(members), -1)), 1)
         flat = flat if first.dtype == torch.float64 else flat.to(torch.float32)
-        for i, row in zip(members, flat.unbind(0)):
+        for i, row in zip(members, flat.unbind(0), strict=True):
             result[i] = row
     return result
 
@@ -126,7 +126,7 @@ def count_sketch_many(tensors: list, size: int = COUNT_SIZE, seed: int = SEED) -
         bucket, sign = _hashes(n, size, seed, str(device))
         x = torch.stack([tensors[i].detach().reshape(-1) for i in members]).to(torch.float64).mul_(sign)
         out = torch.zeros((len(members), size), dtype=torch.float64, device=device).index_add_(1, bucket, x)
-        for i, row in zip(members, out.unbind(0)):
+        for i, row in zip(members, out.unbind(0), strict=True):
             result[i] = row
     return result
 
@@ -149,5 +149,5 @@ def count_sketch_named(tensors: dict, size: int = COUNT_SIZE) -> tuple[dict, dic
     big = [n for n, t in tensors.items() if t.numel() > size]
     forms = {n: {"form": count_form(size), "full_shape": list(tensors[n].shape)} for n in big}
     out = dict(tensors)
-    out.update(zip(big, count_sketch_many([tensors[n] for n in big], size)))
+    out.update(zip(big, count_sketch_many([tensors[n] for n in big], size), strict=True))
     return out, forms

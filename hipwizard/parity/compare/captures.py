@@ -236,7 +236,7 @@ def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, met
         layers.append(LayerResult(name, i, list(r.shape), "pass", module=module))  # filled in below
     results = _measure(metric, [(r, c) for _i, r, c in pending], tol)
     own_errors = _own_errors(pending, layers, rows, ref_run, tol, metric, problems) if ref_run is not None else {}
-    for (at, _r, _c), m in zip(pending, results):
+    for (at, _r, _c), m in zip(pending, results, strict=True):
         layer = layers[at]
         stored = (forms or {}).get(rows[layer.order][1])  # a sketched row: its form and the tensor's own shape
         m = metrics.of_sketch(m, tol, stored["form"]) if stored else m
@@ -272,7 +272,7 @@ def _own_errors(pending, layers, rows, ref_run: TensorFile, tol, metric, problem
         else:
             at_own.append((at, r, own))
     found = _measure(metric, [(r, own) for _at, r, own in at_own], tol)
-    return {at: m.rel_l2 for (at, _r, _own), m in zip(at_own, found)}
+    return {at: m.rel_l2 for (at, _r, _own), m in zip(at_own, found, strict=True)}
 
 
 def _measure(metric, pairs: list[tuple], tol) -> list:

@@ -115,12 +115,12 @@ def compare_curves(a: LossCurve, b: LossCurve, *, smoothing: float = 0.3, thresh
         raise UserError("--smoothing must be in (0, 1] (1 = raw values)")
     if not 0 < threshold < math.inf:
         raise UserError(f"--threshold must be a positive number, not {threshold:g}")
-    la, lb = dict(zip(a.steps, a.losses)), dict(zip(b.steps, b.losses))
+    la, lb = dict(zip(a.steps, a.losses, strict=True)), dict(zip(b.steps, b.losses, strict=True))
     common = sorted(set(la) & set(lb))
     if not common:
         raise UserError(f"runs {a.name} and {b.name} logged no step in common")
     sa, sb = ema([la[s] for s in common], smoothing), ema([lb[s] for s in common], smoothing)
-    gaps = [abs(x - y) for x, y in zip(sa, sb)]
+    gaps = [abs(x - y) for x, y in zip(sa, sb, strict=True)]
     worst = max(range(len(gaps)), key=gaps.__getitem__)
     exceeds = next((common[i] for i, g in enumerate(gaps) if g > threshold), None)
     return CurveGap(a, b, smoothing, threshold, common, sa, sb, max_gap=gaps[worst], max_gap_step=common[worst],

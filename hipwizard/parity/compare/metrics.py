@@ -79,7 +79,7 @@ def compute(ref: np.ndarray, cand: np.ndarray, tol: Tolerance) -> Metrics:
     # bin i counts 1e(lo+i-1) <= |Δ| < 1e(lo+i): differences of the "at least" counts; zeros out of bin 0
     counts = -np.diff(np.concatenate(([n], at_least, [0])))
     counts[0] -= zero
-    histogram = [] if n == 0 else [("0", zero)] + [(label, int(x)) for label, x in zip(_LABELS, counts)]
+    histogram = [] if n == 0 else [("0", zero)] + [(label, int(x)) for label, x in zip(_LABELS, counts, strict=True)]
     worst = _worst(ref, cand, best_val, best_idx) if n else []
     return verdict_of(tol, cosine, max_abs, rel_l2, outside_share, histogram, worst)
 
@@ -160,7 +160,7 @@ def _histogram(absd: np.ndarray) -> list[tuple[str, int]]:
     zero = int(np.count_nonzero(absd == 0))
     counts = np.bincount(np.searchsorted(_EDGES, absd, side="right"), minlength=len(_LABELS))
     counts[0] -= zero
-    return [("0", zero)] + [(label, int(n)) for label, n in zip(_LABELS, counts)]
+    return [("0", zero)] + [(label, int(n)) for label, n in zip(_LABELS, counts, strict=True)]
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -223,7 +223,7 @@ def first_divergent(rel_errors: list[float], failed: list[bool], jump: float = 4
     if not any(failed):
         return None
     running = 0.0
-    for i, (err, bad) in enumerate(zip(rel_errors, failed)):
+    for i, (err, bad) in enumerate(zip(rel_errors, failed, strict=True)):
         finite = err == err and err != float("inf")
         if bad and (not finite or running == 0.0 or err >= jump * running):
             return i

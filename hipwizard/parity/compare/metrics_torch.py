@@ -118,13 +118,13 @@ def compute_many(pairs: list[tuple[Any, Any]], tol: Tolerance) -> list[Metrics]:
                 r = torch.stack([as_device_tensor(pairs[i][0], device).reshape(-1) for i in rows])
                 c = torch.stack([cands[i].detach().reshape(-1) for i in rows])
                 flats, m = _reduce_rows(r, c, tol)
-                for i, flat in zip(rows, flats):
+                for i, flat in zip(rows, flats, strict=True):
                     layouts[i] = (flat, m)
         parts = [flat for flat, _m in layouts]
         # the single device->host copy (and sync) for every pair
         host_np = torch.cat([p.to(parts[0].device) for p in parts]).cpu().numpy() if parts else np.zeros(0)
     out, offset = [], 0
-    for (ref, _cand), cand, (_flat, m) in zip(pairs, cands, layouts):
+    for (ref, _cand), cand, (_flat, m) in zip(pairs, cands, layouts, strict=True):
         size = _HEAD + 4 * m
         out.append(_finish(ref, cand, tol, host_np[offset:offset + size], m))
         offset += size
@@ -224,7 +224,7 @@ def _finish(ref: Any, cand, tol: Tolerance, flat: np.ndarray, m: int) -> Metrics
     rel_l2, cosine = metrics.scores_of(sums)
     zero = int(sums[5])
     hist[0] -= zero
-    histogram = [] if n == 0 else [("0", zero)] + [(label, int(x)) for label, x in zip(metrics._LABELS, hist)]
+    histogram = [] if n == 0 else [("0", zero)] + [(label, int(x)) for label, x in zip(metrics._LABELS, hist, strict=True)]
     shape = tuple(cand.shape)
     worst = [ElementError(tuple(int(i) for i in np.unravel_index(int(idx[j]), shape)), float(ref_at[j]),
                           float(cand_at[j]), float(vals[j]))

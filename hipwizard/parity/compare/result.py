@@ -231,7 +231,7 @@ class Comparison:
         d = asdict(self)
         d["backward"] = self.backward.to_dict() if self.backward is not None else None
         d["matrix"] = [row.to_dict() for row in self.matrix]
-        for layer, out in zip(self.layers, d["layers"]):
+        for layer, out in zip(self.layers, d["layers"], strict=True):
             out["triangle"] = layer.triangle.as_dict() if layer.triangle is not None else None
         d["verdict"] = self.verdict
         d["fixed_verdict"] = self.fixed_verdict

@@ -145,8 +145,8 @@ def translate_cmake(text: str, target: BuildTarget = BuildTarget(), table: Libra
                 lines.flag(i, "findcuda", "low", "FindCUDA (find_package(CUDA)) is deprecated; its cuda_add_* "
                            "calls became plain add_* with HIP sources", "check the calls that used CUDA_* variables "
                            "and OPTIONS", CMAKE_DOC)
-        line = _TARGET.sub(lambda m: _target_for(m.group(0), table, lines, i), line)
-        line = _FINDCUDA_VAR.sub(lambda m: _findcuda_var(m, table, lines, i), line)
+        line = _TARGET.sub(lambda m, i=i: _target_for(m.group(0), table, lines, i), line)
+        line = _FINDCUDA_VAR.sub(lambda m, i=i: _findcuda_var(m, table, lines, i), line)
         line, notes = translate_command(line, target, table, root="${ROCM_PATH}", nvcc_line="CUDA" in line or
                                         "HIP" in line or "nvcc" in line.lower())
         for n in notes:

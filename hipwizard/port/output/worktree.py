@@ -248,7 +248,7 @@ class WorkTree:
         runner = self.runner or SubprocessRunner()
         with tempfile.TemporaryDirectory(prefix="hipwizard-merge-") as tmp:
             paths = [Path(tmp) / name for name in ("yours", "base", "new")]
-            for p, data in zip(paths, (ours, base, theirs)):
+            for p, data in zip(paths, (ours, base, theirs), strict=True):
                 p.write_bytes(data)
             # Without -p git writes the result into the first file: bytes kept as they are (no decoding).
             # "--" and absolute paths: the three operands are never read as options

@@ -203,14 +203,14 @@ class _Scan:
         elif last == "_set_allocator_settings" and node.args:
             self.alloc_conf(node.args[0])
         elif name == "os.environ.update" and node.args and isinstance(node.args[0], ast.Dict):
-            for k, v in zip(node.args[0].keys, node.args[0].values):
+            for k, v in zip(node.args[0].keys, node.args[0].values, strict=True):
                 if _const(k) in ALLOC_VARS:
                     self.alloc_conf(v)
         elif name.startswith("torch.cuda.nvtx."):
             pass  # the reference already flagged it
 
     def inductor_options(self, options: ast.Dict) -> None:
-        for k, v in zip(options.keys, options.values):
+        for k, v in zip(options.keys, options.values, strict=True):
             key = _const(k)
             if key in ("max_autotune", "max_autotune_gemm") and _const(v) is not False:
                 self.add("PY_COMPILE_MAX_AUTOTUNE", v)

@@ -173,10 +173,10 @@ class Calibration:
             return None
         w, ms, _own = self._rows(config, self.good)
         rows = [(wi, m.predicted_compute_s, m.predicted_step_s - m.predicted_compute_s, m.step_s)
-                for wi, m in zip(w, ms)]
+                for wi, m in zip(w, ms, strict=True)]
         fit = _fit2(rows) if len({round(r[2] / max(r[1], 1e-9), 4) for r in rows}) > 1 else None
         if fit is None or fit[0] <= 0 or fit[1] < 0:
-            ratio = math.exp(sum(wi * math.log(m.step_s / m.predicted_step_s) for wi, m in zip(w, ms)) / sum(w))
+            ratio = math.exp(sum(wi * math.log(m.step_s / m.predicted_step_s) for wi, m in zip(w, ms, strict=True)) / sum(w))
             return predicted_s * ratio
         return fit[0] * compute_s + fit[1] * (predicted_s - compute_s)
 
@@ -185,7 +185,7 @@ class Calibration:
         if not measured:
             return None
         w, ms, own = self._rows(config, measured)
-        rows = [(wi, 1.0, m.predicted_per_token_gib, m.peak_gib - m.predicted_peak_gib) for wi, m in zip(w, ms)]
+        rows = [(wi, 1.0, m.predicted_per_token_gib, m.peak_gib - m.predicted_peak_gib) for wi, m in zip(w, ms, strict=True)]
         tokens = [r[2] for r in rows]
         if own and len(rows) >= 2 and max(tokens) - min(tokens) > 0.05 * max(tokens):
             fit = _fit2(rows)

@@ -159,4 +159,4 @@ def metric_points(points: Sequence, grad_norms: Mapping[str, float]) -> list[Met
     dicts are paired by epoch and loss, not by position."""
     rates = rate_points([p.step for p in points], [p.elapsed_s for p in points], [p.total_tokens for p in points])
     return [MetricPoint(p.step, p.loss, grad_norms.get(step_key(p.epoch, p.loss) or ""), r)
-            for p, r in zip(points, rates)]
+            for p, r in zip(points, rates, strict=True)]

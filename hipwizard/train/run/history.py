@@ -136,7 +136,7 @@ class RunHistory:
 
     @property
     def smoothed_loss(self) -> list[tuple[int, float]]:
-        return list(zip((s for s, _ in self.loss), ema([v for _, v in self.loss])))
+        return list(zip((s for s, _ in self.loss), ema([v for _, v in self.loss]), strict=True))
 
     def _window(self) -> tuple[TrainerPoint, TrainerPoint] | None:
         pts = [p for p in self.points[-self.RATE_WINDOW:] if p.elapsed_s is not None]

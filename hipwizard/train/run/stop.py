@@ -188,7 +188,7 @@ def trainer_processes(procs: dict[int, psutil.Process]) -> list[psutil.Process]:
     llamafactory descendant (so torchrun and the CLI wrapper above the workers are skipped)."""
     lf = {pid: p for pid, p in procs.items() if "llamafactory" in _cmdline(p) and "hipwizard.train.supervise" not in _cmdline(p)}
     out = []
-    for pid, p in lf.items():
+    for p in lf.values():
         try:
             kids = {c.pid for c in p.children(recursive=True)}
         except psutil.Error:

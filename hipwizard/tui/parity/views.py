@@ -228,6 +228,6 @@ def matrix_text(comp: Comparison, shown: int = 0) -> str:
         return ""
     ran = ran_backends(comp)
     current = ran[shown % len(ran)].attn if ran else None
-    lines = [("▶" + line[1:]) if row.attn == current else line for row, line in zip(comp.matrix, matrix_lines(comp))]
+    lines = [("▶" + line[1:]) if row.attn == current else line for row, line in zip(comp.matrix, matrix_lines(comp), strict=True)]
     title = "[b]attention backends[/b]" + (f" — table: {escape(current)} ([b]v[/b] next)" if len(ran) > 1 else "")
     return title + "\n" + escape("\n".join(lines))

@@ -80,7 +80,7 @@ class FileList(OptionList):
         self._fitted = [fit_prompt(p, self._fitted_to) for _, p in self._rows]
         highlighted = self.highlighted
         self.clear_options()
-        self.add_options([Option(Text(text), id=rid) for (rid, _), text in zip(self._rows, self._fitted)])
+        self.add_options([Option(Text(text), id=rid) for (rid, _), text in zip(self._rows, self._fitted, strict=True)])
         if highlighted is not None and self._rows:
             self.highlighted = min(highlighted, len(self._rows) - 1)
 

@@ -87,7 +87,7 @@ def render_untouched(risks: tuple[UntouchedRisk, ...]) -> list[RenderableType]:
     head.append(" — the translation left these lines as they were: edit them by hand", style="italic")
     rows = [Text(""), head]
     codes = _highlight([r.code for r in risks])
-    for r, code in zip(risks, codes):
+    for r, code in zip(risks, codes, strict=False):
         rows.append(_row("⚑", r.old_line, r.flag.line, code, ""))
         # Indented as a block, so a long reason or source wraps under itself, not under the line numbers.
         rows.append(Padding(Group(*_flag_lines(r.flag)), (0, 0, 0, 6)))

@@ -52,7 +52,7 @@ class SeriesPlot(Static):
         plt.clf()
         plt.plotsize(width, height)
         plt.theme("clear")
-        for (label, pts), color in zip(shown.items(), COLORS):
+        for (label, pts), color in zip(shown.items(), COLORS, strict=False):
             xs, ys = [p[0] for p in pts], [p[1] for p in pts]
             if len(pts) == 1:
                 plt.scatter(xs, ys, label=label, marker="dot", color=color)

@@ -73,7 +73,7 @@ class HipifyPerlBackend:
             res = self.runner.run(argv, timeout=60 + 2 * len(batch), cwd=tmp)
             stats = parse_stats(res.stderr) if res.stderr else {}
             results = []
-            for src, copy in zip(batch, copies):
+            for src, copy in zip(batch, copies, strict=True):
                 diags = self._diagnostics.translate(src.text).diagnostics
                 if not res.ok:
                     results.append(BackendResult(src, src.text, diags, {}, res.explain()))
@@ -103,7 +103,7 @@ class HipifyClangBackend:
         results = []
         with tempfile.TemporaryDirectory(prefix="hipwizard-clang-") as tmp:
             copies = _copy_batch(files, Path(tmp))
-            for i, (src, copy) in enumerate(zip(files, copies)):
+            for i, (src, copy) in enumerate(zip(files, copies, strict=True)):
                 out_path = copy.with_name(copy.name + ".hip")
                 argv = [self.executable, path_operand(copy), f"-o={out_path}", "--print-stats",
                         *_option_flags(self.options, "--"), "--", "-x", "cuda"]
