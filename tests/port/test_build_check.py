@@ -52,6 +52,8 @@ def _hipify(tmp_path, src, out, *extra):
 def test_units_cpu_only_and_windows_only_are_skipped_with_the_reason():
     assert unit_skip("src/host.cpp", HOST).startswith("CPU-only")
     assert unit_skip("src/timer.cpp", "#include <windows.h>\nint t();\n").startswith("Windows-only")
+    assert unit_skip("windows/dllmain.cu", "__global__ void k() {}\n").startswith("Windows-only")
+    assert unit_skip("src/winograd.cu", "__global__ void k() {}\n") == ""  # a name is not a platform
     guarded = "#ifdef _WIN32\n#include <windows.h>\n#endif\n__global__ void k() {}\n"
     assert unit_skip("src/timer.cu", guarded) == ""  # a guarded include builds on Linux too
     assert unit_skip("src/host.cpp", HOST, included_gpu=True) == ""  # includes the kernels: a GPU unit

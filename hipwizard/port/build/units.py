@@ -17,7 +17,7 @@ _GPU = re.compile(r"__global__|__device__|<<<|hipLaunchKernelGGL|\bhip[A-Z]\w*\s
                   r"__shared__|\bthreadIdx\b|\bblockIdx\b")
 _WINDOWS_HEADER = re.compile(r"^\s*#\s*include\s*<(?P<h>(?:windows|winsock2|direct|io|conio|tchar)\.h)>", re.M | re.I)
 _WIN_GUARD = re.compile(r"^\s*#\s*(?:if|ifdef|elif)\b.*\b(?:_WIN32|_WIN64|_MSC_VER|WIN32|__MINGW32__)\b", re.M)
-_WIN_NAME = re.compile(r"(?:^|[_\-/.])(?:win|win32|win64|windows)(?:[_\-.]|$)", re.I)
+_WIN_NAME = re.compile(r"(?:^|[_\-/.])(?:win|win32|win64|windows|msvc)(?:[_\-.]|$)", re.I)
 INCLUDE = re.compile(r'^\s*#\s*include\s*(?P<q>["<])(?P<name>[^">]+)[">]', re.M)
 
 
@@ -28,7 +28,8 @@ def gpu_content(text: str) -> bool:
 
 def platform_only(rel: str, text: str) -> str:
     """Why ``rel`` is built only on another platform ("" when it is not): Windows-only files."""
-    if _WIN_NAME.search(PurePosixPath(rel).stem):
+    path = PurePosixPath(rel)
+    if _WIN_NAME.search(path.stem) or any(_WIN_NAME.fullmatch(p) for p in path.parent.parts):
         return "Windows-only (by its name): not built on Linux"
     m = _WINDOWS_HEADER.search(text)
     if m and not _WIN_GUARD.search(text[: m.start()]):
