@@ -98,8 +98,9 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     # services and their results
+    "check_dual",  # a dual-target tree's two builds (port.dual)
     "translate", "open_review", "refresh", "close", "write", "resolve", "output_hunks", "choose",
-    "worktree_status", "check", "check_dual", "Translation", "Opened", "ApplyReport", "FileCheck", "TreeCheck", "PortReport",
+    "worktree_status", "check", "Translation", "Opened", "ApplyReport", "FileCheck", "TreeCheck", "PortReport",
     # state readers
     "PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for", "summarize", "status_of",
     # value types

@@ -77,6 +77,12 @@ def parse_nvcc(output: str, root: Path) -> list[CompileDiagnostic]:
     return diags
 
 
+def _new_errors(now: list[CompileDiagnostic], before: list[CompileDiagnostic]) -> list[CompileDiagnostic]:
+    """The errors of ``now`` the original did not have (by file and message: the branches move lines)."""
+    seen = {(d.file, d.message) for d in before}
+    return [d for d in now if (d.file, d.message) not in seen]
+
+
 def _nvcc(runner: Runner, nvcc: str, root: Path, rel: str) -> FileCheck:
     with tempfile.TemporaryDirectory(prefix="hipwizard-nvcc-") as tmp:
         res = runner.run([nvcc, "-c", path_operand(root.resolve() / rel), *_includes(root),
@@ -122,10 +128,15 @@ def check_both(root: str | os.PathLike[str], files: list[str], options: DualOpti
             nv = _nvcc(runner, nvcc, root_p, rel)
             if nv.status != "ok" and original is not None and (Path(original) / rel).is_file():
                 before = _nvcc(runner, nvcc, Path(original), rel)
-                if before.status != "ok":
+                new = _new_errors(nv.errors, before.errors)
+                if before.status != "ok" and not new:
                     first = before.errors[0].message if before.errors else before.note
                     nv = FileCheck(rel, "skipped", before.errors,
-                                   f"does not compile with nvcc in the original either: {first}", "nvcc")
+                                   f"does not compile with nvcc in the original either (same errors): {first}",
+                                   "nvcc", nv.duration_s)
+                elif before.status != "ok":
+                    nv.errors = new
+                    nv.note = f"this change adds {len(new)} nvcc error(s) to the original's"
                 else:
                     nv.note = "this change breaks the NVIDIA build (the original compiles)"
         if tool is None or tool.hipcc is None:

@@ -4,7 +4,8 @@ Its body is one ``#define <cuda name> <hip name>`` per rename the translator mad
 stayed CUDA (functions, types, enums, macros, library handles alike: a macro maps the token wherever it
 stands), sorted, after ``<hip/hip_runtime.h>``. Intrinsics the project uses that the target HIP lacks get a
 definition: the cache-hint loads and stores (``__ldcs``, ``__stcs``...: a plain load or store, the hint
-dropped) and the ``*_sync`` warp shuffles before HIP 6.2 (the mask ignored: a wavefront runs in lockstep).
+dropped), the ``*_sync`` warp shuffles before HIP 6.2 (the mask ignored: a wavefront runs in lockstep), and
+the NVTX calls (no-ops: the AMD build leaves NVTX's header out).
 Nothing in it applies to an NVIDIA build: the whole body sits under the project's guard.
 """
 
@@ -22,11 +23,16 @@ INTRINSICS = (*_LOADS, *_STORES, *_SHUFFLES, *_VOTES)
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
+_NVTX_CALL = re.compile(r"\b(nvtx\w+)\s*\(")
+
+
 def used_intrinsics(masked_texts: list[str]) -> list[str]:
-    """The intrinsics without a HIP name in the target that the (comment- and string-masked) sources call."""
+    """The intrinsics without a HIP name in the target that the (comment- and string-masked) sources call,
+    NVTX calls included (the AMD build leaves NVTX's header out)."""
     names: set[str] = set()
     for text in masked_texts:
         names.update(n for n in _NAME.findall(text) if n in INTRINSICS)
+        names.update(_NVTX_CALL.findall(text))
     return sorted(names)
 
 
@@ -61,5 +67,9 @@ def compat_header(renames: dict[str, str], intrinsics: list[str], options: DualO
                 base = n.removesuffix("_sync")
                 out.append(f"#define {n}(mask, ...) {base}(__VA_ARGS__)")
         out.append("#endif")
+    nvtx = [n for n in intrinsics if n.startswith("nvtx")]
+    if nvtx:
+        out += ["", "// NVTX ranges and names: no-ops (its header is NVIDIA's; roctx is the AMD counterpart)"]
+        out += [f"#define {n}(...) ({'0' if n.startswith('nvtxRangePush') else '(void)0'})" for n in nvtx]
     out += ["#endif", ""]
     return "\n".join(out)

@@ -4,7 +4,7 @@
 says so, ``model.parse_backend``): ``dualize`` turns the engine's translations into the dual-target review
 files; ``write_dual`` writes the decisions (``output.apply``, the tree's other files copied so nvcc and hipcc
 find every header), then the compat header, the patch and both builds' check (``write.finish``);
-``check_tree`` checks a written dual-target tree both ways (``hipwizard check`` on such a folder).
+``check_dual`` checks a written dual-target tree both ways (``hipwizard check`` on such a folder).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def dual_options_of(folder: Path) -> DualOptions | None:
     return DualOptions(m.group("guard")) if m else DualOptions()
 
 
-def check_tree(folder: str | Path, *, arch: str | None = None, jobs: int | None = None, runner=None,
+def check_dual(folder: str | Path, *, arch: str | None = None, jobs: int | None = None, runner=None,
                progress: ProgressFn | None = None) -> list[DualCheck] | None:
     """Both builds of every unit of a written dual-target tree (None: ``folder`` is no such tree). The
     untouched original, to tell a broken NVIDIA build from one that never built, is the review's source."""

@@ -85,6 +85,17 @@ def _units(ft: FileTranslation, known: dict[str, str]) -> tuple[list[_Unit], dic
     return units, found
 
 
+_NVIDIA_ONLY = re.compile(r"^\s*#\s*include\s*[<\"](?:nvtx3/|nvToolsExt)")
+
+
+def _nvidia_only(units: list[_Unit]) -> None:
+    """Includes of NVIDIA-only headers that have no HIP counterpart (NVTX): left out of the AMD build, their
+    calls made no-ops by the compat header."""
+    for u in units:
+        if u.kind == "same" and len(u.old) == 1 and _NVIDIA_ONLY.match(u.old[0]):
+            u.kind, u.new = "include", []
+
+
 def _warp_units(ft: FileTranslation, units: list[_Unit]) -> None:
     """Flagged 32-lane constants (``#define WARP_SIZE 32``) on unchanged lines: a branch with 64 on AMD."""
     lines = {r.old_line for r in UntouchedRisk.of(ft) if r.flag.rule_id == "WARP32_LITERAL" and r.old_line}
@@ -142,6 +153,7 @@ def dual_source(ft: FileTranslation, options: DualOptions, known: dict[str, str]
     other files (a name the translator mapped differently here becomes a branch)."""
     units, found = _units(ft, dict(known or {}))
     _warp_units(ft, units)
+    _nvidia_only(units)
     _conditions(units)
     units = _join_continued(units)
     eol = "\r\n" if ft.original.split("\n", 1)[0].endswith("\r") else "\n"
@@ -185,7 +197,10 @@ def dual_source(ft: FileTranslation, options: DualOptions, known: dict[str, str]
                 compat_done = True
         start = len(out) + 1
         block = [f"#if {options.condition}{eol}", *_ended(new, eol)]
-        if old:
+        if not new:  # nothing on AMD: the CUDA lines only
+            block = [f"#if !({options.condition}){eol}"]
+            block.extend(_ended(old, eol))
+        elif old:
             block.append(f"#else{eol}")
             block.extend(_ended(old, eol))
         block.append(f"#endif{eol}")
