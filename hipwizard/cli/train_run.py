@@ -32,6 +32,15 @@ def add_train_commands(train_sub) -> None:
     p.add_argument("--master-addr")
     p.add_argument("--master-port", type=int)
     p.add_argument("--platform", choices=("rocm", "cuda", "cpu"), help="default: detected from /dev")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in RUN_DIR from its newest complete checkpoint (same log and loss curve)")
+    p.add_argument("--auto-resume", type=int, default=0, metavar="N",
+                   help="after a crash or a stall, resume from the newest checkpoint by itself, at most N times")
+    p.add_argument("--stall-floor", type=float, metavar="SECONDS",
+                   help=f"the run is stalled after no step for max({train.STALL_K:g} x the median step time, this); "
+                        f"default {train.STALL_FLOOR_S:g}")
+    p.add_argument("--nccl-debug", action="store_true",
+                   help="run with NCCL_DEBUG=INFO (RCCL/NCCL's own account of its rings and collectives, in train.log)")
     p.add_argument("--workspace", default=".", metavar="DIR",
                    help="the workspace folder, which remembers the run (default: the current folder)")
     p.set_defaults(func=cmd_train_run)
@@ -63,13 +72,18 @@ def _options(args):
             raise UserError(f"--gpus {choice.count} and --nproc {nproc} disagree: give one of them")
         nproc = choice.count
     return train.LaunchOptions(gpus=gpus, nproc_per_node=nproc, nnodes=args.nnodes, node_rank=args.node_rank,
-                         master_addr=args.master_addr, master_port=args.master_port, platform=args.platform)
+                               master_addr=args.master_addr, master_port=args.master_port, platform=args.platform,
+                               resume=args.resume, auto_resume=args.auto_resume,
+                               stall=train.stall_policy(args.stall_floor),
+                               extra_env=dict(train.NCCL_DEBUG_ENV) if args.nccl_debug else {})
 
 
 def cmd_train_run(args) -> int:
     ws = Workspace.open(args.workspace)
     if args.demo == bool(args.target):
         raise UserError("give a run directory or config.yaml, or --demo (one of them)")
+    if args.resume and args.demo:
+        raise UserError("--resume continues a run directory: give it, not --demo")
     options = _options(args)
     if args.demo:
         if not train.demo_ready():  # built once, then reused: say so only when it happens
@@ -85,6 +99,8 @@ def cmd_train_run(args) -> int:
         print(f"hipwizard: warning: {inert_line(warning)}", file=sys.stderr)
     manifest = launched.manifest
     print(f"launched {manifest.name}: pid {manifest.pid}, log {manifest.log_path}", flush=True)
+    if manifest.attempt > 1:
+        print(f"attempt {manifest.attempt}: resuming from {manifest.command[3].split('=', 1)[-1]}", flush=True)
     if args.detach:
         print(f"follow it with `hipwizard attach {manifest.run_dir}`; stop it with `hipwizard stop {manifest.run_dir}`")
         return 0
@@ -146,7 +162,11 @@ def follow(run_dir: str, *, poll_s: float = POLL_S, follow_live: bool = True) ->
     errors = _Errors()
     shown = _print_new(watch, 0, errors)
     try:
-        while follow_live and watch.state() == "running":
+        stall_shown = False
+        while follow_live and (state := watch.state()) in train.LIVE_STATES:
+            if (state == "stalled") != stall_shown:
+                stall_shown = state == "stalled"
+                print(_stall_lines(watch.run_dir) if stall_shown else "  ◐ steps came again: running", flush=True)
             time.sleep(poll_s)
             if watch.poll().reset:
                 print("  (the run started over: history cleared)")
@@ -160,8 +180,23 @@ def follow(run_dir: str, *, poll_s: float = POLL_S, follow_live: bool = True) ->
     return report_end(watch)
 
 
+def _stall_lines(run_dir) -> str:
+    """The stall alarm and, once captured, the incident's diagnosis and where its stacks are."""
+    info = train.run_info(run_dir, with_progress=False)
+    lines = [f"  ALARM ⏸ stalled: {info.stall or 'no new step'}"]
+    incident = train.incident(run_dir)
+    if incident is not None and incident.diagnosis is not None:
+        lines += [f"  ✖ {incident.diagnosis.kind}: {inert_line(incident.diagnosis.line)}",
+                  f"  fix: {incident.diagnosis.fix}", f"  stacks, GPU state, kernel log: {Path(run_dir) / 'incident.txt'}"]
+    return "\n".join(lines)
+
+
 def report_end(watch) -> int:
     state = watch.state()
+    if state == "stalled":
+        print(_stall_lines(watch.run_dir))
+        print(f"  {watch.history.summary()}")
+        return 1
     if watch.history.invalid_lines:
         print(f"  ⚠ {watch.history.invalid_lines} line(s) of trainer_log.jsonl were not valid records (skipped)")
     if state == "running":
@@ -179,7 +214,16 @@ def report_end(watch) -> int:
     else:
         print(f"{'■' if state == 'stopped' else '✖'} {state} · {watch.history.summary()}")
     if state in ("failed", "lost"):
+        incident = train.incident(watch.run_dir)
+        if incident is not None and incident.diagnosis is not None:
+            d = incident.diagnosis
+            print(f"  incident: {d.kind}: {inert_line(d.line)}")
+            for line in d.evidence[:4]:
+                print(f"    {inert_line(line)}")
+            print(f"  fix: {d.fix}")
+            print(f"  stacks, GPU state, kernel log, NCCL lines: {Path(watch.run_dir) / 'incident.txt'}")
         print(f"  traceback and full output: {watch.manifest.log_path}")
+        print(f"  resume it: hipwizard train run {watch.run_dir} --resume  (add --nccl-debug for RCCL's account)")
     return 1
 
 
@@ -200,9 +244,14 @@ def cmd_runs(args) -> int:
     for i in infos:
         progress = f"step {i.step}/{i.total_steps}" if i.step is not None else "no step yet"
         loss = f" · loss {i.loss:.4g}" if isinstance(i.loss, (int, float)) else ""
-        print(f"{i.symbol} {i.state:<9} {i.name:<28} {progress}{loss} · {i.run_dir}")
+        attempt = f" · attempt {i.attempt}" if i.attempt > 1 else ""
+        print(f"{i.symbol} {i.state:<9} {i.name:<28} {progress}{loss}{attempt} · {i.run_dir}")
+        if i.stall:
+            print(f"    ALARM stalled: {i.stall}")
         if i.cause:
             print(f"    cause: {i.cause}")
+        if i.incident:
+            print(f"    incident: {inert_line(i.incident)} (see {Path(i.run_dir) / 'incident.txt'})")
     return 0
 
 

@@ -5,7 +5,9 @@ only from here and from ``hipwizard.train.state`` (tests/test_architecture.py ch
 
 - Services, one per user action (``services``): ``plan`` / ``plan_file``, ``init_run_dir``, ``save_plan``
   (the Plan tab's Save; ``run_name_problem`` its naming rule), ``demo_ready`` / ``build_demo``, ``launch`` / ``launch_demo``, ``stop``, ``list_runs``,
-  ``watch`` and ``follow`` (a run followed for a live view), ``launched_manifest``, ``check_grace``; the measuring actions
+  ``watch`` and ``follow`` (a run followed for a live view), ``launched_manifest``, ``check_grace``; for long runs
+  (``longrun``) ``resume`` (from the newest complete checkpoint), ``stall_policy``, ``incident`` (what was captured when it
+  stalled or failed) and ``attempts``; the measuring actions
   (``calibration.services``): ``bench``, ``calibrate``, ``calibrate_plan``, ``counts_problem``.
 - State readers (``state``): ``load``, ``calibrations``, ``ceiling``, ``launched_run_dirs``, ``summarize``.
 - Value types the faces show or build: ``TrainConfig`` and its field helpers, ``Plan``, the presets,
@@ -34,6 +36,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
     from hipwizard.train.calibration.corrections import SOURCE_WORDS
     from hipwizard.train.calibration.services import bench, calibrate, calibrate_plan, counts_problem
     from hipwizard.train.config.train_config import FIELD_GROUPS, TrainConfig, field_help, parse_field
+    from hipwizard.train.longrun import attempts, incident, resume, stall_policy
     from hipwizard.train.planning.ceiling import spec_tflops, utilisation
     from hipwizard.train.planning.device import KNOWN_DEVICES
     from hipwizard.train.planning.plan import Plan
@@ -44,14 +47,18 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
         preset_config,
         preset_document,
     )
+    from hipwizard.train.run.classify import Diagnosis
     from hipwizard.train.run.follow import RunFollower
     from hipwizard.train.run.gpus import GPUS_HELP, GpuChoice, parse_gpus
     from hipwizard.train.run.history import fmt_duration
+    from hipwizard.train.run.incident import NCCL_DEBUG_ENV, Incident
     from hipwizard.train.run.launcher import LaunchOptions
     from hipwizard.train.run.manifest import CONFIG_NAME
+    from hipwizard.train.run.resume import Attempt
     from hipwizard.train.run.rundir import RunDir, run_name
-    from hipwizard.train.run.runs import STATE_SYMBOL, RunInfo, run_info
+    from hipwizard.train.run.runs import LIVE_STATES, STATE_SYMBOL, RunInfo, run_info
     from hipwizard.train.run.snapshot import GpuHistory, HostSample, RunSnapshot, host_sample
+    from hipwizard.train.run.stall import STALL_FLOOR_S, STALL_K, StallPolicy
     from hipwizard.train.run.stop import StopResult
     from hipwizard.train.services import (
         Launched,
@@ -78,6 +85,7 @@ _LAZY = {
                      "build_demo", "launch", "launch_demo", "stop", "list_runs", "watch", "follow", "launched_manifest", "check_grace",
                      "Launched", "LaunchRefused"),
                     "hipwizard.train.services"),
+    **dict.fromkeys(("resume", "stall_policy", "incident", "attempts"), "hipwizard.train.longrun"),
     **dict.fromkeys(("bench", "calibrate", "calibrate_plan", "counts_problem"), "hipwizard.train.calibration.services"),
     "SOURCE_WORDS": "hipwizard.train.calibration.corrections",
     **dict.fromkeys(("spec_tflops", "utilisation"), "hipwizard.train.planning.ceiling"),
@@ -93,7 +101,11 @@ _LAZY = {
                     "hipwizard.train.planning.presets"),
     **dict.fromkeys(("RunDir", "run_name"), "hipwizard.train.run.rundir"),
     "RunFollower": "hipwizard.train.run.follow",
-    **dict.fromkeys(("STATE_SYMBOL", "RunInfo", "run_info"), "hipwizard.train.run.runs"),
+    **dict.fromkeys(("STATE_SYMBOL", "RunInfo", "run_info", "LIVE_STATES"), "hipwizard.train.run.runs"),
+    **dict.fromkeys(("STALL_K", "STALL_FLOOR_S", "StallPolicy"), "hipwizard.train.run.stall"),
+    **dict.fromkeys(("NCCL_DEBUG_ENV", "Incident"), "hipwizard.train.run.incident"),
+    "Diagnosis": "hipwizard.train.run.classify",
+    "Attempt": "hipwizard.train.run.resume",
     **dict.fromkeys(("GpuHistory", "HostSample", "RunSnapshot", "host_sample"), "hipwizard.train.run.snapshot"),
     "StopResult": "hipwizard.train.run.stop",
 }
@@ -104,7 +116,7 @@ __all__ = [
     # services and their results
     "plan", "plan_file", "init_run_dir", "save_plan", "run_name_problem", "demo_ready", "build_demo", "launch", "launch_demo", "stop",
     "list_runs", "watch", "follow", "launched_manifest", "check_grace", "Launched", "LaunchRefused", "StopResult",
-    "RunDir", "RunFollower",
+    "RunDir", "RunFollower", "resume", "stall_policy", "incident", "attempts",
     "bench", "calibrate", "calibrate_plan", "counts_problem",
     # state readers
     "load", "calibrations", "ceiling", "launched_run_dirs", "summarize", "TrainState",
@@ -112,5 +124,6 @@ __all__ = [
     "TrainConfig", "FIELD_GROUPS", "field_help", "parse_field", "Plan", "SOURCE_WORDS", "spec_tflops", "utilisation",
     "DEFAULT_PRESET", "DEMO_PRESET", "load_presets", "preset_config", "preset_document", "run_name",
     "KNOWN_DEVICES", "GPUS_HELP", "GpuChoice", "parse_gpus", "LaunchOptions", "CONFIG_NAME",
-    "RunInfo", "run_info", "STATE_SYMBOL", "fmt_duration", "RunSnapshot", "GpuHistory", "HostSample", "host_sample",
+    "RunInfo", "run_info", "STATE_SYMBOL", "LIVE_STATES", "fmt_duration", "STALL_K", "STALL_FLOOR_S", "StallPolicy",
+    "NCCL_DEBUG_ENV", "Incident", "Diagnosis", "Attempt", "RunSnapshot", "GpuHistory", "HostSample", "host_sample",
 ]

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -29,6 +29,7 @@ from hipwizard import __version__
 from hipwizard.errors import UserError
 from hipwizard.gpu import detect_platform
 from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read_regular_text
+from hipwizard.train.run.incident import ATTEMPT_MARK, INCIDENT_NAME, INCIDENT_TEXT, set_aside
 from hipwizard.train.run.manifest import (
     CONFIG_NAME,
     EXIT_NAME,
@@ -39,7 +40,17 @@ from hipwizard.train.run.manifest import (
     RunManifest,
     load_manifest,
 )
+from hipwizard.train.run.resume import (
+    ATTEMPTS_NAME,
+    Attempt,
+    Checkpoint,
+    newest_checkpoint,
+    read_attempts,
+    resume_arguments,
+    write_attempts,
+)
 from hipwizard.train.run.runs import is_running
+from hipwizard.train.run.stall import STALL_NAME, StallPolicy, clear_stall
 from hipwizard.train.run.stop import kill_group
 
 VERSIONED = ("llamafactory", "torch", "transformers", "peft", "accelerate", "deepspeed", "datasets")
@@ -57,6 +68,9 @@ class LaunchOptions:
     platform: str | None = None  # "rocm", "cuda" or "cpu"
     extra_env: dict[str, str] = field(default_factory=dict)
     llamafactory_cli: str | None = None
+    resume: bool = False  # continue from the newest complete checkpoint (LLaMA-Factory's resume_from_checkpoint)
+    auto_resume: int = 0  # resume by itself after a crash or a stall, at most this many times
+    stall: StallPolicy | None = None  # when the run counts as stalled (None: stall.StallPolicy's defaults)
 
 
 def read_config(run_dir: Path) -> dict[str, Any]:
@@ -170,6 +184,9 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
     previous = load_manifest(run_dir)
     if previous is not None and is_running(previous):
         raise UserError(f"a run is already going in {run_dir} (pid {previous.pid}); stop it first")
+    if options.auto_resume < 0:
+        raise UserError("the number of automatic resumes must be 0 or more", field="auto_resume")
+    checkpoint = _resume_point(run_dir, output_dir, previous) if options.resume else None
     platform = options.platform or detect_platform()
     delta, removed = build_environment(config, options, platform, os.environ, output_dir)
     # The run's marker: the supervisor and everything it starts inherit it, and stop.py signals only
@@ -179,6 +196,8 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
     env = {k: v for k, v in os.environ.items() if k not in removed}
     env.update(delta)
     command = [find_llamafactory_cli(options.llamafactory_cli), "train", CONFIG_NAME]
+    if checkpoint is not None:
+        command += resume_arguments(checkpoint)
     bin_dir = str(Path(command[0]).parent)
     if bin_dir not in env.get("PATH", "").split(os.pathsep):
         # llamafactory-cli runs `torchrun` by name: it must find the one installed beside it (the venv).
@@ -189,7 +208,13 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
         (run_dir / EXIT_NAME).unlink(missing_ok=True)
         # A stop mark left by the previous run (stop, then resume) would call this one "stopped".
         (run_dir / STOP_NAME).unlink(missing_ok=True)
-        log = open_log(log_path)
+        clear_stall(run_dir)
+        attempt = _record_attempt(run_dir, checkpoint)
+        log = open_log(log_path, append=checkpoint is not None)
+        if checkpoint is not None:  # one log for the whole run: each attempt starts with its mark
+            log.write(f"\n{ATTEMPT_MARK}{attempt}: resuming from {checkpoint.path.name} (step {checkpoint.step})\n"
+                      .encode())
+            log.flush()
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # made a link after the check above
             raise UserError(_link_refusal(log_path)) from None
@@ -207,7 +232,8 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
         cwd=str(run_dir), env_delta=delta, env_removed=removed, pid=proc.pid, pgid=proc.pid,
         pid_create_time=_create_time(proc.pid), started=datetime.fromtimestamp(started, timezone.utc)
         .isoformat(timespec="seconds"), started_epoch=started, log=LOG_NAME, output_dir=str(output_dir),
-        platform=platform, versions=library_versions(), run_token=token,
+        platform=platform, versions=library_versions(), run_token=token, attempt=attempt,
+        auto_resume=options.auto_resume, stall=asdict(options.stall) if options.stall else None,
     )
     try:
         manifest.save()
@@ -220,7 +246,34 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
 
 
 # The files a launch, the supervisor and a stop write in a run directory.
-RUN_FILES = (LOG_NAME, MANIFEST_NAME, EXIT_NAME, STOP_NAME)
+RUN_FILES = (LOG_NAME, MANIFEST_NAME, EXIT_NAME, STOP_NAME, STALL_NAME, INCIDENT_NAME, INCIDENT_TEXT, ATTEMPTS_NAME)
+
+
+def _resume_point(run_dir: Path, output_dir: Path, previous: RunManifest | None) -> Checkpoint:
+    """The newest complete checkpoint of the run; ``UserError`` when it was never launched or has none."""
+    if previous is None:
+        raise UserError(f"{run_dir} was never launched: there is nothing to resume (launch it without resume)")
+    checkpoint = newest_checkpoint(output_dir)
+    if checkpoint is None:
+        raise UserError(f"{output_dir} holds no complete checkpoint to resume from (save_steps sets how often "
+                        f"the run saves one)", field="resume")
+    return checkpoint
+
+
+def _record_attempt(run_dir: Path, checkpoint: Checkpoint | None) -> int:
+    """attempts.json for this start: a fresh launch starts the list over, a resume adds the next attempt
+    (and keeps the last attempt's incident under its number)."""
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    if checkpoint is None:
+        for name in (INCIDENT_NAME, INCIDENT_TEXT):
+            (run_dir / name).unlink(missing_ok=True)
+        write_attempts(run_dir, [Attempt(1, now, "launch")])
+        return 1
+    attempts = read_attempts(run_dir)
+    last = max((a.attempt for a in attempts), default=1)
+    set_aside(run_dir, last)
+    write_attempts(run_dir, attempts + [Attempt(last + 1, now, "resume", str(checkpoint.path), checkpoint.step)])
+    return last + 1
 
 
 def _link_refusal(path: Path) -> str:
@@ -236,9 +289,11 @@ def refuse_links(run_dir: Path) -> None:
             raise UserError(_link_refusal(run_dir / name))
 
 
-def open_log(path: Path):
-    """``train.log`` opened for writing without following a link (O_NOFOLLOW: ELOOP on a link)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+def open_log(path: Path, *, append: bool = False):
+    """``train.log`` opened for writing without following a link (O_NOFOLLOW: ELOOP on a link); a resume
+    appends to it."""
+    mode = os.O_APPEND if append else os.O_TRUNC
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | mode | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     return os.fdopen(fd, "wb")
 
 

@@ -45,6 +45,9 @@ class RunManifest:
     version: int = 1
     environment: dict | None = None  # doctor.fingerprint of the machine it was launched on (services.launch)
     run_token: str = ""  # the value of RUN_ENV its processes carry ("" in runs launched before it existed)
+    attempt: int = 1  # which start of the run this launch is (a resume is the next one; see resume.py)
+    auto_resume: int = 0  # how many times the supervisor may resume it by itself after a crash or stall
+    stall: dict | None = None  # stall.StallPolicy's values (k, floor_s, startup_s); None: the defaults
 
     def save(self) -> None:
         atomic_write_json(Path(self.run_dir) / MANIFEST_NAME, asdict(self))

@@ -11,12 +11,16 @@ from pathlib import Path
 from typing import Literal
 
 from hipwizard.train.run.failure import diagnose_run
+from hipwizard.train.run.incident import read_incident
 from hipwizard.train.run.manifest import MANIFEST_NAME, RunEnd, RunManifest, load_manifest, read_exit
+from hipwizard.train.run.stall import read_stall
 from hipwizard.train.run.stop import STOP_MARK, group_members, leader
 from hipwizard.train.run.tail import last_record
 
-RunState = Literal["running", "finished", "failed", "stopped", "lost", "not launched"]
-STATE_SYMBOL = {"running": "◐", "finished": "✔", "failed": "✖", "stopped": "■", "lost": "?", "not launched": "○"}
+RunState = Literal["running", "stalled", "finished", "failed", "stopped", "lost", "not launched"]
+STATE_SYMBOL = {"running": "◐", "stalled": "⏸", "finished": "✔", "failed": "✖", "stopped": "■", "lost": "?",
+                "not launched": "○"}
+LIVE_STATES = ("running", "stalled")  # the run's processes are alive
 
 
 @dataclass
@@ -33,6 +37,9 @@ class RunInfo:
     total_steps: int | None = None
     loss: float | None = None
     cause: str | None = None
+    stall: str | None = None  # stall.StallVerdict.line() while stalled
+    incident: str | None = None  # the captured incident's diagnosis, "kind: line" (incident.txt has the rest)
+    attempt: int = 1
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -53,6 +60,8 @@ def run_state(manifest: RunManifest | None, run_dir: Path) -> tuple[RunState, Ru
     if manifest is None:
         return "not launched", None
     if is_running(manifest):
+        if read_stall(run_dir, manifest.trainer_log_path) is not None:
+            return "stalled", None
         return "running", None
     end = read_exit(run_dir)
     if end is None:
@@ -79,6 +88,13 @@ def run_info(run_dir: str | Path, *, with_progress: bool = True) -> RunInfo:
             info.step, info.total_steps = rec.get("current_steps"), rec.get("total_steps")
             with_loss = rec if "loss" in rec else last_record(manifest.trainer_log_path, key="loss")
             info.loss = with_loss.get("loss") if with_loss else None
+    info.attempt = manifest.attempt
+    incident = read_incident(run_dir)
+    if incident is not None and incident.diagnosis is not None:
+        info.incident = f"{incident.diagnosis.kind}: {incident.diagnosis.line}"
+    if state == "stalled":
+        verdict = read_stall(run_dir, manifest.trainer_log_path)
+        info.stall = verdict.line() if verdict else None
     if state in ("failed", "lost"):
         failure = diagnose_run(manifest)
         info.cause = failure.line if failure else None
