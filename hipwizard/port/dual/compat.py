@@ -23,7 +23,7 @@ INTRINSICS = (*_LOADS, *_STORES, *_SHUFFLES, *_VOTES)
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
-_NVTX_CALL = re.compile(r"\b(nvtx\w+)\s*\(")
+_NVTX_CALL = re.compile(r"\b(nvtx[A-Z]\w*)\s*\(")
 
 
 def used_intrinsics(masked_texts: list[str]) -> list[str]:

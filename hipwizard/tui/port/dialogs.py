@@ -8,19 +8,24 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, ProgressBar, Static
+from textual.widgets import Button, Input, ProgressBar, Select, Static
 
 from hipwizard.progress import Progress
 
 
 class MigrationForm(Vertical):
-    """Pick a CUDA source folder and an output folder; ``Submitted`` carries both."""
+    """Pick a CUDA source folder, an output folder and the output mode; ``Submitted`` carries them."""
+
+    MODES = [("fork: a HIP copy of the tree", "fork"),
+             ("dual-target: one source for NVIDIA and AMD (CUDA kept, compat header, guarded branches, a patch)",
+              "dual")]
 
     class Submitted(Message):
-        def __init__(self, src: str, out: str) -> None:
+        def __init__(self, src: str, out: str, mode: str = "fork") -> None:
             super().__init__()
             self.src = src
             self.out = out
+            self.mode = mode
 
     def compose(self) -> ComposeResult:
         yield Static("No migration yet. Choose the CUDA source folder and where the HIP output goes; "
@@ -29,6 +34,8 @@ class MigrationForm(Vertical):
         yield Input(placeholder="path/to/cuda/project", id="setup-src")
         yield Static("Output folder (HIP)")
         yield Input(placeholder="default: <source>-hip", id="setup-out")
+        yield Static("Output mode (this workspace's choice)")
+        yield Select(self.MODES, value="fork", allow_blank=False, id="setup-mode", compact=True)
         yield Button("Translate ▶", id="setup-go", variant="primary", compact=True)
         yield ProgressBar(id="setup-progress", show_eta=False)
         yield Static("", id="setup-status")
@@ -53,7 +60,12 @@ class MigrationForm(Vertical):
         if not src:
             self.status("⚠ enter the CUDA source folder first")
             return
-        self.post_message(self.Submitted(src, out or src.rstrip("/") + "-hip"))
+        mode = self.query_one("#setup-mode", Select).value
+        self.post_message(self.Submitted(src, out or src.rstrip("/") + "-hip", str(mode)))
+
+    def choose_mode(self, mode: str) -> None:
+        """Show ``mode`` ("fork" or "dual", the workspace's recorded choice) as chosen."""
+        self.query_one("#setup-mode", Select).value = mode if mode in ("fork", "dual") else "fork"
 
     def status(self, text: str) -> None:
         self.query_one("#setup-status", Static).update(text)

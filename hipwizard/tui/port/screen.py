@@ -151,18 +151,19 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
             out = str(link.out) if link.out is not None else src.rstrip("/") + "-hip"
             form.query_one("#setup-src", Input).value = src
             form.query_one("#setup-out", Input).value = out
+            form.choose_mode(link.mode)
             if not message:
                 self._start(src, out)
                 return
         form.query_one("#setup-src", Input).focus()
 
     def on_migration_form_submitted(self, event: MigrationForm.Submitted) -> None:
-        self._start(event.src, event.out)
+        self._start(event.src, event.out, event.mode)
 
-    def _start(self, src: str, out: str) -> None:
+    def _start(self, src: str, out: str, mode: str | None = None) -> None:
         form = self.query_one(MigrationForm)
         form.status(f"◐ translating {src} …")
-        self.start_job("translate", port.translate, self.app.workspace, src, out, progress=True,
+        self.start_job("translate", port.translate, self.app.workspace, src, out, mode=mode, progress=True,
                        done=self._translated, failed=lambda text: form.status(f"✖ {text}"))
 
     def _translated(self, result: port.Translation) -> None:
