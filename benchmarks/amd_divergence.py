@@ -57,8 +57,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from realworld_metrics import human_edits  # noqa: E402
 
 from hipwizard import port  # noqa: E402
+from hipwizard.port.risk import budget  # noqa: E402
+from hipwizard.port.translation.tables import load_tables  # noqa: E402
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inc", ".cu.cc")
 NEAR = 3
@@ -154,7 +159,7 @@ def make_view(rel: str, text: str, undefine: list[str], define: list[str], unifd
     kept: list[int | None] = []
     rewritten: list[bool] = []
     view: list[str] = []
-    for o, f, b in zip(orig, fed, out):
+    for o, f, b in zip(orig, fed, out, strict=True):
         if b == "":
             kept.append(None)
             rewritten.append(False)
@@ -285,7 +290,7 @@ def score(name: str, root: Path, spec: dict, views: dict[str, FileView], flags: 
         fl = flags.get(rel, {})
         regions += len(v.regions)
         got = 0
-        for span, at in zip(v.regions, v.region_lines):
+        for span, at in zip(v.regions, v.region_lines, strict=True):
             hit = {k for line, ks in fl.items() if near(line, span) for k in ks}
             got += bool(hit)
             for k in hit:
@@ -351,6 +356,73 @@ def show(row: dict, examples: int) -> None:
         print(f"  far flags (first {examples}): {'; '.join(row['far_examples'][:examples])}")
 
 
+def human_case(name: str, cuda: Path, human: Path, work: Path) -> dict:
+    """A CUDA tree against its human HIP port (same relative paths): the port's flags in the files the humans
+    changed, per substantive human edit (``realworld_metrics.human_edits``, as ``port_projects.py`` counts them:
+    one flag per rule and line), and the edits with a flag within ``NEAR`` lines; per kind too."""
+    (work / name).mkdir(parents=True, exist_ok=True)
+    result = port.translate(None, cuda, work / name / "out", check=False)
+    tables = load_tables()
+    edits = seen = nflags = 0
+    kinds: dict[str, dict] = defaultdict(lambda: {"flags": 0, "near": 0, "edits": 0})
+    for ft in result.report.files:
+        hpath = human / ft.path
+        if not hpath.is_file() or not ft.path.endswith(SOURCE_SUFFIXES):
+            continue
+        found = human_edits(ft.original, hpath.read_text(encoding="utf-8", errors="surrogateescape"), tables)
+        if not found:
+            continue
+        fl = flags_of(ft)
+        edits += len(found)
+        seen += sum(1 for e in found if any(e.near(line) for line in fl))
+        for line, ks in fl.items():
+            nflags += len(ks)
+            for k in ks:
+                kinds[k]["flags"] += 1
+                kinds[k]["near"] += any(e.near(line) for e in found)
+        for e in found:
+            for k in {k for line, ks in fl.items() if e.near(line) for k in ks}:
+                kinds[k]["edits"] += 1
+    return {"project": name, "human_edits": edits, "edits_flagged": seen, "flags": nflags,
+            "flags_per_edit": round(nflags / edits, 2) if edits else None,
+            "kinds": {k: dict(v) for k, v in sorted(kinds.items())}}
+
+
+def show_human(row: dict) -> None:
+    print(f"\n== {row['project']} vs its human port: {row['human_edits']} edits, flagged {row['edits_flagged']} "
+          f"({_pct(row['edits_flagged'], row['human_edits'])}); {row['flags']} flags = {row['flags_per_edit']} per edit")
+    print(f"  {'kind':28} {'flags':>6} {'near an edit':>13} {'edits seen':>11}")
+    for k, v in sorted(row["kinds"].items(), key=lambda kv: -kv[1]["flags"]):
+        print(f"  {k:28} {v['flags']:>6} {v['near']:>13} {v['edits']:>11}")
+
+
+def write_precision(path: Path, pool: dict, names: list[str], humans: list[dict]) -> None:
+    """The asset ``hipwizard/port/risk/budget.py`` reads: per kind, its flagged lines on the dev projects (every
+    flag, no budget), those within NEAR lines of a divergence region, and their share; a human port case (llm.c)
+    adds its flags and those within NEAR lines of a human edit."""
+    import yaml  # noqa: PLC0415  # only this option writes YAML
+
+    merged = {k: dict(v) for k, v in pool["kinds"].items()}
+    for h in humans:
+        for k, v in h["kinds"].items():
+            m = merged.setdefault(k, {"places": 0, "near": 0, "regions": 0})
+            m["places"] += v["flags"]
+            m["near"] += v["near"]
+    kinds = {k: {"places": v["places"], "near": v["near"], "regions": v["regions"],
+                 "precision": round(v["near"] / v["places"], 3) if v["places"] else 0.0}
+             for k, v in sorted(merged.items())}
+    doc = {"method": (f"benchmarks/amd_divergence.py --write-precision on {', '.join(names)} (commits in "
+                      "benchmarks/amd_divergence_corpus.json), every flag shown (no budget): places = view lines "
+                      f"with a flag of the kind, near = those within {NEAR} lines of a divergence region (a "
+                      "conditional group unifdef resolves or rewrites with the AMD symbols undefined), precision = "
+                      "near / places; regions = divergence regions a flag of the kind is near. Pooled with the human port "
+                      f"cases {', '.join(h['project'] for h in humans) or '(none)'} (places = flags in the files the "
+                      f"humans changed, near = within {NEAR} lines of a human edit). The held-out project is not in it."),
+           "kinds": kinds}
+    path.write_text("# written by benchmarks/amd_divergence.py --write-precision; read by hipwizard/port/risk/budget.py\n"
+                    + yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--spec", type=Path, default=Path(__file__).with_name("amd_divergence_corpus.json"))
@@ -358,10 +430,17 @@ def main() -> int:
     ap.add_argument("--held-out", action="store_true", help="also measure the held-out project (once, at the end)")
     ap.add_argument("--unifdef", default=shutil.which("unifdef") or "/usr/bin/unifdef")
     ap.add_argument("--examples", type=int, default=5)
+    ap.add_argument("--human", action="append", default=[], metavar="NAME=CUDA_PATH,HIP_PATH",
+                    help="a CUDA tree and its human AMD port (llm.c and anthonix/llm.c): flags per human edit")
+    ap.add_argument("--no-budget", action="store_true", help="every flag, no per-kind / per-file folding")
+    ap.add_argument("--write-precision", type=Path, metavar="YAML",
+                    help="write each kind's measured precision on the dev projects (the asset risk/budget.py reads)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     if not Path(args.unifdef).is_file():
         raise SystemExit("unifdef not found: apt-get install unifdef (or pass --unifdef PATH)")
+    if args.no_budget or args.write_precision:
+        budget.PER_KIND = budget.QUIET_PER_KIND = budget.PER_FILE = 10**9
     spec = json.loads(args.spec.read_text(encoding="utf-8"))
     common = spec.get("common_undefine", [])
     projects = {p["name"]: {**p, "undefine": [*common, *p.get("undefine", [])]} for p in spec["projects"]}
@@ -379,11 +458,22 @@ def main() -> int:
             row = measure(name, root, projects[name], args.unifdef, Path(tmp))
             rows.append(row)
             show(row, args.examples)
+        humans = []
+        for item in args.human:
+            name, sep, paths = item.partition("=")
+            cuda, comma, hip = paths.partition(",")
+            if not sep or not comma or not Path(cuda).is_dir() or not Path(hip).is_dir():
+                raise SystemExit(f"--human {item!r}: expected NAME=CUDA_FOLDER,HIP_FOLDER")
+            humans.append(human_case(name, Path(cuda).resolve(), Path(hip).resolve(), Path(tmp)))
+            show_human(humans[-1])
     dev = [r for r in rows if not r["held_out"]]
     if len(dev) > 1:
         show(pooled(dev), 0)
+    if args.write_precision and dev:
+        write_precision(args.write_precision, pooled(dev), [r["project"] for r in dev], humans)
     if args.json:
-        args.json.write_text(json.dumps({"near": NEAR, "rows": rows, "pooled_dev": pooled(dev) if dev else None},
+        args.json.write_text(json.dumps({"near": NEAR, "rows": rows, "pooled_dev": pooled(dev) if dev else None,
+                                         "human": humans},
                                         indent=1) + "\n", encoding="utf-8")
     return 0
 

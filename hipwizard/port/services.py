@@ -32,6 +32,7 @@ from hipwizard.doctor.state import environment_stamp, target_facts
 from hipwizard.errors import UserError
 from hipwizard.port.dual.model import choose as choose_mode, parse_backend
 from hipwizard.port.review.state import ReconcileReport, ReviewState, state_path_for
+from hipwizard.port.risk.budget import apply_budget, budgeted
 from hipwizard.port.state import PortLink, read_link, record_link, review_path
 from hipwizard.progress import ProgressFn
 from hipwizard.workspace import Workspace
@@ -126,6 +127,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     if not report.files:
         why = "; ".join(f"{u.path}: {u.reason}" for u in [*report.unreadable, *report.skipped][:3])
         raise UserError(f"no CUDA sources could be read in {src_p}" + (f" ({why})" if why else ""))
+    apply_budget(report.files)  # what the review shows: the telling kinds first, no file drowning it
     dual = None
     if options is not None:
         from hipwizard.port.dual.service import dualize
@@ -212,8 +214,8 @@ def _retranslate(review: ReviewState, hip_version: str | None, progress: Progres
         return retranslate(review, hip_version=hip_version, progress=progress, arch=arch)
     # The review's own backend, so unchanged files give the same hunks (and ids).
     backend = review.backend if review.backend in BACKENDS else "auto"
-    return translate_tree(review.src, backend=backend, hip_version=hip_version, progress=progress,
-                          exclude=[review.out], arch=arch)
+    return budgeted(translate_tree(review.src, backend=backend, hip_version=hip_version, progress=progress,
+                                   exclude=[review.out], arch=arch))  # the flags translate showed
 
 
 def refresh(ws: Workspace | None, review: ReviewState, *, hip_version: str | None = None,

@@ -80,6 +80,14 @@ CASES: dict[str, tuple[str, str]] = {
                         "__global__ void k(float* x) {\n  float v = x[threadIdx.x];\n"
                         "  for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down(v, o);\n  x[0] = v;\n}\n"
                         "void run(float* x) {\n  k<<<1, 256>>>(x);\n}"),
+    # issue 32, learned where dual-target projects diverge (FBGEMM's ROCm grid-stride loops, jaxlib's kDLROCM)
+    "GRID_32BIT_THREADS": ("__global__ void k(float* y, int64_t n) {\n  const auto i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i >= n) {\n    return;\n  }\n  y[i] = 0;\n}",
+                           "__global__ void k(float* y, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "  if (i >= n) return;\n  y[i] = 0;\n}"),
+    "SMEM_OPTIN_QUERY": ("cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);",
+                         "cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlock, dev);"),
+    "DLPACK_DEVICE": ("DLDevice d{kDLCUDA, 0};", "DLDevice d{kDLROCM, 0};"),
 }
 
 
@@ -88,7 +96,7 @@ def _ids(text: str) -> set[str]:
 
 
 def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
-    assert len(RULES) == 48 and set(CASES) == set(RULES_BY_ID)
+    assert len(RULES) == 51 and set(CASES) == set(RULES_BY_ID)
     for rule in RULES:
         assert rule.severity in ("high", "med", "low")
         assert rule.reason and rule.hint and rule.source

@@ -1,0 +1,157 @@
+"""What the review shows of a file's flags: the kinds that mark real porting work first, and a budget so one file
+cannot drown the review.
+
+How often a kind marks a real divergence is measured, not guessed (``assets/risk_precision.yaml``, written by
+``benchmarks/amd_divergence.py --write-precision``): in projects that build for both vendors, the share of a kind's
+flagged lines that lie within 3 lines of code the humans guarded for AMD (``#ifdef USE_ROCM`` and friends).
+
+Per file:
+- a kind measured at least ``PRECISE_AT`` precise shows up to ``PRECISE_PER_KIND`` places, outside the file's budget;
+- a kind measured *quiet* (under ``QUIET_BELOW`` over at least ``QUIET_MIN_PLACES`` lines) is demoted: its findings
+  become notes (``Diagnostic("warning", rule_id, original line, ...)``, counted in ``stats["flags_demoted"]``), not
+  flags (with ``DEMOTE_QUIET`` off it shows ``QUIET_PER_KIND`` places instead);
+- every other kind shows up to ``PER_KIND`` places, and those kinds together up to ``PER_FILE``, the more precise
+  kinds first (every kind still shows its first place).
+A place is a run of one kind's lines at most ``CLUSTER_GAP`` apart (four CUB includes in a row): its first line
+stands for the others. A folded flag is not lost: the kind's first shown flag names the lines it stands for
+(``... also lines 120, 340``) and ``stats["flags_folded"]`` counts them. Within a hunk the flags are ordered most
+precise kind first. A kind the corpus never showed ranks as ``UNMEASURED``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from hipwizard.port.model import Diagnostic, FileTranslation, Hunk, RiskFlag
+
+ASSET = Path(__file__).resolve().parents[2] / "assets" / "risk_precision.yaml"
+PER_KIND = 2
+QUIET_PER_KIND = 1
+PER_FILE = 8
+QUIET_BELOW = 0.15
+PRECISE_AT = 0.5  # a kind measured at least this precise gets its own, larger budget
+PRECISE_PER_KIND = 4
+QUIET_MIN_PLACES = 5
+DEMOTE_QUIET = True  # a quiet kind is a note (a "warning" diagnostic), not a flag
+CLUSTER_GAP = 2  # a kind's lines this close are one place
+UNMEASURED = 0.5  # a kind the corpus never showed ranks in the middle
+
+
+@lru_cache(maxsize=1)
+def measured() -> dict[str, dict]:
+    """{kind: {"places", "near", "precision"}} from the asset; {} when it is missing or unreadable."""
+    try:
+        data = yaml.safe_load(ASSET.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return {}
+    kinds = data.get("kinds") if isinstance(data, dict) else None
+    return {str(k): v for k, v in kinds.items() if isinstance(v, dict)} if isinstance(kinds, dict) else {}
+
+
+def precision(kind: str) -> float:
+    v = measured().get(kind, {}).get("precision")
+    return float(v) if isinstance(v, (int, float)) else UNMEASURED
+
+
+def quiet(kind: str) -> bool:
+    v = measured().get(kind, {})
+    return precision(kind) < QUIET_BELOW and int(v.get("places", 0) or 0) >= QUIET_MIN_PLACES
+
+
+def apply_budget(files: list[FileTranslation]) -> int:
+    """Fold each file's flags to the budget (hunk flags and flags on untouched lines alike); returns how many
+    flagged lines were folded."""
+    return sum(_budget_file(ft) for ft in files)
+
+
+def budgeted(files: list[FileTranslation]) -> list[FileTranslation]:
+    """``files`` after ``apply_budget``."""
+    apply_budget(files)
+    return files
+
+
+def _original_line(ft: FileTranslation, hunk: Hunk | None, line: int) -> int:
+    """A translated line's line in the original: inside a hunk, its old side; elsewhere, shifted by the hunks
+    above it."""
+    if hunk is not None:
+        return max(hunk.old_start + min(max(line - hunk.new_start, 0), max(len(hunk.old_lines) - 1, 0)), 1)
+    shift = 0
+    for h in sorted(ft.hunks, key=lambda x: x.new_start):
+        if h.new_start + len(h.new_lines) > line:
+            break
+        shift += len(h.old_lines) - len(h.new_lines)
+    return max(line + shift, 1)
+
+
+def _cluster_heads(lines: list[int]) -> list[int]:
+    """The first line of each run of a kind's lines (sorted) no more than ``CLUSTER_GAP`` apart: one place to
+    review (four CUB includes in a row, a block of inline asm)."""
+    heads: list[int] = []
+    prev = None
+    for n in lines:
+        if prev is None or n - prev > CLUSTER_GAP:
+            heads.append(n)
+        prev = n
+    return heads
+
+
+def _budget_file(ft: FileTranslation) -> int:
+    # every (kind, line) the file shows, with where it lives: a hunk or the untouched list
+    where: dict[tuple[str, int], list[tuple[Hunk | None, RiskFlag]]] = {}
+    for h in ft.hunks:
+        h.flags.sort(key=lambda f: -precision(f.rule_id))
+        for f in h.flags:
+            where.setdefault((f.rule_id, f.line or 0), []).append((h, f))
+    for f in ft.untouched_flags:
+        where.setdefault((f.rule_id, f.line or 0), []).append((None, f))
+    by_kind: dict[str, list[int]] = {}
+    for kind, line in sorted(where):
+        by_kind.setdefault(kind, []).append(line)
+    shown: dict[str, list[int]] = {}
+    budget = PER_FILE
+    for kind in sorted(by_kind, key=lambda k: (-precision(k), k)):
+        heads = _cluster_heads(by_kind[kind])
+        if precision(kind) >= PRECISE_AT:  # outside the file's budget
+            shown[kind] = heads[:max(1, PRECISE_PER_KIND)]
+            continue
+        if quiet(kind) and DEMOTE_QUIET:
+            shown[kind] = []
+            continue
+        room = max(1, min(QUIET_PER_KIND if quiet(kind) else PER_KIND, budget))  # every kind shows once
+        shown[kind] = heads[:room]
+        budget -= len(shown[kind])
+    folded = 0
+    for kind, lines in by_kind.items():
+        keep = set(shown[kind])
+        rest = [n for n in lines if n not in keep]
+        if not rest:
+            continue
+        if not keep:  # demoted: a note on the original's line, no flag
+            for n in rest:
+                hunk, f = where[(kind, n)][0]
+                ft.diagnostics.append(Diagnostic("warning", kind, _original_line(ft, hunk, n),
+                                                 f"{f.reason} (a note: measured near real AMD divergence in "
+                                                 f"{precision(kind):.0%} of cases; {f.hint})"))
+            ft.stats["flags_demoted"] = ft.stats.get("flags_demoted", 0) + len(rest)
+        else:
+            folded += len(rest)
+        for n in rest:
+            for hunk, f in where[(kind, n)]:
+                if hunk is None:
+                    ft.untouched_flags.remove(f)
+                else:
+                    hunk.flags.remove(f)
+        if not keep:
+            continue
+        note = f" (also {'line' if len(rest) == 1 else 'lines'} {', '.join(map(str, rest[:12]))}" + \
+            (f" and {len(rest) - 12} more" if len(rest) > 12 else "") + " in this file)"
+        hunk, f = where[(kind, shown[kind][0])][0]
+        target = ft.untouched_flags if hunk is None else hunk.flags
+        target[target.index(f)] = replace(f, reason=f.reason + note)
+    if folded:
+        ft.stats["flags_folded"] = ft.stats.get("flags_folded", 0) + folded
+    return folded

@@ -1,0 +1,111 @@
+"""Risk rules learned where dual-target projects really diverge for AMD (issue 32).
+
+``benchmarks/amd_divergence.py`` takes projects that build for both vendors, removes their AMD branches with
+``unifdef`` and looks at what the humans had to guard. Kinds seen there that no other rule covered:
+
+- ``GRID_32BIT_THREADS``: one thread per item with a 64-bit or deduced index and no grid-stride loop. A HIP
+  launch holds at most 2^32 - 1 threads in all (the AQL dispatch packet counts the grid in work-items, 32 bits
+  per dimension), where CUDA takes (2^31 - 1) x 1024; FBGEMM turns such kernels into grid-stride loops on ROCm
+  (``#ifdef USE_ROCM for (...; index += blockDim.x * gridDim.x)``, the early ``return`` a ``continue``).
+- ``SMEM_OPTIN_QUERY``: the opt-in shared-memory limit (``cudaDevAttrMaxSharedMemoryPerBlockOptin``,
+  ``sharedMemPerBlockOptin``) sizes tiles on NVIDIA (up to 227 KB a block); MI300X has 64 KiB of LDS and the
+  projects read the plain per-block limit on AMD.
+- ``DLPACK_DEVICE``: DLPack tags AMD GPU memory ``kDLROCM`` / ``kDLROCMHost``, not ``kDLCUDA``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hipwizard.port.risk.base import RiskRule, _rx
+
+_FBGEMM = "pytorch/FBGEMM@71d6f8b2 fbgemm_gpu/src"
+_JAX = "jax-ml/jax@cec06d11 jaxlib/gpu"
+
+_GLOBAL = re.compile(r"\b__global__\b")
+# idx = blockIdx.x * blockDim.x + threadIdx.x (either order, any axis, casts allowed), declared or assigned
+_INDEX = re.compile(r"^\s*(?:const\s+)?(?P<type>[A-Za-z_][\w:<>]*(?:\s+(?:long|int))*)?\s*(?P<name>\w+)\s*=\s*"
+                    r"(?P<expr>[^;]*\bblockIdx\.[xyz]\b[^;]*\bblockDim\.[xyz]\b[^;]*|"
+                    r"[^;]*\bblockDim\.[xyz]\b[^;]*\bblockIdx\.[xyz]\b[^;]*);")
+_NARROW = re.compile(r"^(?:int|unsigned|unsigned\s+int|int32_t|uint32_t|uint|short|unsigned\s+short)$")
+_RETURN = re.compile(r"\breturn\s*;")
+
+
+def _kernel_bodies(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last) line of each ``__global__`` function's body (braces counted on masked code)."""
+    out = []
+    n, i = len(lines), 0
+    while i < n:
+        if not _GLOBAL.search(lines[i]):
+            i += 1
+            continue
+        depth, start, j, done = 0, None, i, False
+        while j < n and not done:
+            for ch in lines[j]:
+                if start is None:
+                    if ch == ";":  # a declaration, no body
+                        done = True
+                        break
+                    if ch == "{":
+                        start, depth = j, 1
+                elif ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                    if depth == 0:
+                        done = True
+                        break
+            if not done:
+                j += 1
+        if start is not None:
+            out.append((start, min(j, n - 1)))
+        i = j + 1
+    return out
+
+
+def _grid_32bit(lines: list[str]) -> list[int]:
+    hits: list[int] = []
+    for start, end in _kernel_bodies(lines):
+        body = range(start, end + 1)
+        if any("gridDim" in lines[k] for k in body):
+            continue  # already a grid-stride loop (or sized by the grid)
+        for k in body:
+            m = _INDEX.match(lines[k])
+            if not m or "threadIdx" not in m.group("expr") or lines[k].lstrip().startswith("for"):
+                continue
+            kind = (m.group("type") or "").strip()
+            if kind and _NARROW.match(kind) and "int64" not in m.group("expr") and "long" not in m.group("expr"):
+                continue  # a 32-bit index: the CUDA code cannot go past 2^32 either
+            hits.append(k)
+            hits.extend(r for r in range(k + 1, end + 1) if _RETURN.search(lines[r]))  # returns become continue
+            break
+    return sorted(set(hits))
+
+
+DIVERGENCE_RULES: tuple[RiskRule, ...] = (
+    RiskRule("GRID_32BIT_THREADS", "med",
+             "one thread per item with a 64-bit or deduced index and no grid-stride loop: a HIP launch holds at most "
+             "2^32 - 1 threads in all (gridDim x blockDim), CUDA up to (2^31 - 1) x 1024",
+             "loop over the items (for (i = first; i < n; i += blockDim.x * gridDim.x)), cap the grid, and turn "
+             "the early return into continue",
+             "HSA Platform System Architecture Specification 1.2 sec. 2.9.6 (kernel dispatch packet: grid_size_x, "
+             f"32-bit work-items); ROCm/hip issue 2253; {_FBGEMM} (quantize_ops, sparse_ops, jagged_tensor_ops, "
+             "split_embeddings_cache: '#ifdef USE_ROCM' grid-stride loops)",
+             _grid_32bit),
+    RiskRule("SMEM_OPTIN_QUERY", "med",
+             "the opt-in shared-memory limit sizes this (up to 227 KB a block on Hopper); MI300X has 64 KiB of LDS "
+             "per workgroup",
+             "read the plain per-block limit on AMD (hipDeviceAttributeMaxSharedMemoryPerBlock / sharedMemPerBlock) "
+             "and size tiles for 64 KiB",
+             f"ROCm/ROCm@e396b489 docs/reference/gpu-arch-specs.rst (MI300X: LDS 64 KiB); {_FBGEMM} "
+             "(sparse_ops/sparse_block_bucketize_features.cu, jagged_tensor_ops/common.cuh: '#ifndef "
+             "__HIP_PLATFORM_AMD__ cudaDevAttrMaxSharedMemoryPerBlockOptin')",
+             _rx(r"\b(?:cudaDevAttr|hipDeviceAttribute)(?:Max)?SharedMem(?:ory)?PerBlockOptin\b",
+                 r"\bsharedMemPerBlockOptin\b")),
+    RiskRule("DLPACK_DEVICE", "med",
+             "DLPack device type kDLCUDA: AMD GPU memory is tagged kDLROCM (kDLROCMHost for pinned host memory)",
+             "use kDLROCM / kDLROCMHost on AMD",
+             f"dmlc/dlpack include/dlpack/dlpack.h (DLDeviceType: kDLROCM = 10, kDLROCMHost = 11); {_JAX}/"
+             "py_client_gpu.cc ('#ifdef JAX_GPU_CUDA kDLCUDA #else kDLROCM')",
+             _rx(r"\bkDLCUDA(?:Host|Managed)?\b")),
+)

@@ -1,0 +1,123 @@
+"""What the review shows of a file's flags (issue 32): measured precision orders them, a budget folds the rest."""
+
+from __future__ import annotations
+
+import pytest
+
+from hipwizard import port
+from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
+from hipwizard.port.risk import budget
+from hipwizard.port.risk.divergence import _grid_32bit
+
+TABLE = {"QUIET": {"places": 50, "near": 1, "precision": 0.02},
+         "MIDDLE": {"places": 40, "near": 12, "precision": 0.3},
+         "PRECISE": {"places": 30, "near": 27, "precision": 0.9}}
+
+
+@pytest.fixture
+def table(monkeypatch):
+    monkeypatch.setattr(budget, "measured", lambda: TABLE)
+    monkeypatch.setattr(budget, "PER_KIND", 2)
+    monkeypatch.setattr(budget, "QUIET_PER_KIND", 1)
+    monkeypatch.setattr(budget, "PER_FILE", 3)
+    monkeypatch.setattr(budget, "PRECISE_AT", 0.6)
+
+
+def _flag(kind: str, line: int) -> RiskFlag:
+    return RiskFlag(kind, "med", f"{kind} reason", "hint", "src", line)
+
+
+def _file(untouched: list[RiskFlag], hunks: list[Hunk] | None = None) -> FileTranslation:
+    return FileTranslation("a.cu", "", "", "builtin", hunks=hunks or [], untouched_flags=untouched)
+
+
+def test_the_asset_says_how_it_was_measured_and_holds_kinds():
+    data = budget.measured()
+    assert data and all(0.0 <= v["precision"] <= 1.0 and v["near"] <= v["places"] for v in data.values())
+    assert "amd_divergence.py" in budget.ASSET.read_text(encoding="utf-8")
+
+
+def test_a_quiet_kind_becomes_notes_on_the_original_lines(table):
+    # a hunk above (2 lines became 3) shifts the untouched lines below it by one
+    hunk = Hunk("a.cu", 2, ["a", "b"], 2, ["a", "b", "c"], hunk_id="h")
+    ft = _file([_flag("QUIET", n) for n in (11, 21)], [hunk])
+    assert budget.apply_budget([ft]) == 0
+    assert not ft.untouched_flags and ft.stats["flags_demoted"] == 2
+    assert [(d.kind, d.name, d.line) for d in ft.diagnostics] == [("warning", "QUIET", 10), ("warning", "QUIET", 20)]
+    assert "QUIET reason" in ft.diagnostics[0].message and "a note" in ft.diagnostics[0].message
+
+
+def test_with_demotion_off_a_quiet_kind_shows_once_per_file_and_names_the_lines_it_folded(table, monkeypatch):
+    monkeypatch.setattr(budget, "DEMOTE_QUIET", False)
+    ft = _file([_flag("QUIET", n) for n in (10, 20, 30, 40)])
+    assert budget.apply_budget([ft]) == 3
+    assert [f.line for f in ft.untouched_flags] == [10]
+    assert "also lines 20, 30, 40 in this file" in ft.untouched_flags[0].reason
+    assert ft.stats["flags_folded"] == 3
+
+
+def test_a_precise_kind_has_its_own_larger_budget(table, monkeypatch):
+    monkeypatch.setattr(budget, "PRECISE_PER_KIND", 6)
+    ft = _file([_flag("PRECISE", n) for n in range(10, 90, 10)] + [_flag("MIDDLE", n) for n in (100, 110, 120)])
+    assert budget.apply_budget([ft]) == 3  # 2 PRECISE lines over its 6; MIDDLE keeps its 2 (the file's 3 untouched)
+    assert [f.line for f in ft.untouched_flags if f.rule_id == "PRECISE"] == [10, 20, 30, 40, 50, 60]
+    assert [f.line for f in ft.untouched_flags if f.rule_id == "MIDDLE"] == [100, 110]
+
+
+def test_a_run_of_neighbouring_lines_is_one_place(table):
+    ft = _file([_flag("MIDDLE", n) for n in (10, 11, 12, 14, 40)])
+    assert budget.apply_budget([ft]) == 3
+    assert [f.line for f in ft.untouched_flags] == [10, 40]
+    assert "also lines 11, 12, 14" in ft.untouched_flags[0].reason
+
+
+def test_the_file_budget_goes_to_the_more_precise_kinds_and_every_kind_still_shows(table):
+    monkeypatch_free = [_flag("MIDDLE", n) for n in (10, 20, 30)] + [_flag("UNKNOWN", n) for n in (70, 80, 90)]
+    ft = _file(monkeypatch_free + [_flag("OTHER", 200)])
+    TABLE["OTHER"] = {"places": 10, "near": 2, "precision": 0.2}
+    try:
+        budget.apply_budget([ft])
+    finally:
+        del TABLE["OTHER"]
+    shown = [(f.rule_id, f.line) for f in ft.untouched_flags]
+    # UNKNOWN (unmeasured: 0.5) ranks above MIDDLE (0.3): two places; MIDDLE gets the last one; OTHER still shows once
+    assert [line for kind, line in shown if kind == "UNKNOWN"] == [70, 80]
+    assert [line for kind, line in shown if kind == "MIDDLE"] == [10]
+    assert [line for kind, line in shown if kind == "OTHER"] == [200]
+
+
+def test_hunk_flags_are_ordered_most_precise_kind_first_and_folded_like_the_others(table):
+    hunks = [Hunk("a.cu", n, ["x"], n, ["y"], flags=[_flag("MIDDLE", n), _flag("PRECISE", n)], hunk_id=str(n))
+             for n in (3, 9, 15)]
+    ft = _file([], hunks)
+    budget.apply_budget([ft])
+    assert [f.rule_id for f in hunks[0].flags] == ["PRECISE", "MIDDLE"]
+    assert [f.rule_id for f in hunks[2].flags] == ["PRECISE"]  # the third MIDDLE place folded into the first
+    assert "also line 15" in hunks[0].flags[1].reason
+
+
+def test_the_translate_service_shows_the_budgeted_flags(tmp_path, table):
+    src = tmp_path / "src"
+    src.mkdir()
+    # six lines of a quiet kind in one file: notes, no flag (fails without the service's budget)
+    (src / "k.cu").write_text("".join(f"__global__ void k{n}(int* x) {{ x[0] = threadIdx.x & 31; }}\n"
+                                      for n in range(6)))
+    TABLE["LANE_MASK_31"] = {"places": 50, "near": 0, "precision": 0.0}
+    try:
+        result = port.translate(None, src, tmp_path / "out", check=False)
+    finally:
+        del TABLE["LANE_MASK_31"]
+    ft = result.report.files[0]
+    lanes = [f for f in ft.untouched_flags if f.rule_id == "LANE_MASK_31"]
+    lanes += [f for h in ft.hunks for f in h.flags if f.rule_id == "LANE_MASK_31"]
+    notes = [d for d in ft.diagnostics if d.kind == "warning" and d.name == "LANE_MASK_31"]
+    assert not lanes and len(notes) == 6 and ft.stats["flags_demoted"] == 6
+
+
+def test_a_wide_index_without_a_grid_stride_loop_flags_the_index_and_its_early_returns():
+    lines = ["__global__ void k(float* y, int64_t n) {", "  const int64_t i = blockIdx.x * blockDim.x + threadIdx.x;",
+             "  if (i >= n) {", "    return;", "  }", "  y[i] = 0;", "}",
+             "__global__ void s(float* y, int64_t n) {",
+             "  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {",
+             "    y[i] = 0;", "  }", "}"]
+    assert _grid_32bit(lines) == [1, 3]
