@@ -153,7 +153,7 @@ def _port(ws: Workspace, red: Redactor) -> PortSection | Unreadable | None:
                      for name, n in review.api_counts(kind).items()],
         last_write=LastWrite(w.files, w.revision, w.compile_errors, w.arch, w.check_note) if w is not None else None,
         conflicts=conflicts, edited_files=edits, vanished=len(review.vanished), environment=review.environment,
-        written_environment=written_env,
+        written_environment=written_env, mode=link.mode, guard=link.guard,
     )
 
 

@@ -91,6 +91,12 @@ def _port(p: PortSection | Unreadable | None) -> list[tuple]:
                      f"{p.hip_version}): {p.files} files, {p.hunks} hunks — {d.accepted} accepted, "
                      f"{d.edited} edited, {d.rejected} rejected, {d.pending} pending "
                      f"({d.changed} changed since decided)."))
+    if p.mode == "dual":
+        out.append(("p", f"Output mode: dual-target — one source for NVIDIA and AMD: the CUDA tree is kept, AMD builds "
+                         f"define {p.guard or 'USE_ROCM'} and read the generated compat header; the change is "
+                         f"{p.out}.dual.patch."))
+    else:
+        out.append(("p", "Output mode: fork — a HIP copy of the tree."))
     if p.by_rule:
         rows = [[r.rule, r.severity, str(r.hunks), str(r.pending), r.reason] for r in p.by_rule]
         out += [("h3", "Flags by rule"), ("table", ["rule", "severity", "hunks", "pending", "why"], rows)]

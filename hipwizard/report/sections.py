@@ -112,6 +112,8 @@ class PortSection:
     vanished: int
     environment: Stamp | None
     written_environment: Stamp | None
+    mode: str = "fork"  # the workspace's output mode: "fork" (a HIP copy) or "dual" (one source, issue 31)
+    guard: str = ""  # the dual-target mode's guard macro
 
 
 @dataclass(frozen=True)

@@ -263,3 +263,24 @@ def test_check_calls_a_broken_nvidia_build_an_error(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["nvidia"]["status"] == "failed"
     assert "breaks the NVIDIA build" in rows[0]["nvidia"]["note"]
+
+
+def test_report_says_which_mode(tmp_path, capsys):
+    from hipwizard.report.collect import collect
+    from hipwizard.report.document import build
+    from hipwizard.workspace import Workspace
+
+    src = _tree(tmp_path, {"Makefile": MAKEFILE})
+    assert main(["hipify", str(src), "--out", str(tmp_path / "out"), "--workspace", str(tmp_path), "--mode", "dual",
+                 "--guard", "BUILD_AMD"]) == 0
+    text = capsys.readouterr().out
+    assert "mode: dual-target (one source; AMD builds define BUILD_AMD)" in text
+    lines = [str(x[1]) for x in build(collect(Workspace(tmp_path))) if len(x) > 1]
+    said = [x for x in lines if x.startswith("Output mode:")]
+    assert said and said[0].startswith("Output mode: dual-target") and "define BUILD_AMD" in said[0]
+    fork_ws = tmp_path / "fork"
+    fork_ws.mkdir()
+    assert main(["hipify", str(src), "--out", str(fork_ws / "out"), "--workspace", str(fork_ws)]) == 0
+    assert "mode: fork" in capsys.readouterr().out
+    lines = [str(x[1]) for x in build(collect(Workspace(fork_ws))) if len(x) > 1]
+    assert "Output mode: fork — a HIP copy of the tree." in lines
