@@ -126,3 +126,39 @@ def test_kill_9_then_resume_continues_with_the_uninterrupted_losses(tmp_path, de
     w = RunWatch(cut)
     w.attach()  # one loss curve: the steps before the checkpoint, then the resumed ones, none twice
     assert [p.step for p in w.history.points] == list(range(1, steps + 1))
+
+
+def _rank(p) -> int | None:
+    try:
+        return int(p.environ().get("RANK", ""))
+    except (ValueError, Exception):
+        return None
+
+
+@pytest.mark.slow
+def test_two_rank_gloo_run_with_one_rank_stopped_is_a_collective_timeout(tmp_path, demo_assets):
+    d = tmp_path / "gloo"
+    _config(d, demo_assets, max_steps=400, ddp_timeout=20)
+    m = launch(d, LaunchOptions(platform="cpu", nproc_per_node=2, extra_env=LF_ENV,
+                                stall=StallPolicy(k=3.0, floor_s=FLOOR_S)))
+    try:
+        wait_for(lambda: _steps(d) >= 4, timeout=300, poll=0.3)
+        ranks = {_rank(p): p for p in trainer_processes(run_processes(m))}
+        assert sorted(ranks) == [0, 1]
+        os.kill(ranks[1].pid, signal.SIGSTOP)
+        wait_for(lambda: run_info(d).state == "stalled", timeout=120, poll=0.3)
+        wait_for(lambda: run_info(d).state == "failed", timeout=240, poll=0.5)
+        incident = read_incident(d)
+        assert incident.trigger.startswith("stall, then exit code")
+        diag = incident.diagnosis
+        assert diag.kind == "collective-timeout", incident.text()
+        assert any(e.startswith("log:") and "Timed out" in e for e in diag.evidence), diag.evidence
+        # the stall's stacks say which rank was held and where the other waited
+        assert any(e.startswith(f"stack {ranks[1].pid} (stopped)") for e in diag.evidence), diag.evidence
+        assert incident.comm and "NCCL_DEBUG=INFO" in incident.comm_note
+        info = run_info(d)
+        assert info.incident.startswith("collective-timeout")
+    finally:
+        for p in trainer_processes(run_processes(m)):
+            p.send_signal(signal.SIGCONT)
+        stop_run(m, grace_s=0.5, term_s=5)

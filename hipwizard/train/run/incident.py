@@ -196,6 +196,21 @@ def capture(manifest: RunManifest, trigger: str, *, attempt: int = 1, stall: str
     return incident
 
 
+def amend(manifest: RunManifest, returncode: int) -> Incident | None:
+    """A stalled run that then failed (a rank stuck, the others' collective timing out): the stall's stacks and
+    kernel lines stay, the log's lines and the diagnosis are read again with what the end wrote."""
+    incident = read_incident(manifest.run_dir)
+    if incident is None:
+        return None
+    log_text = attempt_text(read_end(manifest.log_path))
+    incident.comm, incident.comm_note = comm_lines(log_text)
+    incident.trigger = f"{incident.trigger}, then exit code {returncode}"
+    incident.diagnosis = classify(log_text, kernel=incident.kernel, stacks=[(s.pid, s.status, s.text) for s in incident.stacks],
+                                  stalled=True, returncode=returncode)
+    save(Path(manifest.run_dir), incident)
+    return incident
+
+
 def save(run_dir: Path, incident: Incident) -> None:
     atomic_write_text(run_dir / INCIDENT_TEXT, incident.text())
     atomic_write_json(run_dir / INCIDENT_NAME, incident.to_dict())

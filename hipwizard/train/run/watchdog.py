@@ -26,7 +26,7 @@ from pathlib import Path
 
 import psutil
 
-from hipwizard.train.run.incident import ATTEMPT_MARK, capture, set_aside
+from hipwizard.train.run.incident import ATTEMPT_MARK, amend, capture, set_aside
 from hipwizard.train.run.manifest import STOP_NAME, RunManifest, load_manifest
 from hipwizard.train.run.resume import Attempt, add_attempt, end_attempt, newest_checkpoint, resume_arguments
 from hipwizard.train.run.stall import StallClock, StallPolicy, clear_stall, write_stall
@@ -87,8 +87,11 @@ class Supervision:
                 attempt = manifest.attempt
             user_stop = (self.run_dir / STOP_NAME).exists()
             outcome = "finished" if rc == 0 else ("stopped" if user_stop else ("stalled" if self.stalled else "failed"))
-            if rc != 0 and not user_stop and not self.captured and manifest is not None:
-                self._capture(manifest, f"exit code {rc}", attempt, returncode=rc)
+            if rc != 0 and not user_stop and manifest is not None:
+                if not self.captured:
+                    self._capture(manifest, f"exit code {rc}", attempt, returncode=rc)
+                elif self.stalled:
+                    self._amend(manifest, rc)
             clear_stall(self.run_dir)
             try:
                 end_attempt(self.run_dir, attempt, ended=_now(), returncode=rc, outcome=outcome)
@@ -120,6 +123,12 @@ class Supervision:
             capture(manifest, trigger, attempt=attempt, stall=stall, returncode=returncode)
         except Exception as exc:  # the run must go on (and its exit be recorded) whatever the capture met
             print(f"hipwizard: the incident capture failed: {exc!r}", flush=True)
+
+    def _amend(self, manifest: RunManifest, rc: int) -> None:
+        try:
+            amend(manifest, rc)
+        except Exception as exc:  # as in _capture: the exit is recorded whatever happens here
+            print(f"hipwizard: the incident could not be completed: {exc!r}", flush=True)
 
     def _watch(self, done: threading.Event, attempt: int) -> None:
         started = time.time()
