@@ -36,6 +36,9 @@ def _make_project(root):
     (root / "include" / "cpu.h").write_text("#pragma once\ninline int twice(int a) { return 2 * a; }\n")
     (root / "src" / "main.cu").write_text(KERNEL)
     (root / "src" / "host.cpp").write_text(HOST)
+    (root / "src" / "old_main.cu").write_text("__global__ void stale(int* x) { *x = UNDEFINED; }\n")  # not built
+    (root / "src" / "kernels.cpp").write_text("__global__ void k2(float* x) { x[0] = BLOCK; }\n")  # #included
+    (root / "src" / "main.cu").write_text(KERNEL + '#include "kernels.cpp"\n')
     (root / "src" / "timer_win.cpp").write_text("#include <windows.h>\nint t() { return GetTickCount(); }\n")
     (root / "Makefile").write_text(
         "NVCC ?= nvcc\nCFLAGS = -O2 -std=c++17 -Iinclude -DBLOCK=128\nall: app\n"
@@ -94,11 +97,15 @@ def test_makefile_project_hipify_check_and_build(tmp_path, capsys):
     checked = json.loads(capsys.readouterr().out)
     status = {f["path"]: f["status"] for f in checked["files"]}
     # main.cu needs the Makefile's -Iinclude and -DBLOCK=128: the default -I <dir> would fail it
-    assert status == {"src/main.cu": "ok", "src/host.cpp": "skipped", "src/timer_win.cpp": "skipped"}
+    assert status == {"src/main.cu": "ok", "src/host.cpp": "skipped", "src/timer_win.cpp": "skipped",
+                      "src/old_main.cu": "skipped", "src/kernels.cpp": "skipped"}
+    notes = {f["path"]: f["note"] for f in checked["files"]}
+    assert "does not compile it" in notes["src/old_main.cu"] and "#included by src/main.cu" in notes["src/kernels.cpp"]
     assert checked["gpu_units"] == 1 and "make -Bn" in checked["how"]
     assert main(["check", str(out), "--build", *ARCH]) == 0
     said = capsys.readouterr().out
     assert "✔ ok             src/main.cu" in said and "own build (make)" in said
+    assert "○ skipped        src/old_main.cu" in said
     assert (out / "app").is_file()  # the translated build ran in the written tree
     # --no-check says so, never "compile errors: 0"
     assert main(["hipify", str(src), "--out", str(tmp_path / "out2"), "--workspace", str(tmp_path),

@@ -19,7 +19,7 @@ from hipwizard.port.build.ahead import flagged_lines, lines_ahead
 from hipwizard.port.build.commands import buildfile_flags, project_commands
 from hipwizard.port.build.flags import check_flags
 from hipwizard.port.build.run import BuildRun, run_build
-from hipwizard.port.build.units import HEADERS, UNITS, closure, gpu_content, unit_skip
+from hipwizard.port.build.units import HEADERS, UNITS, closure, gpu_content, project_includes, unit_skip
 from hipwizard.port.output.compile_check import HIP_ENV, FileCheck, check_files, find_toolchain
 from hipwizard.progress import ProgressFn
 from hipwizard.runner import Runner, SubprocessRunner
@@ -71,6 +71,11 @@ def check_tree(root: str | Path, files: list[str], *, arch: str | None = None, r
     units = [f for f in files if f.endswith(UNITS) and f not in skip]
     cmds_runner = build_runner or runner or SubprocessRunner()
     commands = project_commands(root, cmds_runner, env=HIP_ENV, arch=arch or "gfx942") if units else None
+    for rel in list(units):
+        why = commands.builds_elsewhere(rel) if commands else ""
+        if why:
+            skip[rel] = why
+            units.remove(rel)
     flags: dict[str, list[str]] = {}
     origin: dict[str, str] = {}
     for rel in units:
@@ -93,8 +98,16 @@ def check_tree(root: str | Path, files: list[str], *, arch: str | None = None, r
 def _skips(root: Path, files: list[str], read) -> dict[str, str]:
     """{unit: why it is no GPU unit} for the units of ``files`` that are CPU-only or another platform's."""
     skip: dict[str, str] = {}
+    included: dict[str, str] = {}  # a unit another file #includes -> that file (compiled through it, not alone)
+    for rel in files:
+        for inc in project_includes(root, rel, read(rel)):
+            if inc.endswith(UNITS) and inc != rel:
+                included.setdefault(inc, rel)
     for rel in files:
         if not rel.endswith(UNITS):
+            continue
+        if rel in included:
+            skip[rel] = f"#included by {included[rel]}: compiled as part of it, not on its own"
             continue
         headers = [h for h in closure(root, rel, read)[1:] if h.endswith(HEADERS)]
         why = unit_skip(rel, read(rel), included_gpu=any(gpu_content(read(h)) for h in headers))
@@ -136,6 +149,8 @@ def build_tree(root: str | Path, files: list[str], *, arch: str, runner: Runner 
             checks.append(FileCheck(rel, "skipped", note=skip.get(rel, "header: checked through its units")))
         elif rel in build.units:
             checks.append(build.units[rel])
+        elif build.status == "ok":  # the build ran to the end without it: not part of the build
+            checks.append(FileCheck(rel, "skipped", note=f"the project's build ({build.system}) does not compile it"))
         else:
             checks.append(FileCheck(rel, "not built", note="the build never compiled it (it stopped before, or the "
                                     "default target does not build it)", arch=arch))

@@ -44,6 +44,19 @@ class Commands:
     by_file: dict[str, CompileCommand] = field(default_factory=dict)
     how: str = ""  # where they came from, in words ("" = none found)
     notes: list[str] = field(default_factory=list)  # what was tried and did not work
+    covered: set[str] = field(default_factory=set)  # folders (relative; "" = all) whose build was read whole
+
+    def builds_elsewhere(self, rel: str) -> str:
+        """Why the build does not compile ``rel`` although it read the folder ``rel`` is built from ("" when it
+        does, or when no build read that folder)."""
+        if rel in self.by_file:
+            return ""
+        parts = rel.split("/")[:-1]
+        for n in range(len(parts), -1, -1):
+            folder = "/".join(parts[:n])
+            if folder in self.covered:
+                return f"the project's build does not compile it ({self.how} does not name it)"
+        return ""
 
 
 def _rel(root: Path, directory: str, file: str) -> str | None:
@@ -124,7 +137,8 @@ def _make_dirs(root: Path) -> list[Path]:
     return found
 
 
-def make_commands(root: Path, runner: Runner, env: dict[str, str]) -> tuple[dict[str, CompileCommand], list[str]]:
+def make_commands(root: Path, runner: Runner, env: dict[str, str],
+                  covered: set[str] | None = None) -> tuple[dict[str, CompileCommand], list[str]]:
     """``make -Bn`` (print every command, run none) in each folder with a Makefile; a folder whose top Makefile
     already had its units found by an outer one is still asked (its commands are kept where new)."""
     out: dict[str, CompileCommand] = {}
@@ -132,6 +146,8 @@ def make_commands(root: Path, runner: Runner, env: dict[str, str]) -> tuple[dict
     for d in _make_dirs(root):
         res = runner.run(["make", "-Bn", "-w"], timeout=60, env=env, cwd=str(d))
         found = parse_make_dry_run(res.output, root, d)
+        if found and res.ok and covered is not None:  # this folder's Makefile built: what it does not name, it skips
+            covered.add(d.relative_to(root).as_posix() if d != root else "")
         if not found and not res.ok:
             rel = d.relative_to(root).as_posix() if d != root else "."
             notes.append(f"make -Bn in {rel}: {res.explain()}")
@@ -163,15 +179,17 @@ def project_commands(root: Path, runner: Runner, *, env: dict[str, str], arch: s
             found = read_compile_commands(cand, root)
             if found:
                 cmds.by_file, cmds.how = found, f"the project's {cand.relative_to(root).as_posix()}"
+                cmds.covered = {""}
                 return cmds
     if (root / "CMakeLists.txt").is_file() and runner.which("cmake"):
         found, why = cmake_commands(root, runner, env, arch)
         if found:
             cmds.by_file, cmds.how = found, "CMake's exported compile commands (a configure of the written tree)"
+            cmds.covered = {""}
             return cmds
         cmds.notes.append(why)
     if runner.which("make") and _make_dirs(root):
-        found, notes = make_commands(root, runner, env)
+        found, notes = make_commands(root, runner, env, cmds.covered)
         cmds.notes += notes
         if found:
             cmds.by_file, cmds.how = found, "make -Bn (a dry run of the written tree's Makefiles)"
