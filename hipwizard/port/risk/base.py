@@ -21,6 +21,8 @@ class RiskRule:
     hint: str
     source: str
     detect: Detector
+    # this place's own reason from its code line (a version the tables give for the name on it); "" = ``reason``
+    explain: Callable[[str], str] | None = None
 
 
 def _rx(*patterns: str, flags: int = 0) -> Detector:

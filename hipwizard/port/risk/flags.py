@@ -26,10 +26,15 @@ _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b")
 class Finding:
     rule: RiskRule
     line: int  # 1-based
+    reason: str = ""  # this place's own reason (``RiskRule.explain``); the rule's when empty
 
     def flag(self) -> RiskFlag:
         r = self.rule
-        return RiskFlag(r.rule_id, r.severity, r.reason, r.hint, r.source, self.line)
+        return RiskFlag(r.rule_id, r.severity, self.reason or r.reason, r.hint, r.source, self.line)
+
+
+def _explained(rule: RiskRule, line: int, code: str) -> Finding:
+    return Finding(rule, line, rule.explain(code) if rule.explain is not None else "")
 
 
 def code_lines(text: str, masked: str | None = None) -> CodeLines:
@@ -56,7 +61,7 @@ def _matching_include_lines(masked: list[str]) -> list[int]:
 def find_risks(text: str, rules: tuple[RiskRule, ...] = RULES, masked: str | None = None) -> list[Finding]:
     """Every rule's findings in ``text``, ordered by line then rule."""
     lines = code_lines(text, masked)
-    out = [Finding(rule, i + 1) for rule in rules for i in rule.detect(lines)]
+    out = [_explained(rule, i + 1, lines[i]) for rule in rules for i in rule.detect(lines)]
     return sorted(out, key=lambda f: (f.line, f.rule.rule_id))
 
 
@@ -100,7 +105,7 @@ def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES,
                     continue
                 seen.add((hunk.hunk_id, rule.rule_id))
                 line = hunk.new_start + min(i - firsts[k], max(len(hunk.new_lines) - 1, 0))
-                hunk.flags.append(Finding(rule, line).flag())
+                hunk.flags.append(_explained(rule, line, old_lines[i]).flag())
     ft.untouched_flags = untouched
 
 

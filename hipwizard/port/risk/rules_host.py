@@ -117,6 +117,21 @@ def _recent_hip_api(lines: list[str]) -> list[int]:
     return out
 
 
+def _recent_reason(code: str) -> str:
+    """The reason with each recent name's own version, as the API note for the same call says it
+    (``builtin``: "<hip name> needs ROCm >= <the tables' 'A' column>")."""
+    tables = load_tables()
+    said = []
+    for m in _CU_NAME.finditer(code):
+        mapping = tables.get(m.group())
+        if mapping is not None and mapping.hip and (parse_version(mapping.hip_added) or (0,)) >= RECENT:
+            said.append(f"{mapping.hip} needs ROCm >= {mapping.hip_added}")
+    if not said:
+        return ""
+    return (f"its HIP counterpart is recent per HIPIFY's tables ({'; '.join(dict.fromkeys(said))}): an older ROCm "
+            "lacks it, and ports meant to build there call the older API or their own helper")
+
+
 _HALF_T = r"(?:__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__hip_bfloat162?|hip_bfloat16)"
 _HALF_PTR = re.compile(rf"\b{_HALF_T}\s*\*\s*(?:__restrict__\s+|const\s+)*(\w+)")
 _ATOMIC_HALF_CAST = re.compile(rf"\batomicAdd\s*\(\s*\(\s*{_HALF_T}\s*\*\s*\)")
@@ -221,7 +236,7 @@ HOST_RULES: tuple[RiskRule, ...] = (
              "ROCm lacks it, and ports meant to build there call the older API or their own helper",
              "keep it if you target ROCm >= 6.0 only; otherwise guard on HIP_VERSION or use the older call",
              f"ROCm/HIPIFY docs/tables (the 'A' column); {_HECB} src/spmm-hip, src/spnnz-hip (no "
-             "hipsparseGetErrorString), src/prefetch-hip (no hipMemLocation)", _recent_hip_api),
+             "hipsparseGetErrorString), src/prefetch-hip (no hipMemLocation)", _recent_hip_api, _recent_reason),
     RiskRule("CLOCK_RATE", "low", "clock-rate / clock() timing: AMD's clock counters tick at other rates "
              "(wall_clock64 is 100 MHz)", "time with events (hipEventElapsedTime) or wall_clock64()",
              f"{_HIP_DOC} 'Timer functions'", _rx(r"\b(?:memoryC|c)lockRate\b", r"\bclock64\s*\(\s*\)")),
