@@ -214,14 +214,20 @@ def measure_bench(name: str, hecb: Path, work: Path) -> dict:
 
 
 GPU_SCRIPT = r"""#!/bin/bash
-# Build each benchmark's original and dual-target tree with nvcc (make ARCH=sm_90), run both, compare outputs.
+# Build each benchmark's original and dual-target tree with nvcc (make ARCH=sm_90, all builds in parallel), then
+# run both (make run) one after another and compare their outputs with timing lines left out.
 cd "$(dirname "$0")"
 for b in */; do b=${b%/}; [ -d "$b/original" ] || continue
+  for side in original dual; do ( cd "$b/$side" && make -s ARCH=sm_90 >build.log 2>&1; echo "build rc=$?" >>build.log ) & done
+done; wait
+for b in */; do b=${b%/}; [ -d "$b/original" ] || continue
   for side in original dual; do
-    ( cd "$b/$side" && make -s ARCH=sm_90 >build.log 2>&1 && timeout 60 make -s run >run.log 2>&1; echo "rc=$?" >>run.log )
+    ( cd "$b/$side" && timeout 60 make -s ARCH=sm_90 run >run.log 2>&1; echo "rc=$?" >>run.log )
   done
   grep -v -i -E '__TIMING__' "$b/original/run.log" > "$b/a.txt"; grep -v -i -E '__TIMING__' "$b/dual/run.log" > "$b/b.txt"
-  if cmp -s "$b/a.txt" "$b/b.txt"; then echo "SAME $b $(tail -1 $b/original/run.log)"; else echo "DIFFERENT $b"; diff "$b/a.txt" "$b/b.txt" | head -5; fi
+  echo "== $b: $(tail -1 $b/original/build.log) / $(tail -1 $b/dual/build.log); original $(wc -l <$b/a.txt) lines, $(tail -1 $b/original/run.log)"
+  if cmp -s "$b/a.txt" "$b/b.txt"; then echo "SAME $b"; else echo "DIFFERENT $b"; diff "$b/a.txt" "$b/b.txt" | head -5; fi
+  grep -i -E "pass|fail|error|ok" "$b/original/run.log" | head -2
 done
 """
 

@@ -1,6 +1,7 @@
 """Both builds of a dual-target tree, compile-checked: nvcc for NVIDIA, hipcc for AMD.
 
-``check_both(root, files, ...)`` compiles each translation unit twice: ``nvcc -c`` (compile only: no GPU
+``check_both(root, files, ...)`` compiles each GPU translation unit (``port.build.units``: CPU-only and other
+platforms' files are skipped with the reason) twice, with the flags its nearest build file writes: ``nvcc -c`` (compile only: no GPU
 needed) as the NVIDIA build sees it, and ``hipcc -c --offload-arch=<arch> -D<guard>`` (``HIP_PLATFORM=amd``)
 as the AMD build does. A unit nvcc rejects is compiled from the untouched original too (``original``): when
 that one compiles, the dual-target change broke the NVIDIA build, an error (``failed``); when it fails as well,
@@ -17,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from hipwizard.port.build.commands import buildfile_flags
+from hipwizard.port.build.units import unit_skip
 from hipwizard.port.dual.model import DualOptions
 from hipwizard.port.output.compile_check import (
     HIP_ENV,
@@ -57,9 +60,13 @@ class DualCheck:
                    for side, c in (("nvidia", self.nvidia), ("amd", self.amd))}}
 
 
-def _includes(root: Path) -> list[str]:
+def _includes(root: Path, rel: str, guard: str) -> list[str]:
+    """The root and include/ folders, then the -I/-D/-std flags the unit's nearest build file writes
+    (``port.build``: the way the project builds it, for either compiler), less the guard macro (the dual
+    Makefile passes it to hipcc only; each side says it or not itself)."""
     where = root.resolve()
-    return ["-I", str(where)] + (["-I", str(where / "include")] if (where / "include").is_dir() else [])
+    flags = [f for f in buildfile_flags(where, rel)[0] if f.split("=", 1)[0] not in (f"-D{guard}", f"-U{guard}")]
+    return ["-I", str(where)] + (["-I", str(where / "include")] if (where / "include").is_dir() else []) + flags
 
 
 def parse_nvcc(output: str, root: Path) -> list[CompileDiagnostic]:
@@ -83,9 +90,9 @@ def _new_errors(now: list[CompileDiagnostic], before: list[CompileDiagnostic]) -
     return [d for d in now if (d.file, d.message) not in seen]
 
 
-def _nvcc(runner: Runner, nvcc: str, root: Path, rel: str) -> FileCheck:
+def _nvcc(runner: Runner, nvcc: str, root: Path, rel: str, guard: str) -> FileCheck:
     with tempfile.TemporaryDirectory(prefix="hipwizard-nvcc-") as tmp:
-        res = runner.run([nvcc, "-c", path_operand(root.resolve() / rel), *_includes(root),
+        res = runner.run([nvcc, "-c", path_operand(root.resolve() / rel), *_includes(root, rel, guard),
                           "-o", path_operand(Path(tmp) / "out.o")], timeout=600, cwd=tmp)
     diags = parse_nvcc(res.output, root)
     status = classify(res, [d for d in diags if not d.missing_header])
@@ -96,7 +103,7 @@ def _nvcc(runner: Runner, nvcc: str, root: Path, rel: str) -> FileCheck:
 def _hipcc(runner: Runner, hipcc: str, arch: str, root: Path, rel: str, guard: str) -> FileCheck:
     with tempfile.TemporaryDirectory(prefix="hipwizard-hipcc-") as tmp:
         res = runner.run([hipcc, f"--offload-arch={arch}", f"-D{guard}", "-c", path_operand(root.resolve() / rel),
-                          *_includes(root), "-o", path_operand(Path(tmp) / "out.o")],
+                          *_includes(root, rel, guard), "-o", path_operand(Path(tmp) / "out.o")],
                          timeout=600, env=HIP_ENV, cwd=tmp)
     diags = parse_diagnostics(res.output, root)
     status = classify(res, diags)
@@ -122,12 +129,18 @@ def check_both(root: str | os.PathLike[str], files: list[str], options: DualOpti
     done = 0
 
     def one(rel: str) -> DualCheck:
+        try:
+            why = unit_skip(rel, (root_p / rel).read_text(encoding="utf-8", errors="replace"))
+        except OSError as exc:
+            why = f"unreadable: {exc.strerror or exc}"
+        if why:  # a CPU-only or other platform's file: no GPU unit on either side
+            return DualCheck(rel, FileCheck(rel, "skipped", note=why), FileCheck(rel, "skipped", note=why))
         if nvcc is None:
             nv = FileCheck(rel, "not available", note=NVCC_HINT)
         else:
-            nv = _nvcc(runner, nvcc, root_p, rel)
+            nv = _nvcc(runner, nvcc, root_p, rel, options.guard)
             if nv.status != "ok" and original is not None and (Path(original) / rel).is_file():
-                before = _nvcc(runner, nvcc, Path(original), rel)
+                before = _nvcc(runner, nvcc, Path(original), rel, options.guard)
                 new = _new_errors(nv.errors, before.errors)
                 if before.status != "ok" and not new:
                     first = before.errors[0].message if before.errors else before.note

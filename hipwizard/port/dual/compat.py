@@ -19,7 +19,8 @@ _LOADS = ("__ldcs", "__ldcg", "__ldca", "__ldlu", "__ldcv")
 _STORES = ("__stcs", "__stcg", "__stwb", "__stwt")
 _SHUFFLES = ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")
 _VOTES = {"__any_sync": "__any", "__all_sync": "__all", "__ballot_sync": "__ballot"}
-INTRINSICS = (*_LOADS, *_STORES, *_SHUFFLES, *_VOTES)
+_BARRIERS = {"__syncwarp": "__builtin_amdgcn_wave_barrier()"}
+INTRINSICS = (*_LOADS, *_STORES, *_SHUFFLES, *_VOTES, *_BARRIERS)
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -56,13 +57,16 @@ def compat_header(renames: dict[str, str], intrinsics: list[str], options: DualO
                 for n in loads]
         out += [f"template <typename T> static __device__ __forceinline__ void {n}(T* p, T v) {{ *p = v; }}"
                 for n in stores]
-    shuffles = [n for n in intrinsics if n in _SHUFFLES or n in _VOTES]
+    shuffles = [n for n in intrinsics if n in _SHUFFLES or n in _VOTES or n in _BARRIERS]
     if shuffles:
-        out += ["", "// *_sync warp intrinsics before HIP 6.2: the mask is ignored (a wavefront runs in lockstep)",
+        out += ["", "// *_sync warp intrinsics and __syncwarp before HIP 6.2: the mask is ignored (a wavefront runs in "
+                "lockstep)",
                 "#if HIP_VERSION < 60200000"]
         for n in shuffles:
             if n in _VOTES:
                 out.append(f"#define {n}(mask, pred) {_VOTES[n]}(pred)")
+            elif n in _BARRIERS:
+                out.append(f"#define {n}(...) {_BARRIERS[n]}")
             else:
                 base = n.removesuffix("_sync")
                 out.append(f"#define {n}(mask, ...) {base}(__VA_ARGS__)")
