@@ -31,7 +31,8 @@ Method (also in docs/benchmarks.md, "AMD divergence"):
   land nowhere near one); by flag kind (rule id; the translator's ``unsupported`` / ``too_new`` / ``opt_in`` /
   ``removed`` / ``deprecated`` diagnostics as ``diag:<kind>``): places, places near a region, regions caught.
   Flags: hunk flags (placed back on the hunk's view line), flags on untouched lines, those diagnostics - what the
-  review shows.
+  review shows (after the review's budget, ``hipwizard/port/risk/budget.py``; ``--no-budget`` for every finding).
+  APIs are checked against the newest ROCm HIPIFY's tables know (``too_new`` does not depend on the local hipcc).
 - **Corpus**: a JSON spec (``benchmarks/amd_divergence_corpus.json``: repository, commit, symbols, build globs,
   the held-out project); checkouts are passed as ``NAME=PATH`` (fetch, ``git archive`` the commit; never vendored).
 
@@ -67,6 +68,7 @@ from hipwizard.port.translation.tables import load_tables  # noqa: E402
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx", ".c", ".inc", ".cu.cc")
 NEAR = 3
+HIP_VERSION = port.newest_known()  # APIs checked against the newest ROCm HIPIFY knows, not the hipcc on this box
 DIAG_KINDS = ("unsupported", "too_new", "opt_in", "removed", "deprecated")
 _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif|elifdef|elifndef)\b")
 _GFX = re.compile(r"\b__gfx[0-9a-z]+__\b")
@@ -273,7 +275,7 @@ def measure(name: str, root: Path, spec: dict, unifdef: str, work: Path) -> dict
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text("\n".join(v.view), encoding="utf-8", errors="surrogateescape")
     start = time.perf_counter()
-    result = port.translate(None, view_root, work / name / "out", check=False)
+    result = port.translate(None, view_root, work / name / "out", check=False, hip_version=HIP_VERSION)
     took = time.perf_counter() - start
     flags = {ft.path: flags_of(ft) for ft in result.report.files}
     return score(name, root, spec, views, flags, errors, took, result.report.backend)
@@ -361,7 +363,7 @@ def human_case(name: str, cuda: Path, human: Path, work: Path) -> dict:
     changed, per substantive human edit (``realworld_metrics.human_edits``, as ``port_projects.py`` counts them:
     one flag per rule and line), and the edits with a flag within ``NEAR`` lines; per kind too."""
     (work / name).mkdir(parents=True, exist_ok=True)
-    result = port.translate(None, cuda, work / name / "out", check=False)
+    result = port.translate(None, cuda, work / name / "out", check=False, hip_version=HIP_VERSION)
     tables = load_tables()
     edits = seen = nflags = 0
     kinds: dict[str, dict] = defaultdict(lambda: {"flags": 0, "near": 0, "edits": 0})
@@ -440,7 +442,7 @@ def main() -> int:
     if not Path(args.unifdef).is_file():
         raise SystemExit("unifdef not found: apt-get install unifdef (or pass --unifdef PATH)")
     if args.no_budget or args.write_precision:
-        budget.PER_KIND = budget.QUIET_PER_KIND = budget.PER_FILE = 10**9
+        budget.ENABLED = False
     spec = json.loads(args.spec.read_text(encoding="utf-8"))
     common = spec.get("common_undefine", [])
     projects = {p["name"]: {**p, "undefine": [*common, *p.get("undefine", [])]} for p in spec["projects"]}

@@ -121,3 +121,13 @@ def test_a_wide_index_without_a_grid_stride_loop_flags_the_index_and_its_early_r
              "  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {",
              "    y[i] = 0;", "  }", "}"]
     assert _grid_32bit(lines) == [1, 3]
+
+
+def test_a_long_file_gets_room_in_proportion_to_its_lines(table, monkeypatch):
+    monkeypatch.setattr(budget, "KIND_PER_KLINE", 2)
+    monkeypatch.setattr(budget, "FILE_PER_KLINE", 6)
+    short = _file([_flag("MIDDLE", n) for n in range(10, 110, 10)])
+    long = FileTranslation("b.cu", "", "\n" * 3000, "builtin", untouched_flags=[_flag("MIDDLE", n)
+                                                                                 for n in range(10, 110, 10)])
+    budget.apply_budget([short, long])
+    assert len(short.untouched_flags) == 2 and len(long.untouched_flags) == 6  # 2 a kind per thousand lines

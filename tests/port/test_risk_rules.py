@@ -88,6 +88,7 @@ CASES: dict[str, tuple[str, str]] = {
     "SMEM_OPTIN_QUERY": ("cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);",
                          "cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlock, dev);"),
     "DLPACK_DEVICE": ("DLDevice d{kDLCUDA, 0};", "DLDevice d{kDLROCM, 0};"),
+    "CUB_WARP_THREADS": ("#define WARP_THREADS CUB_WARP_THREADS(0)", "#define WARP_THREADS warpSize"),
 }
 
 
@@ -96,7 +97,7 @@ def _ids(text: str) -> set[str]:
 
 
 def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
-    assert len(RULES) == 51 and set(CASES) == set(RULES_BY_ID)
+    assert len(RULES) == 52 and set(CASES) == set(RULES_BY_ID)
     for rule in RULES:
         assert rule.severity in ("high", "med", "low")
         assert rule.reason and rule.hint and rule.source

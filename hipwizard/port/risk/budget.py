@@ -11,7 +11,8 @@ Per file:
   become notes (``Diagnostic("warning", rule_id, original line, ...)``, counted in ``stats["flags_demoted"]``), not
   flags (with ``DEMOTE_QUIET`` off it shows ``QUIET_PER_KIND`` places instead);
 - every other kind shows up to ``PER_KIND`` places, and those kinds together up to ``PER_FILE``, the more precise
-  kinds first (every kind still shows its first place).
+  kinds first (every kind still shows its first place);
+- a long file gets room in proportion: at least ``*_PER_KLINE`` places per thousand of its lines.
 A place is a run of one kind's lines at most ``CLUSTER_GAP`` apart (four CUB includes in a row): its first line
 stands for the others. A folded flag is not lost: the kind's first shown flag names the lines it stands for
 (``... also lines 120, 340``) and ``stats["flags_folded"]`` counts them. Within a hunk the flags are ordered most
@@ -29,12 +30,17 @@ import yaml
 from hipwizard.port.model import Diagnostic, FileTranslation, Hunk, RiskFlag
 
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "risk_precision.yaml"
+ENABLED = True  # off: every finding is a flag (how the asset itself is measured)
 PER_KIND = 2
+PER_FILE = 6
 QUIET_PER_KIND = 1
-PER_FILE = 8
-QUIET_BELOW = 0.15
+# a file of N thousand lines gets at least this many places N times over (a 5,000-line file is not a 200-line one)
+KIND_PER_KLINE = 2
+FILE_PER_KLINE = 6
+PRECISE_PER_KLINE = 4
+QUIET_BELOW = 0.1
 PRECISE_AT = 0.5  # a kind measured at least this precise gets its own, larger budget
-PRECISE_PER_KIND = 4
+PRECISE_PER_KIND = 6
 QUIET_MIN_PLACES = 5
 DEMOTE_QUIET = True  # a quiet kind is a note (a "warning" diagnostic), not a flag
 CLUSTER_GAP = 2  # a kind's lines this close are one place
@@ -65,7 +71,7 @@ def quiet(kind: str) -> bool:
 def apply_budget(files: list[FileTranslation]) -> int:
     """Fold each file's flags to the budget (hunk flags and flags on untouched lines alike); returns how many
     flagged lines were folded."""
-    return sum(_budget_file(ft) for ft in files)
+    return sum(_budget_file(ft) for ft in files) if ENABLED else 0
 
 
 def budgeted(files: list[FileTranslation]) -> list[FileTranslation]:
@@ -112,16 +118,18 @@ def _budget_file(ft: FileTranslation) -> int:
     for kind, line in sorted(where):
         by_kind.setdefault(kind, []).append(line)
     shown: dict[str, list[int]] = {}
-    budget = PER_FILE
+    klines = ft.translated.count("\n") / 1000  # a long file gets room in proportion
+    budget = max(PER_FILE, round(FILE_PER_KLINE * klines))
+    per_kind = max(PER_KIND, round(KIND_PER_KLINE * klines))
     for kind in sorted(by_kind, key=lambda k: (-precision(k), k)):
         heads = _cluster_heads(by_kind[kind])
         if precision(kind) >= PRECISE_AT:  # outside the file's budget
-            shown[kind] = heads[:max(1, PRECISE_PER_KIND)]
+            shown[kind] = heads[:max(1, PRECISE_PER_KIND, round(PRECISE_PER_KLINE * klines))]
             continue
         if quiet(kind) and DEMOTE_QUIET:
             shown[kind] = []
             continue
-        room = max(1, min(QUIET_PER_KIND if quiet(kind) else PER_KIND, budget))  # every kind shows once
+        room = max(1, min(QUIET_PER_KIND if quiet(kind) else per_kind, budget))  # every kind shows once
         shown[kind] = heads[:room]
         budget -= len(shown[kind])
     folded = 0

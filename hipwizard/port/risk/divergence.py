@@ -11,6 +11,9 @@
   ``sharedMemPerBlockOptin``) sizes tiles on NVIDIA (up to 227 KB a block); MI300X has 64 KiB of LDS and the
   projects read the plain per-block limit on AMD.
 - ``DLPACK_DEVICE``: DLPack tags AMD GPU memory ``kDLROCM`` / ``kDLROCMHost``, not ``kDLCUDA``.
+- ``CUB_WARP_THREADS``: CUB's warp-width constants (``CUB_WARP_THREADS(0)``, ``CUB_PTX_WARP_THREADS``) are 32;
+  hipCUB's ``HIPCUB_WARP_THREADS`` is the wave (64 on gfx942) and, from ROCm 7, no longer a compile-time constant
+  (mamba keeps its own constant on ROCm).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import re
 from hipwizard.port.risk.base import RiskRule, _rx
 
 _FBGEMM = "pytorch/FBGEMM@71d6f8b2 fbgemm_gpu/src"
+_MAMBA = "state-spaces/mamba@e9594ce1 csrc/selective_scan/reverse_scan.cuh"
 _JAX = "jax-ml/jax@cec06d11 jaxlib/gpu"
 
 _GLOBAL = re.compile(r"\b__global__\b")
@@ -108,4 +112,12 @@ DIVERGENCE_RULES: tuple[RiskRule, ...] = (
              f"dmlc/dlpack include/dlpack/dlpack.h (DLDeviceType: kDLROCM = 10, kDLROCMHost = 11); {_JAX}/"
              "py_client_gpu.cc ('#ifdef JAX_GPU_CUDA kDLCUDA #else kDLROCM')",
              _rx(r"\bkDLCUDA(?:Host|Managed)?\b")),
+    RiskRule("CUB_WARP_THREADS", "med",
+             "CUB's warp width (32) sizes this; hipCUB's HIPCUB_WARP_THREADS is the wave (64 on gfx942) and from "
+             "ROCm 7 not a compile-time constant (rocprim::warp_size())",
+             "size by the wave on AMD and keep a constexpr of your own where a constant is needed",
+             f"{_MAMBA} ('#ifndef USE_ROCM #define WARP_THREADS CUB_WARP_THREADS(0) #else ... ROCm 7.0+: "
+             "HIPCUB_WARP_THREADS is no longer constexpr'); ROCm/HIP@c5e11fca docs/reference/kernel_language.rst "
+             "(warpSize)",
+             _rx(r"\b(?:CUB|HIPCUB)_(?:PTX_)?WARP_THREADS\b", r"\b(?:CUB|HIPCUB)_LOG_WARP_THREADS\b")),
 )
