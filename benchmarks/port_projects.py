@@ -1,15 +1,17 @@
 """Issue 29's proof: step 2 on whole projects (sources, build files, Python), judged by hipcc and human ports.
 
 Per project, in one run: ``hipwizard hipify SRC --out OUT --accept-all --no-check --json`` (the real CLI, as a user
-runs it), then
+runs it; the written tree is self-contained: untouched files are copied), then ``hipwizard check OUT --json --arch
+gfx90a`` (``--build``: ``check --build``), the product's own check, and
 - files translated (CUDA sources, Python files, build files with a hunk out of those in the tree),
-- GPU translation units (written ``.cu/.hip/.cpp/.cc/.cxx`` files with a kernel, a launch or the HIP runtime) that
-  compile with Debian's hipcc (``HIP_PLATFORM=amd hipcc --offload-arch=gfx90a -c -ferror-limit=0``; include path:
-  the file's folder and the output root, then the source tree's as ``-idirafter``, since a written tree that is not
-  self-contained is issue 29 item 4, counted on its own),
-- every hipcc error, classified: *missing ROCm library* (a ROCm library header Debian's HIP 5.2 lacks), *not in the
-  written tree* (a project header only the source tree has), *predicted* (within 2 lines of a hipwizard flag or an
-  unsupported / too-new / opt-in diagnostic in that file), else **unpredicted** (goal 0), with examples,
+- GPU translation units as the check counts them (CPU-only units, another platform's, units #included by another
+  file and units the project's build does not compile are skipped with the reason) that compile with Debian's
+  hipcc (``HIP_PLATFORM=amd``), each with the flags the written tree's build gives it (``make -Bn``, a CMake
+  export, else the build file's ``-I/-D/-std``),
+- every hipcc error, classified: *missing ROCm library* (a ROCm library header Debian's HIP 5.2 lacks), *missing
+  third-party library* (torch's, pybind11), *not in the written tree* (a project header only the source tree
+  has), *predicted* (within 2 lines of a hipwizard flag or an unsupported / too-new / opt-in diagnostic in that
+  file), else **unpredicted** (goal 0), with examples,
 - where a human HIP port exists (``--human NAME=PATH``, same relative paths): hipwizard's flags in the ported files
   per substantive human edit (``realworld_metrics.human_edits``) and the share of edits with a flag within 3 lines.
 
@@ -19,7 +21,7 @@ the ``-hip`` folders as the human port. Corpora are never vendored: pass checkou
 ``git clone``); each commit is printed (``git -C PATH rev-parse HEAD``).
 
 Usage: ``python benchmarks/port_projects.py --project llm.c=PATH [--human llm.c=PATH] [--hecbench DIR]
-[--hecbench-limit N] [--hipcc /usr/bin/hipcc] [--arch gfx90a] [--jobs N] [--examples N] [--json FILE]``
+[--hecbench-limit N] [--hipcc /usr/bin/hipcc] [--arch gfx90a] [--jobs N] [--build] [--examples N] [--json FILE]``
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +46,6 @@ from realworld_metrics import SOURCE_SUFFIXES, held_out, human_edits  # noqa: E4
 from hipwizard.port.translation.tables import load_tables  # noqa: E402
 
 UNIT_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx")
-GPU_CODE = re.compile(r"__global__|<<<|hipLaunchKernelGGL|hip/hip_runtime")
 BUILD_FILE = re.compile(r"(?:^|/)(?:[Mm]akefile[^/]*|GNUmakefile|CMakeLists\.txt|[^/]+\.cmake|[^/]+\.mk|setup\.py|"
                         r"pyproject\.toml|(?:build|install|compile)[^/]*\.sh)$")
 ERROR = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):\d+: (?:fatal )?error: (?P<msg>.*)$")
@@ -55,7 +55,6 @@ ROCM_LIBRARY = re.compile(r"^(?:hip(?:blas|blaslt|cub|rand|fft|sparse|solver|ten
                           r"hipsolver|rocblas|rccl|roctx|roctracer\w*|rocprim|miopen)\w*\.h|^hip/hip_(?:bf16|fp8)\.h$")
 CUDA_HEADER = re.compile(r"^(?:cuda\w*|cu[a-z]+\w*|nv\w*|crt|cub|cooperative_groups|device_\w+|sm_\d+\w*|vector_\w+|"
                          r"mma|library_types|driver_types|math_constants|texture_\w+|surface_\w+)(?:[/.]|$)")
-INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 SLACK = 2  # an error this near a flagged line counts as predicted
 NEAR = 3  # a flag this near a human edit counts as seeing it
 
@@ -79,6 +78,20 @@ def hipify(src: Path, out: Path, work: Path) -> tuple[dict, dict, float]:
     summary = json.loads(run.stdout)
     review = json.loads(Path(summary["review"]).read_text(encoding="utf-8"))
     return summary, review, took
+
+
+def check(out: Path, args) -> tuple[dict, float]:
+    """``hipwizard check OUT --json`` (the product's own check: GPU units only, each with the flags the written
+    tree's build gives it): its JSON and seconds."""
+    argv = [sys.executable, "-m", "hipwizard", "check", str(out), "--json", "--arch", args.arch, "--jobs", str(args.jobs)]
+    if args.build:
+        argv.append("--build")
+    start = time.perf_counter()
+    run = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=ROOT,
+                         env=dict(os.environ, PATH=f"{Path(args.hipcc).parent}{os.pathsep}{os.environ.get('PATH', '')}"))
+    if not run.stdout.strip().startswith("{"):
+        raise SystemExit(f"check failed on {out} (exit {run.returncode}): {run.stderr.strip()[-400:]}")
+    return json.loads(run.stdout), time.perf_counter() - start
 
 
 def flagged_lines(review: dict) -> dict[str, dict[int, list[str]]]:
@@ -112,59 +125,6 @@ def original_flag_lines(review: dict) -> dict[str, list[int]]:
     for path, risks in review.get("untouched", {}).items():
         out.setdefault(path, []).extend(r.get("old_line") or r.get("line") or 0 for r in risks)
     return out
-
-
-def gpu_units(out: Path) -> list[Path]:
-    """Written files with GPU code that no other written file includes (HeCBench's kernels.cpp is #included by
-    main.cu, not compiled on its own)."""
-    texts = {p: p.read_text(encoding="utf-8", errors="replace") for p in sorted(out.rglob("*"))
-             if p.is_file() and p.suffix in (*UNIT_SUFFIXES, ".h", ".cuh", ".hpp", ".inc")}
-    included = {(p.parent / inc).resolve() for p, text in texts.items() for inc in INCLUDE.findall(text)}
-    return [p for p, text in texts.items()
-            if p.suffix in UNIT_SUFFIXES and GPU_CODE.search(text) and p.resolve() not in included]
-
-
-BUILD_FLAG = re.compile(r"(?<![\w$(])(-D[A-Za-z_]\w*(?:=[^\s$'\"]+)?|-I[^\s$'\"]+|-std=[\w+]+)")
-
-
-def build_flags(folder: Path, src: Path) -> list[str]:
-    """-D, -I and -std= flags written literally in the nearest Makefile / CMakeLists.txt above a unit (make
-    variables are not expanded: a flag built from one is missed), -I made absolute."""
-    for d in (folder, *folder.parents):
-        if not d.is_relative_to(src):
-            break
-        for name in ("Makefile", "makefile", "GNUmakefile", "CMakeLists.txt"):
-            if (d / name).is_file():
-                text = (d / name).read_text(encoding="utf-8", errors="replace")
-                flags = []
-                for f in BUILD_FLAG.findall(text):
-                    flags.append(f"-I{(d / f[2:]).resolve()}" if f.startswith("-I") and not f[2:].startswith("/") else f)
-                return list(dict.fromkeys(flags))
-    return []
-
-
-def compile_unit(unit: Path, out: Path, src: Path, hipcc: str, arch: str) -> list[tuple[str, int, str]]:
-    """hipcc's errors for one unit: [(file as given, line, message)]; [] when it compiles."""
-    rel_dir = unit.parent.relative_to(out)
-    # the build file's own flags, its -I pointing into the written tree first, then the source tree
-    flags = build_flags(src / rel_dir, src)
-    into_out = [f"-I{out / Path(f[2:]).relative_to(src)}" for f in flags
-                if f.startswith("-I") and Path(f[2:]).is_relative_to(src)]
-    argv = [hipcc, f"--offload-arch={arch}", "-c", str(unit), "-o", os.devnull, "-ferror-limit=0", "-w",
-            f"-I{unit.parent}", f"-I{out}", f"-I{out / 'include'}", *into_out,
-            *[f.replace("-I", "-idirafter", 1) if f.startswith("-I") else f for f in flags],
-            f"-idirafter{src / rel_dir}", f"-idirafter{src}", f"-idirafter{src / 'include'}"]
-    if unit.suffix == ".cu":
-        argv[1:1] = ["-x", "hip"]
-    env = dict(os.environ, HIP_PLATFORM="amd")
-    try:
-        run = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, timeout=300)
-    except subprocess.TimeoutExpired:
-        return [(str(unit), 0, "hipcc ran past 300 s")]
-    if run.returncode == 0:
-        return []
-    errors = [(m["file"], int(m["line"]), m["msg"]) for m in map(ERROR.match, run.stderr.splitlines()) if m]
-    return errors or [(str(unit), 0, (run.stderr.strip().splitlines() or ["hipcc failed"])[-1])]
 
 
 def classify(error: tuple[str, int, str], out: Path, src: Path, flags: dict[str, dict[int, list[str]]]) -> str:
@@ -251,30 +211,34 @@ def measure(name: str, src: Path, human: Path | None, args, work: Path, tables) 
     build_done = sorted(f for f, v in files.items() if BUILD_FILE.search(f) and v.get("hunks"))
     py_files = sorted(f for f in files if f.endswith(".py"))
     flags = flagged_lines(review)
-    units = gpu_units(out)
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda u: compile_unit(u, out, src, args.hipcc, args.arch), units))
+    checked, took_check = check(out, args)
+    gpu = [f for f in checked["files"] if f["status"] != "skipped"]
     kinds: dict[str, int] = {}
     examples: list[str] = []
-    stopped = 0
-    for unit, errors in zip(units, results):
-        labels = [classify(e, out, src, flags) for e in errors]
-        stopped += any(label.startswith("missing") for label in labels)
-        for e, label in zip(errors, labels):
+    stopped = sum(f["status"] == "missing-header" for f in gpu)
+    for f in gpu:
+        errors = [(str(out / e["file"]) if not os.path.isabs(e["file"]) else e["file"], e["line"], e["message"])
+                  for e in f["errors"]]
+        if f["status"] == "not built" or (f["status"] in ("failed", "error") and not errors):
+            errors = [(str(out / f["path"]), 0, f["note"] or f["status"])]
+        for e in errors:
+            label = classify(e, out, src, flags)
             kinds[label] = kinds.get(label, 0) + 1
             if label == "unpredicted" and len(examples) < args.examples:
                 shown = Path(e[0]).resolve()
                 shown_rel = shown.relative_to(out.resolve()).as_posix() if shown.is_relative_to(out.resolve()) else shown.name
                 example = f"{shown_rel}:{e[1]}: {e[2][:160]}"
-                if not any(x.split(": ", 1)[1] == example.split(": ", 1)[1] and x.split(":")[0] == shown_rel
-                           for x in examples):  # one example per message and file
+                if example not in examples:
                     examples.append(example)
     row = {
         "project": name, "path": str(src), "commit": commit_of(src), "hipify_seconds": round(took, 1),
         "files_translated": summary["files"], "files_changed": summary["files_changed"],
         "python_files_flagged": len(py_files), "build_files": {"translated": len(build_done), "present": len(build_present)},
         "flags": sum(summary["flags_by_severity"].values()) + sum(summary["untouched_flags_by_severity"].values()),
-        "gpu_units": len(units), "compile_ok": sum(1 for r in results if not r),
+        "gpu_units": len(gpu), "compile_ok": sum(f["status"] == "ok" for f in gpu),
+        "units_skipped": sum(f["status"] == "skipped" and f["path"].endswith(UNIT_SUFFIXES + (".c",))
+                             for f in checked["files"]),
+        "check_flags_from": checked["how"] or "default -I", "check_seconds": round(took_check, 1),
         "units_stopped_at_missing_library": stopped, "errors_by_kind": dict(sorted(kinds.items())),
         "unpredicted_errors": kinds.get("unpredicted", 0), "unpredicted_examples": examples,
     }
@@ -305,6 +269,7 @@ def main() -> int:
     ap.add_argument("--hipcc", default="/usr/bin/hipcc")
     ap.add_argument("--arch", default="gfx90a")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--build", action="store_true", help="judge with `check --build` (the written tree's own build)")
     ap.add_argument("--examples", type=int, default=8, help="unpredicted errors to show per project")
     ap.add_argument("--json", type=Path, help="also write the rows to FILE")
     args = ap.parse_args()
@@ -340,7 +305,8 @@ def _print(row: dict) -> None:
     print(f"  files translated: {row['files_translated']} ({row['files_changed']} changed); Python files flagged: "
           f"{row['python_files_flagged']}; build files translated: {b['translated']}/{b['present']}; flags: {row['flags']}")
     print(f"  GPU units compiling with hipcc: {row['compile_ok']}/{row['gpu_units']} "
-          f"({row['units_stopped_at_missing_library']} stopped at a missing library)")
+          f"({row['units_stopped_at_missing_library']} stopped at a missing library; {row['units_skipped']} CPU-only or "
+          f"other-platform units skipped); flags from {row['check_flags_from']} (check {row['check_seconds']} s)")
     print(f"  errors by kind: {row['errors_by_kind'] or 'none'}")
     print(f"  unpredicted compile errors: {row['unpredicted_errors']}")
     for e in row["unpredicted_examples"]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hipwizard.port.build.ahead import flagged_lines, lines_ahead
-from hipwizard.port.build.commands import buildfile_flags, project_commands
+from hipwizard.port.build.commands import Commands, buildfile_flags, project_commands
 from hipwizard.port.build.flags import check_flags
 from hipwizard.port.build.run import BuildRun, run_build
 from hipwizard.port.build.units import HEADERS, UNITS, closure, gpu_content, project_includes, unit_skip
@@ -67,15 +67,11 @@ def check_tree(root: str | Path, files: list[str], *, arch: str | None = None, r
     ``build_runner`` runs make/cmake (default: a real one when ``runner`` is None, else ``runner``)."""
     root = Path(root)
     read = _reader(root)
-    skip = _skips(root, files, read)
-    units = [f for f in files if f.endswith(UNITS) and f not in skip]
     cmds_runner = build_runner or runner or SubprocessRunner()
-    commands = project_commands(root, cmds_runner, env=HIP_ENV, arch=arch or "gfx942") if units else None
-    for rel in list(units):
-        why = commands.builds_elsewhere(rel) if commands else ""
-        if why:
-            skip[rel] = why
-            units.remove(rel)
+    has_units = any(f.endswith(UNITS) for f in files)
+    commands = project_commands(root, cmds_runner, env=HIP_ENV, arch=arch or "gfx942") if has_units else None
+    skip = _skips(root, files, read, commands)
+    units = [f for f in files if f.endswith(UNITS) and f not in skip]
     flags: dict[str, list[str]] = {}
     origin: dict[str, str] = {}
     for rel in units:
@@ -95,8 +91,11 @@ def check_tree(root: str | Path, files: list[str], *, arch: str | None = None, r
     return TreeCheck(checks, how, commands.notes if commands else [])
 
 
-def _skips(root: Path, files: list[str], read) -> dict[str, str]:
-    """{unit: why it is no GPU unit} for the units of ``files`` that are CPU-only or another platform's."""
+def _skips(root: Path, files: list[str], read, commands: Commands | None,
+           built: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
+    """{unit: why it is no GPU unit} for the units of ``files`` that are CPU-only, another platform's, #included
+    by another file (unless the build compiles it itself) or left out by a build that was read whole."""
+    named = set(commands.by_file if commands else ()) | set(built)
     skip: dict[str, str] = {}
     included: dict[str, str] = {}  # a unit another file #includes -> that file (compiled through it, not alone)
     for rel in files:
@@ -106,11 +105,12 @@ def _skips(root: Path, files: list[str], read) -> dict[str, str]:
     for rel in files:
         if not rel.endswith(UNITS):
             continue
-        if rel in included:
+        if rel in included and rel not in named:
             skip[rel] = f"#included by {included[rel]}: compiled as part of it, not on its own"
             continue
         headers = [h for h in closure(root, rel, read)[1:] if h.endswith(HEADERS)]
-        why = unit_skip(rel, read(rel), included_gpu=any(gpu_content(read(h)) for h in headers))
+        why = unit_skip(rel, read(rel), included_gpu=any(gpu_content(read(h)) for h in headers)) or \
+            (commands.builds_elsewhere(rel) if commands and rel not in built else "")
         if why:
             skip[rel] = why
     return skip
@@ -142,7 +142,8 @@ def build_tree(root: str | Path, files: list[str], *, arch: str, runner: Runner 
         tree.build = build
         return tree
     read = _reader(root)
-    skip = _skips(root, files, read)
+    commands = project_commands(root, runner or SubprocessRunner(), env=HIP_ENV, arch=tool.arch)
+    skip = _skips(root, files, read, commands, built=set(build.units))  # what the build compiled is a unit
     checks = []
     for rel in files:
         if rel in skip or not rel.endswith(UNITS):

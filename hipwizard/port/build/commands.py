@@ -126,7 +126,7 @@ def parse_make_dry_run(text: str, root: Path, start: Path) -> dict[str, CompileC
     return out
 
 
-def _make_dirs(root: Path) -> list[Path]:
+def make_dirs(root: Path) -> list[Path]:
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
@@ -143,7 +143,7 @@ def make_commands(root: Path, runner: Runner, env: dict[str, str],
     already had its units found by an outer one is still asked (its commands are kept where new)."""
     out: dict[str, CompileCommand] = {}
     notes = []
-    for d in _make_dirs(root):
+    for d in make_dirs(root):
         res = runner.run(["make", "-Bn", "-w"], timeout=60, env=env, cwd=str(d))
         found = parse_make_dry_run(res.output, root, d)
         if found and res.ok and covered is not None:  # this folder's Makefile built: what it does not name, it skips
@@ -188,7 +188,7 @@ def project_commands(root: Path, runner: Runner, *, env: dict[str, str], arch: s
             cmds.covered = {""}
             return cmds
         cmds.notes.append(why)
-    if runner.which("make") and _make_dirs(root):
+    if runner.which("make") and make_dirs(root):
         found, notes = make_commands(root, runner, env, cmds.covered)
         cmds.notes += notes
         if found:

@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hipwizard.port.build.commands import make_dirs as find_make_dirs
 from hipwizard.port.build.units import UNITS
 from hipwizard.port.output.compile_check import (
     HIP_ENV,
@@ -108,12 +109,13 @@ def run_build(root: str | Path, *, arch: str, jobs: int | None = None, runner: R
     hipcc = runner.which("hipcc")
     if hipcc is None:
         return BuildRun("", "not available", f"hipcc not found: {INSTALL_HINT}")
-    system = "make" if any((root / n).is_file() for n in ("GNUmakefile", "makefile", "Makefile")) else \
+    make_dirs = find_make_dirs(root)
+    system = "make" if root in make_dirs or (make_dirs and not (root / "CMakeLists.txt").is_file()) else \
         "cmake" if (root / "CMakeLists.txt").is_file() else ""
     if not system:
         why = "a setup.py extension builds with `pip install .` under a ROCm torch; " if (root / "setup.py").is_file() \
             else ""
-        return BuildRun("", "not available", why + "--build runs a Makefile or CMake build at the top of the tree")
+        return BuildRun("", "not available", why + "--build runs the tree's Makefiles or a CMake build at its top")
     if runner.which(system) is None:
         return BuildRun(system, "not available", f"{system} not found")
     n = str(max(1, jobs or os.cpu_count() or 1))
@@ -122,10 +124,20 @@ def run_build(root: str | Path, *, arch: str, jobs: int | None = None, runner: R
         log = tmp / "compiles.jsonl"
         wrapper = _wrapper(tmp, log, hipcc, arch)
         env = {**HIP_ENV, "PATH": f"{wrapper.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        failed: list[tuple[Path, RunResult]] = []
+        make_note = ""
         if system == "make":
             fake = _fake_root(tmp, hipcc, wrapper)
-            res = runner.run(["make", "-k", f"-j{n}", f"ROCM_PATH={fake}", f"HIPCC={wrapper}"], timeout=timeout,
-                             env=env, cwd=str(root))
+            for d in make_dirs:  # the top first; a folder with its own Makefile is built by it too
+                one = runner.run(["make", "-k", f"-j{n}", f"ROCM_PATH={fake}", f"HIPCC={wrapper}"], timeout=timeout,
+                                 env=env, cwd=str(d))
+                if not one.ok:
+                    failed.append((d, one))
+            res = failed[-1][1] if failed else RunResult(("make",), "ok", 0)
+            if failed:
+                where = ", ".join((d.relative_to(root).as_posix() or ".") for d, _ in failed[:6])
+                more = f" and {len(failed) - 6} more" if len(failed) > 6 else ""
+                make_note = f"make failed in {len(failed)} of {len(make_dirs)} folder(s): {where}{more}"
         else:
             build = tmp / "build"
             launcher = tmp / "wrap" / "launch"
@@ -146,4 +158,6 @@ def run_build(root: str | Path, *, arch: str, jobs: int | None = None, runner: R
     tail = "" if res.ok else "\n".join(res.output.splitlines()[-12:])
     note = "" if res.ok else ("the build failed after every unit compiled (a link step?)" if units and all(
         u.status == "ok" for u in units.values()) else res.explain())
+    if system == "make" and failed:
+        note = make_note + (f"; {note}" if note.startswith("the build failed after") else "")
     return BuildRun(system, "ok" if res.ok else "failed", note, tail, units)
