@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from hipwizard.cli import main
-from hipwizard.port.build.ahead import library_for, lines_ahead
+from hipwizard.port.build.ahead import cuda_header_note, library_for, lines_ahead
 from hipwizard.port.build.commands import parse_make_dry_run
 from hipwizard.port.build.flags import check_flags
 from hipwizard.port.build.units import unit_skip
@@ -74,6 +74,8 @@ def test_make_dry_run_and_nvcc_flags_give_each_unit_its_flags(tmp_path):
 
 
 def test_a_missing_rocm_header_names_its_package_and_the_lines_ahead(tmp_path):
+    assert "roctx" in cuda_header_note("nvtx3/nvToolsExt.h")  # a CUDA header the translation left: its counterpart
+    assert "cooperative groups" in cuda_header_note("cooperative_groups/reduce.h") and not cuda_header_note("x/y.h")
     assert "hipblas" in library_for("hipblas/hipblas.h")[1].lower() or "hipblas" in library_for("hipblas.h")[1].lower()
     (tmp_path / "a.h").write_text("#pragma once\nint late();\n")
     (tmp_path / "early.h").write_text("#pragma once\nint early();\n")

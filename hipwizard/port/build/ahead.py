@@ -44,6 +44,17 @@ def library_for(header: str) -> tuple[str, str]:
     return "", ""
 
 
+def cuda_header_note(header: str) -> str:
+    """What a CUDA header still in the translated code needs ("" when ``header`` is not one the table knows by
+    name or by its folder: ``nvtx3/nvToolsExt.h``, ``cooperative_groups/reduce.h``)."""
+    want = PurePosixPath(header)
+    for lib in library_table().libraries:
+        names = [PurePosixPath(h) for h in lib.headers]
+        if any(h == want or (len(want.parts) > 1 and h.stem == want.parts[0]) for h in names):
+            return f"a CUDA header left in the code: {header} ({lib.name}: {lib.advice()})"
+    return ""
+
+
 def flagged_lines(review) -> dict[str, dict[int, list[str]]]:
     """{file: {translated line: [what hipwizard said there]}} from a review: hunk flags, untouched risks, API
     diagnostics."""

@@ -26,6 +26,7 @@ from hipwizard.port.output.compile_check import (
     INSTALL_HINT,
     FileCheck,
     classify,
+    failure_note,
     missing_note,
     parse_diagnostics,
 )
@@ -94,7 +95,8 @@ def _records(log: Path, root: Path) -> dict[str, FileCheck]:
                             "", rec.get("output", ""))
             diags = parse_diagnostics(rec.get("output", ""), root)
             status = classify(res, diags)
-            note = missing_note(sorted({d.missing_header for d in diags})) if status == "missing-header" else ""
+            note = missing_note(sorted({d.missing_header for d in diags})) if status == "missing-header" else \
+                failure_note(diags) if status == "failed" else ""
             out[rel] = FileCheck(rel, status, diags, note, next((x.split("=", 1)[1] for x in rec["argv"]
                                                                 if x.startswith("--offload-arch=")), ""),
                                  flags_from="the project's build (check --build)")

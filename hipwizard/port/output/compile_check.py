@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from hipwizard.port.build.ahead import library_for
+from hipwizard.port.build.ahead import cuda_header_note, library_for
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner, RunResult, SubprocessRunner, path_operand
 
@@ -153,6 +153,12 @@ def missing_note(headers: list[str]) -> str:
     return "; ".join(parts) + "; the compiler stopped there, so the rest of the unit is unchecked"
 
 
+def failure_note(diags: list[CompileDiagnostic]) -> str:
+    """For a unit that fails on a CUDA header the translation left: what replaces it ("" otherwise)."""
+    said = [cuda_header_note(m.group("header")) for d in diags for m in [_NOT_FOUND.search(d.message)] if m]
+    return "; ".join(dict.fromkeys(x for x in said if x))
+
+
 def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str | None = None,
                 runner: Runner | None = None, jobs: int | None = None, progress: ProgressFn | None = None,
                 flags: dict[str, list[str]] | None = None, flags_from: dict[str, str] | None = None,
@@ -201,6 +207,8 @@ def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str 
             note = missing_note(sorted({d.missing_header for d in diags}))
         elif status == "failed" and not diags:
             note = res.explain()
+        elif status == "failed":
+            note = failure_note(diags) or note
         return FileCheck(rel, status, diags, note, tool.arch, res.duration_s, (flags_from or {}).get(rel, ""))
 
     workers = max(1, min(jobs or os.cpu_count() or 1, total or 1))
