@@ -117,7 +117,7 @@ async def measure_review(path: Path, presses: int) -> dict:
         decided = screen.review.counts()
         rss = psutil.Process().memory_info().rss
     return {"open_s": open_s, "lat": lat, "pilot": pilot_lat, "rss_mb": rss / 2**20, "rss_delta_mb": (rss - rss0) / 2**20,
-            "hunks": decided["total"], "state_mb": path.stat().st_size / 2**20}
+            "hunks": decided.total, "state_mb": path.stat().st_size / 2**20}
 
 
 class BareApp(App):

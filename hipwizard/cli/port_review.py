@@ -98,16 +98,18 @@ def _summary(review, as_json: bool) -> int:
         for h in review.hunks if review.decision(h.hunk_id).before is not None]
     data["vanished"] = [{"id": v["id"], "file": v.get("file"), "line": v.get("old_start"),
                          "was": v["decision"].get("state")} for v in review.vanished]
-    data["worktree"] = port.worktree_status(review)
-    if not data["worktree"].get("error"):
+    tree = port.worktree_status(review)
+    data["worktree"] = tree.to_dict()
+    if not tree.error:
         data["output_hunks"] = [h.to_dict() for h in port.output_hunks(review)]
     if as_json:
         print(json.dumps(data, indent=2))
         return 0
     st = port.status_of(review)
     print(f"{st.symbol} {st.summary}")
-    print(f"  {data['accepted']} accepted, {data['edited']} edited, {data['rejected']} rejected, "
-          f"{data['pending']} pending ({data['changed']} changed) in {data['files']} files")
+    c = review.counts()
+    print(f"  {c.accepted} accepted, {c.edited} edited, {c.rejected} rejected, "
+          f"{c.pending} pending ({c.changed} changed) in {len(review.files)} files")
     sev = data["flagged"]
     print(f"  {data['flagged_hunks']} flagged hunks: {sev['high']} high, {sev['med']} med, {sev['low']} low")
     print(_manual_line(review))
@@ -117,11 +119,10 @@ def _summary(review, as_json: bool) -> int:
         print(f"  ⟳ {c['file']}:{c['line']}  changed since you decided (was {c['was']}); pending")
     for v in data["vanished"]:
         print(f"  ✗ {v['file']}:{v['line']}  decided hunk vanished from the translation (was {v['was']})")
-    tree = data["worktree"]
-    if tree["edited"]:
-        print(f"  ✎ your edits in {len(tree['edited'])} written file(s), kept on every write: "
-              + ", ".join(tree["edited"]))
-    for rel, why in tree["conflicts"].items():
+    if tree.edited:
+        print(f"  ✎ your edits in {len(tree.edited)} written file(s), kept on every write: "
+              + ", ".join(tree.edited))
+    for rel, why in tree.conflicts.items():
         print(f"  ✖ conflict {rel}: {why}; resolve with --resolve {rel}=mine|new|merged, or each below")
     for h in data.get("output_hunks", ()):
         if h["kind"] == "conflict":
@@ -130,8 +131,8 @@ def _summary(review, as_json: bool) -> int:
                   f"line(s) [{state}] → --resolve {h['ref']}=mine|new")
         else:
             print(f"    ✎ your edit {h['ref']} L{h['line']}: -{len(h['old'])} +{len(h['new'])} line(s), kept on write")
-    if tree.get("error"):
-        print(f"  ✖ {tree['error']}")
+    if tree.error:
+        print(f"  ✖ {tree.error}")
     if review.journal_warning():
         print(f"  ⚠ {review.journal_warning()}")
     if data["changed_sources"]:

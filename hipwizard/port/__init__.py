@@ -38,13 +38,14 @@ from hipwizard.lazy import lazy_attributes
 from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
-    from hipwizard.port.output.apply import ApplyReport
     from hipwizard.port.build.check import TreeCheck
-    from hipwizard.port.output.compile_check import FileCheck
-    from hipwizard.port.output.worktree import WorkTree
     from hipwizard.port.dual.service import check_dual
+    from hipwizard.port.output.apply import ApplyReport
+    from hipwizard.port.output.compile_check import FileCheck
+    from hipwizard.port.output.worktree import WorkTree, WorktreeStatus
     from hipwizard.port.review.editor import edit_lines, editor_command
     from hipwizard.port.review.nav import FILTERS, ReviewNav
+    from hipwizard.port.review.queries import ReviewCounts
     from hipwizard.port.review.reconcile import ReconcileReport
     from hipwizard.port.review.state import ReviewState
     from hipwizard.port.services import (
@@ -72,8 +73,8 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
         workspace_for,
     )
     from hipwizard.port.translation.compat import newest_known
-    from hipwizard.port.translation.tables import load_tables
     from hipwizard.port.translation.engine import PortReport
+    from hipwizard.port.translation.tables import load_tables
 
 _LAZY = {
     "check_dual": "hipwizard.port.dual.service",
@@ -83,7 +84,8 @@ _LAZY = {
     "FileCheck": "hipwizard.port.output.compile_check",
     "TreeCheck": "hipwizard.port.build.check",
     "PortReport": "hipwizard.port.translation.engine",
-    "WorkTree": "hipwizard.port.output.worktree",
+    **dict.fromkeys(("WorkTree", "WorktreeStatus"), "hipwizard.port.output.worktree"),
+    "ReviewCounts": "hipwizard.port.review.queries",
     **dict.fromkeys(("PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for",
                      "summarize", "status_of"), "hipwizard.port.state"),
     "ReviewState": "hipwizard.port.review.state",
@@ -105,7 +107,7 @@ __all__ = [
     "PortLink", "read_link", "review_path", "locate", "review_workspace", "workspace_for", "summarize", "status_of",
     # value types
     "ReviewState", "ReconcileReport", "ReviewNav", "FILTERS", "Hunk", "RiskFlag", "UntouchedRisk",
-    "newest_known", "edit_lines", "editor_command", "WorkTree",
+    "newest_known", "edit_lines", "editor_command", "WorkTree", "WorktreeStatus", "ReviewCounts",
     # HIPIFY's CUDA -> HIP name tables (parity's reverse-mapping headers read them)
     "load_tables",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Literal
 
@@ -185,8 +186,8 @@ class UntouchedRisk:
 HAND_EDIT_KINDS = ("unsupported", "too_new", "removed")  # API diagnostics whose line does not build as it is
 
 
-def hand_edit_lines(untouched: dict[str, tuple[UntouchedRisk, ...]],
-                    diagnostics: dict[str, list[Diagnostic] | tuple[Diagnostic, ...]]) -> dict[str, int]:
+def hand_edit_lines(untouched: Mapping[str, tuple[UntouchedRisk, ...]],
+                    diagnostics: Mapping[str, Sequence[Diagnostic]]) -> dict[str, int]:
     """Lines that need a hand edit, each counted once in the original's numbering: those with risks on unchanged
     lines (``risks``), those with an unsupported / too new / removed API (``api``), and the union (``total``)."""
     risk = {(p, r.old_line) for p, risks in untouched.items() for r in risks if r.old_line}

@@ -40,6 +40,7 @@ from hipwizard.workspace import Workspace
 if TYPE_CHECKING:  # the engine and the compile check load when an action runs, not with the screen
     from hipwizard.port.build.check import TreeCheck
     from hipwizard.port.output.apply import ApplyReport
+    from hipwizard.port.output.worktree import WorktreeStatus
     from hipwizard.port.translation.engine import PortReport
 
 Accept = Literal["all", "unflagged"]
@@ -339,19 +340,18 @@ def choose(review: ReviewState, rel: str, index: int, choice: str) -> bool:
         raise UserError(f"cannot write {rel}: {exc.strerror or exc}") from None
 
 
-def worktree_status(review: ReviewState, *, edited: bool = True) -> dict:
-    """The output folder as a working tree: ``{"conflicts": {path: why}, "edited": [paths the user edited
-    since hipwizard wrote them]}`` (``edited`` False: not looked for, it reads every written file). A damaged
-    record reads as its one-line error under ``"error"``."""
-    from hipwizard.port.output.worktree import WorkTree
+def worktree_status(review: ReviewState, *, edited: bool = True) -> WorktreeStatus:
+    """The output folder as a working tree: the files in conflict (path -> why) and the paths the user edited
+    since hipwizard wrote them (``edited`` False: not looked for, it reads every written file). A damaged
+    record reads as its one-line ``error``."""
+    from hipwizard.port.output.worktree import WorkTree, WorktreeStatus
 
     try:
         tree = WorkTree.load(review.out)
     except UserError as exc:
-        return {"conflicts": {}, "edited": [], "error": str(exc)}
-    return {"conflicts": {rel: c.get("why") or f"{c.get('count', 0)} conflict(s) with your edits"
-                          for rel, c in tree.conflicts.items()},
-            "edited": tree.edited() if edited else []}
+        return WorktreeStatus(error=str(exc))
+    return WorktreeStatus({rel: c.get("why") or f"{c.get('count', 0)} conflict(s) with your edits"
+                           for rel, c in tree.conflicts.items()}, tree.edited() if edited else [])
 
 
 def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, jobs: int | None = None,

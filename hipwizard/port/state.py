@@ -146,15 +146,15 @@ def summarize(ws: Workspace) -> StepStatus:
 
 def status_of(review: ReviewState) -> StepStatus:
     c = review.counts()
-    decided = c["total"] - c["pending"]
-    text = f"{decided} of {c['total']} hunks decided"
-    if c["high_pending"]:
-        text += f", {c['high_pending']} high-risk pending"
+    decided = c.total - c.pending
+    text = f"{decided} of {c.total} hunks decided"
+    if c.high_pending:
+        text += f", {c.high_pending} high-risk pending"
     write = review.last_write
     if write is not None and write.compile_errors:
         return StepStatus("attention", f"{text}; last write: {write.compile_errors} compile error(s)")
-    if c["pending"] == 0 and write is not None and write.revision == review.revision:
+    if c.pending == 0 and write is not None and write.revision == review.revision:
         return StepStatus("done", f"{text}; written to {review.out.name}/")
-    if c["pending"] == 0:
+    if c.pending == 0:
         return StepStatus("in progress", f"{text}; not written yet")
     return StepStatus("in progress", text)

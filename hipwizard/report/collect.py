@@ -139,13 +139,13 @@ def _port(ws: Workspace, red: Redactor) -> PortSection | Unreadable | None:
         written_env = tree.environment
     except (UserError, OSError):
         conflicts, edits, written_env = [], [], None
-    summary = review.summary()
+    c = review.counts()
     w = review.last_write
     return PortSection(
         src=red.path(review.src), out=red.path(review.out), backend=review.backend,
-        hip_version=review.hip_version or "not known", files=summary["files"], hunks=summary["hunks"],
-        decisions=Decisions(*(summary[k] for k in ("accepted", "edited", "rejected", "pending", "changed"))),
-        flagged=summary["flagged_hunks"],
+        hip_version=review.hip_version or "not known", files=len(review.files), hunks=c.total,
+        decisions=Decisions(c.accepted, c.edited, c.rejected, c.pending, c.changed),
+        flagged=review.flagged_counts()["total"],
         by_rule=sorted(by_rule.values(), key=lambda row: -row.hunks),
         untouched=sorted((UntouchedRow(rule, flag.severity, places, sorted(files), flag.hint)
                           for rule, (flag, places, files) in untouched.items()), key=lambda row: -row.places),

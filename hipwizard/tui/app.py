@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from hipwizard import __version__
 from hipwizard.steps import STEP_KEYS, STEPS, step_by_key
 from hipwizard.textsafe import inert, inert_line
+from hipwizard.tui.app_base import WorkspaceApp
 from hipwizard.tui.help_screen import HelpScreen, bindings_of
 from hipwizard.tui.home import HomeScreen
 from hipwizard.tui.keymap import load_keymap
@@ -21,7 +22,7 @@ from hipwizard.tui.workers import Jobs
 from hipwizard.workspace import Workspace
 
 
-class HipwizardApp(Jobs, App):
+class HipwizardApp(Jobs, WorkspaceApp):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live in other folders
     TITLE = "hipwizard"
     ENABLE_COMMAND_PALETTE = True

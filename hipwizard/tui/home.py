@@ -6,6 +6,8 @@ list scrolls rather than pushing the footer off when even that does not fit.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -19,6 +21,11 @@ from hipwizard.steps import STEPS, Step
 from hipwizard.textsafe import markup
 from hipwizard.tui.workers import Jobs
 from hipwizard.workspace import StepStatus, Workspace
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from hipwizard.tui.app_base import WorkspaceApp
 
 
 class StepCard(Widget, can_focus=True):
@@ -88,6 +95,8 @@ class StepList(VerticalScroll, inherit_bindings=False, can_focus=False):
 
 class HomeScreen(Jobs, Screen):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
+    if TYPE_CHECKING:
+        app = getters.app(WorkspaceApp)  # typed for the checker; at run time Textual's own property
     BINDINGS = [
         Binding("g", "open_next", "Next step", id="home.next"),
         Binding("E", "app.export_report", "Export report", id="home.export"),

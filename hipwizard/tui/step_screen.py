@@ -10,12 +10,17 @@ must wait for the job are decorated with ``when_idle``, which says "Wait: <the j
 from __future__ import annotations
 
 from functools import wraps
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
 
 from textual.reactive import reactive
 from textual.screen import Screen
 
 from hipwizard.tui.workers import Jobs
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from hipwizard.tui.app_base import WorkspaceApp
 
 Action = TypeVar("Action", bound=Callable[..., Any])
 
@@ -26,6 +31,8 @@ class StepScreen(Jobs, Screen):
     help_text: ClassVar[str] = ""  # ?'s words under the key table: what the screen shows and how to read it
 
     busy: reactive[str] = reactive("", repaint=False)  # the job that holds the screen, in words; "" when idle
+    if TYPE_CHECKING:
+        app = getters.app(WorkspaceApp)  # typed for the checker; at run time Textual's own property
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -21,7 +21,7 @@ def test_hipify_writes_a_pending_review_and_a_summary(tmp_path, capsys):
     assert summary["files"] == 6 and summary["build_files"] == 1 and summary["hunks"] > 0  # 5 sources + the Makefile
     assert summary["flags_by_severity"]["med"] >= 1 and summary["untouched_flags_by_severity"]["high"] >= 1
     review = ReviewState.load(state_path_for(out))
-    assert review.counts()["pending"] == summary["hunks"]
+    assert review.counts().pending == summary["hunks"]
     assert not out.exists()  # nothing written until hunks are accepted
     port = json.loads((tmp_path / ".hipwizard" / "port.json").read_text())
     assert port["out"] == "hip"  # inside the workspace: stored relative to it

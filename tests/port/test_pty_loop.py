@@ -61,7 +61,7 @@ def test_accept_quit_rerun_hipify_reopen_keeps_the_decision(tmp_path):
     _hipify(tmp_path)  # the re-run over the same source
     after = _state(tmp_path)
     assert after.hunks[0].hunk_id == first and after.decision(first).state == "accepted"
-    assert after.counts()["accepted"] == 1
+    assert after.counts().accepted == 1
 
     child = _review(tmp_path)
     try:

@@ -111,4 +111,4 @@ def test_a_commit_that_cannot_be_saved_puts_the_model_back(tmp_path):
     with pytest.raises(OSError):
         store.commit(state, {"op": "decide", "ids": [hid], "state": "accepted"})
     assert state.decision(hid).state == "pending" and state.revision == revision
-    assert state.counts()["accepted"] == 0
+    assert state.counts().accepted == 0

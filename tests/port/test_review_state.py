@@ -49,7 +49,7 @@ def test_undo_restores_batches_and_survives_reload(tmp_path):
     assert [reloaded.decision(i).state for i in file_ids] == ["rejected"] + ["pending"] * (len(file_ids) - 1)
     assert reloaded.undo() == [file_ids[0]]
     assert reloaded.undo() is None
-    assert ReviewState.load(state.path).counts()["pending"] == len(state.hunks)
+    assert ReviewState.load(state.path).counts().pending == len(state.hunks)
 
 
 def test_first_pending_and_counts(tmp_path):
@@ -58,8 +58,8 @@ def test_first_pending_and_counts(tmp_path):
     state.decide([h.hunk_id for h in state.hunks[:3]], "accepted")
     assert state.first_pending() == 3
     c = state.counts()
-    assert (c["accepted"], c["pending"], c["total"]) == (3, len(state.hunks) - 3, len(state.hunks))
-    assert c["high_pending"] == sum(1 for h in state.hunks[3:] if h.max_severity == "high")
+    assert (c.accepted, c.pending, c.total, c.decided) == (3, len(state.hunks) - 3, len(state.hunks), 3)
+    assert c.high_pending == sum(1 for h in state.hunks[3:] if h.max_severity == "high")
 
 
 def test_split_line_by_line_and_undo_split(tmp_path):

@@ -54,12 +54,12 @@ def test_translate_again_reconciles_the_existing_review_unless_told_to_replace(t
     first.review.decide([first.review.hunks[0].hunk_id], "accepted")
     again = services.translate(ws, "proj", "out", backend="builtin")
     assert again.reconciled is not None and again.reconciled.kept == 1
-    assert ReviewState.load(first.review.path).counts()["accepted"] == 1
+    assert ReviewState.load(first.review.path).counts().accepted == 1
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "x.cu").write_text("#include <cuda_runtime.h>\n")
     with pytest.raises(UserError, match="holds the review of"):  # another source: never mixed in
         services.translate(ws, "other", "out", backend="builtin")
-    assert services.translate(ws, "proj", "out", backend="builtin", replace=True).review.counts()["accepted"] == 0
+    assert services.translate(ws, "proj", "out", backend="builtin", replace=True).review.counts().accepted == 0
 
 
 @pytest.mark.parametrize("src, out, words", [("missing", "o", "does not exist"), ("proj", "proj", "must not be"),
@@ -122,7 +122,7 @@ def test_refresh_takes_the_doctors_new_findings_without_touching_decisions(tmp_p
     assert list(review.api_counts("too_new")) == sorted(NEW_APIS) and review.hip_version == HIP_61
     again = ReviewState.load(review.path)
     assert again.api_counts("too_new") == review.api_counts("too_new")
-    assert again.decision(review.hunks[0].hunk_id).state == "rejected" and again.counts()["rejected"] == 1
+    assert again.decision(review.hunks[0].hunk_id).state == "rejected" and again.counts().rejected == 1
 
 
 def test_refresh_reconciles_changed_sources(tmp_path):

@@ -199,7 +199,7 @@ async def test_e_with_missing_or_failing_editor_says_so_and_changes_nothing(tmp_
         await pilot.press("e")
         await pilot.pause()
         assert any(words in n for n in notifications(app))
-        assert _disk(review).counts()["edited"] == 0 and screen.review.revision == 0
+        assert _disk(review).counts().edited == 0 and screen.review.revision == 0
 
 
 @pytest.mark.slow
@@ -217,7 +217,7 @@ async def test_slash_searches_and_escape_closes(tmp_path):
         await pilot.press("escape")
         assert not search.display
         await pilot.press("y")  # keys go to the review again
-        assert _disk(review).counts()["accepted"] == 1
+        assert _disk(review).counts().accepted == 1
 
 
 async def test_f_cycles_filters_including_rule_ids(tmp_path):
@@ -304,7 +304,7 @@ async def test_no_migration_offers_a_source_picker_and_translates(tmp_path):
         await pilot.press(*str(src), "enter", "enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert screen.review is not None and screen.review.counts()["total"] > 0
+        assert screen.review is not None and screen.review.counts().total > 0
         assert screen.query_one("#port-switch").current == "port-review"
         assert (tmp_path / "proj-hip.review.json").exists()
         assert Workspace(tmp_path).read_state("port")["out"] == "proj-hip"  # relative to the workspace
@@ -363,7 +363,7 @@ async def test_a_file_with_only_untouched_risks_is_listed_shown_and_filtered(tmp
             assert words in body
         await pilot.press("y", "n", "a")  # nothing to decide here
         await pilot.pause()
-        assert _disk(review).counts()["pending"] == len(review.hunks)
+        assert _disk(review).counts().pending == len(review.hunks)
         await pilot.press("f")  # flagged only: main.cu has no flag, the header stays for its risks
         await pilot.pause()
         assert screen.nav.filter == "flagged" and screen.nav.files == ["include/common.cuh"]
@@ -650,7 +650,7 @@ async def test_r_rereads_the_sources_and_reconciles_keeping_decisions(tmp_path):
         changed = [h for h in screen.review.hunks if screen.review.decision(h.hunk_id).changed]
         assert [(h.file, screen.review.decision(h.hunk_id).was) for h in changed] == [("b.cu", "rejected")]
         assert not screen.busy
-    assert _disk(review).counts()["accepted"] == len(a_hunks)
+    assert _disk(review).counts().accepted == len(a_hunks)
 
 
 LONG = "kernels/attention/flash_attention_forward_kernel.cu"

@@ -74,6 +74,20 @@ class Placed:
     conflicts: int = 0
 
 
+@dataclass(frozen=True)
+class WorktreeStatus:
+    """The output folder as a working tree: the files whose write met the user's edits (path -> why), the
+    files the user edited since hipwizard wrote them, and a damaged record's one-line ``error``."""
+
+    conflicts: dict[str, str] = field(default_factory=dict)
+    edited: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"conflicts": dict(self.conflicts), "edited": list(self.edited),
+                **({"error": self.error} if self.error is not None else {})}
+
+
 @dataclass
 class WorkTree:
     """What hipwizard wrote into ``out`` (``files``: path -> sha256) and the writes left in conflict."""

@@ -126,14 +126,14 @@ class ReviewNav:
             return f"⚑ {rel}\n  {unchanged} manual edit{'s' if unchanged != 1 else ''}"
         c = self.review.counts(indices)
         flagged = sum(1 for i in indices if self.review.hunks[i].flags)
-        symbol = "✔" if c["pending"] == 0 else ("◐" if c["pending"] < c["total"] else "○")
-        counts = f"  ○{c['pending']} ✔{c['accepted'] + c['edited']} ✖{c['rejected']}"
+        symbol = "✔" if c.pending == 0 else ("◐" if c.pending < c.total else "○")
+        counts = f"  ○{c.pending} ✔{c.accepted + c.edited} ✖{c.rejected}"
         if flagged:  # flagged hunks only (``hunks.flagged_counts``); risks on unchanged lines are manual edits
             counts += f" ⚑{flagged}"
         if unchanged:
             counts += f" · {unchanged} manual"
-        if c["high_pending"]:
-            counts += f" !{c['high_pending']} high"
+        if c.high_pending:
+            counts += f" !{c.high_pending} high"
         return f"{symbol} {rel}\n{counts}"
 
     def file_ids(self, rel: str) -> list[str]:

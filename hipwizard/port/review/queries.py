@@ -9,15 +9,61 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from hipwizard.port.model import SEVERITY_ORDER, Hunk, UntouchedRisk, hand_edit_lines
+from hipwizard.port.model import SEVERITY_ORDER, Diagnostic, Hunk, UntouchedRisk, hand_edit_lines
 from hipwizard.port.review.file_format import Decision
+from hipwizard.port.review.memo import ReviewMemo
 from hipwizard.port.translation.hunks import flagged_counts
+
+if TYPE_CHECKING:
+    from hipwizard.port.review.model import WriteRecord
 
 API_KINDS = ("unsupported", "too_new", "removed")  # diagnostics kept with the review: APIs that need a look
 
 
+@dataclass(frozen=True)
+class ReviewCounts:
+    """How many hunks (of the review, or of some of them) are in each state; ``high_pending``: pending ones
+    with a high-severity flag; ``changed``: came back pending because the sources changed."""
+
+    pending: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    edited: int = 0
+    high_pending: int = 0
+    changed: int = 0
+    total: int = 0
+
+    @property
+    def decided(self) -> int:
+        return self.accepted + self.rejected + self.edited
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
 class ReviewQueries:
+    # What ``ReviewModel`` holds, declared for the queries (it sets each one).
+    src: Path
+    out: Path
+    files: dict[str, dict]  # path -> {"sha256": of the original, "hunks": N}
+    hunks: list[Hunk]
+    index_of: dict[str, int]
+    by_file: dict[str, list[int]]
+    decisions: dict[str, Decision]
+    untouched: dict[str, tuple[UntouchedRisk, ...]]
+    diagnostics: dict[str, tuple[Diagnostic, ...]]
+    revision: int
+    last_write: WriteRecord | None
+    hip_version: str
+    memo: ReviewMemo
+    _shifts_memo: tuple[tuple[int, list[Hunk], dict[str, Decision]], dict[str, Any]]
+    _flagged: dict[str, int]
+    _flagged_at: list[Hunk] | None = None
+
     # --- decisions ---------------------------------------------------------------------------
     def decision(self, hunk_id: str) -> Decision:
         return self.decisions.get(hunk_id) or Decision()
@@ -47,7 +93,7 @@ class ReviewQueries:
         file's ``review --write`` listed its 10^4 risks in minutes). Remembered while the revision, the hunk
         list and the decisions are the same (every change bumps the revision, see ``review_memo``)."""
         at = (self.revision, self.hunks, self.decisions)
-        memo = getattr(self, "_shifts_memo", None)
+        memo = getattr(self, "_shifts_memo", None)  # not set until the first call
         if memo is None or memo[0][0] != at[0] or memo[0][1] is not at[1] or memo[0][2] is not at[2]:
             memo = self._shifts_memo = (at, {})
         found = memo[1].get(rel)
@@ -60,7 +106,7 @@ class ReviewQueries:
             found = memo[1][rel] = ([end for end, _ in pairs], shifts)
         return found
 
-    def counts(self, hunk_indices: Iterable[int] | None = None) -> dict[str, int]:
+    def counts(self, hunk_indices: Iterable[int] | None = None) -> ReviewCounts:
         """pending / accepted / rejected / edited / high_pending / changed, over all hunks or some."""
         if hunk_indices is None:
             # The screen asks after every keystroke: remembered per revision (every change bumps it).
@@ -68,8 +114,8 @@ class ReviewQueries:
             if cached is None:
                 cached = self._count(range(len(self.hunks)))
                 self.memo.set_counts(self, cached)
-            return cached
-        return self._count(hunk_indices)
+            return ReviewCounts(**cached)
+        return ReviewCounts(**self._count(hunk_indices))
 
     def _count(self, indices: Iterable[int]) -> dict[str, int]:
         c = dict.fromkeys(("pending", "accepted", "rejected", "edited", "high_pending", "changed", "total"), 0)
@@ -124,7 +170,7 @@ class ReviewQueries:
 
     def flagged_counts(self) -> dict[str, int]:
         """``hunks.flagged_counts`` of this review (remembered while the hunk list is the same)."""
-        if getattr(self, "_flagged_at", None) is not self.hunks:
+        if self._flagged_at is not self.hunks:
             self._flagged, self._flagged_at = flagged_counts(self.hunks), self.hunks
         return dict(self._flagged)
 
@@ -132,8 +178,7 @@ class ReviewQueries:
         c = self.counts()
         flagged = self.flagged_counts()
         sev = {k: flagged[k] for k in SEVERITY_ORDER}
-        return {"files": len(self.files), "hunks": c["total"],
-                "decided": c["accepted"] + c["rejected"] + c["edited"], **c,
+        return {"files": len(self.files), "hunks": c.total, "decided": c.decided, **c.to_dict(),
                 "flagged": sev, "flagged_hunks": flagged["total"], "untouched": self.untouched_counts(),
                 "revision": self.revision,
                 "last_write": self.last_write.to_dict() if self.last_write is not None else None, "hip_version": self.hip_version,

@@ -1,16 +1,16 @@
 """What the Port screen's key mixins (``ReviewActions``, ``ConflictActions``) assume of the screen they are
-mixed into, declared: ``ReviewHost``. ``PortScreen`` meets it (a test checks that an open Port screen is one);
-the mixins are typed against it, so a type checker sees every attribute and hook they use.
+mixed into, declared: a ``StepScreen`` that is a ``ReviewHost``. ``PortScreen`` meets it (a test checks that an
+open Port screen is one); the mixins are typed against it, so a type checker sees every attribute and hook they
+use.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Iterable, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from textual.app import App
-
     from hipwizard.port import ApplyReport, ReviewNav, ReviewState
+    from hipwizard.tui.step_screen import StepScreen
 
 
 @runtime_checkable
@@ -18,17 +18,6 @@ class ReviewHost(Protocol):
     review: ReviewState | None  # the open review (saves every decision at once); None until one is open
     nav: ReviewNav | None  # where the user is in it, and the filter
     last_write: ApplyReport | None  # this session's last Write, for the results panel
-    busy: str  # the job that holds the screen ("" when idle): decisions wait for it (``when_idle``)
-
-    @property
-    def app(self) -> App[Any]: ...
-
-    def notify(self, message: str, *, title: str = "", severity: Any = "information",
-               timeout: float | None = None, markup: bool = True) -> None: ...
-
-    def query_one(self, selector: Any, expect_type: Any = None) -> Any: ...
-
-    def refresh(self, *regions: Any, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Any: ...
 
     def fill_files(self) -> None:
         """Redraw the whole file list."""
@@ -48,8 +37,33 @@ class ReviewHost(Protocol):
     def read_only_says(self) -> bool:
         """True (and says why) when another session writes this review."""
 
+    def ask_resolve(self, rel: str) -> None:
+        """Ask how to settle the conflict in ``rel`` (``ConflictActions``)."""
+
+    def ask_region(self, option_id: str) -> None:
+        """Open one conflict region of the results panel to decide it (``ConflictActions``)."""
+
 
 if TYPE_CHECKING:
-    MixinBase = ReviewHost  # a Port screen mixin is typed against what it assumes of the screen
+    class MixinBase(StepScreen, ReviewHost):
+        """For the type checker only: a Port screen mixin is mixed into a step screen (``app``, ``busy``,
+        ``notify``, ``query_one``...) that meets ``ReviewHost``."""
 else:
     MixinBase = object
+
+
+class ReviewKeys(MixinBase):
+    """The base of the review key mixins: the open review and its navigation, never None. The review keys
+    (binding ids "review.*") are disabled until a review is open, so reaching these without one is a bug."""
+
+    @property
+    def open_review(self) -> ReviewState:
+        if self.review is None:
+            raise RuntimeError("a review key ran with no review open")
+        return self.review
+
+    @property
+    def open_nav(self) -> ReviewNav:
+        if self.nav is None:
+            raise RuntimeError("a review key ran with no review open")
+        return self.nav

@@ -8,6 +8,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets.option_list import Option
 
+from hipwizard import port
 from hipwizard.port import newest_known
 
 
@@ -46,19 +47,19 @@ def result_options(report, review=None) -> list[Option]:
     return rows
 
 
-def worktree_options(review, status: dict, written=None, hunks=()) -> list[Option]:
+def worktree_options(review, status: port.WorktreeStatus, written=None, hunks=()) -> list[Option]:
     """Rows for the output folder as a working tree (``port.worktree_status``): each file whose write met
     conflicting hand edits (the user's file kept; how to settle it whole; its row's id is
     ``"conflict|<path>"``) with, under it, each of its conflicts (``hunks``: ``worktree_hunks.OutputHunk``)
     to decide on its own (id ``"region|<n>|<path>"``); the user's edits that every write keeps; then the
     decided hunks that vanished from the translation. ``written``: the last ``ApplyReport``, whose
     conflicts are shown even before the record is read again."""
-    conflicts = dict(status.get("conflicts", {}))
+    conflicts = dict(status.conflicts)
     for f in (written.conflicts if written is not None else ()):
         conflicts.setdefault(f.path, f.detail)
     rows: list[Option] = []
-    if status.get("error"):
-        rows.append(Option(Text(f"✖ {status['error']}"), disabled=True))
+    if status.error:
+        rows.append(Option(Text(f"✖ {status.error}"), disabled=True))
     if conflicts:
         rows.append(Option(Text(f"✖ {len(conflicts)} file(s) in conflict with your edits (your file kept). Settle "
                                 f"each here (highlight it, m or Enter) or: hipwizard review {review.out} "

@@ -26,8 +26,8 @@ from textual.widgets import (
     Static,
 )
 
-from hipwizard.errors import UserError
 from hipwizard import port
+from hipwizard.errors import UserError
 from hipwizard.port import FILTERS, PortLink, ReviewNav, ReviewState, status_of
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.port.actions import ReviewActions
@@ -200,18 +200,22 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
         self.busy = "re-reading the sources…"
         # A fresh copy of the review is refreshed in the job (every decision is on disk already); decisions
         # wait while it runs (``busy``), moving around does not.
-        self.start_job("reread", port.open_review, self.app.workspace, self.review.path, progress=True,
+        self.start_job("reread", port.open_review, self.app.workspace, self.open_review.path, progress=True,
                        done=self._reread, failed=self._job_failed)
 
     def _reread(self, opened: port.Opened) -> None:
         self.busy = ""
-        keep, keep_filter = (self.nav.current.hunk_id if self.nav.current else None), self.nav.filter
-        self.review.release()  # the fresh copy holds the lock now (or is read-only)
+        if opened.review is None:  # nothing to re-read any more: the open review stays as it is
+            self.notify(f"✖ The review could not be re-read: {self.open_review.path} is gone.", severity="error")
+            return
+        nav = self.open_nav
+        keep, keep_filter = (nav.current.hunk_id if nav.current else None), nav.filter
+        self.open_review.release()  # the fresh copy holds the lock now (or is read-only)
         self.review = opened.review
-        self.nav = ReviewNav(opened.review)
-        self.nav.filter = keep_filter if keep_filter in self.nav.filter_keys() else "all"
-        self.nav.rebuild(keep=keep)
-        if self.nav.filter != keep_filter:
+        self.nav = nav = ReviewNav(opened.review)
+        nav.filter = keep_filter if keep_filter in nav.filter_keys() else "all"
+        nav.rebuild(keep=keep)
+        if nav.filter != keep_filter:
             self.query_one("#port-filter", Select).value = "all"
         self.fill_files()
         self.fill_results()
@@ -227,25 +231,25 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
 
     # --- drawing --------------------------------------------------------------------------------
     def fill_files(self) -> None:
-        self.query_one("#port-filelist", FileList).fill([(rel, self.nav.file_prompt(rel)) for rel in self.nav.files])
+        self.query_one("#port-filelist", FileList).fill([(rel, self.open_nav.file_prompt(rel)) for rel in self.open_nav.files])
 
     def update_files(self, rels) -> None:
         files = self.query_one("#port-filelist", FileList)
         for rel in rels:
-            row = self.nav.file_row.get(rel)
+            row = self.open_nav.file_row.get(rel)
             if row is not None:
-                files.set_prompt_at(row, self.nav.file_prompt(rel))
+                files.set_prompt_at(row, self.open_nav.file_prompt(rel))
 
     def fill_results(self) -> None:
         """Write results (after a Write) and the API notes kept with the review; hidden when there are none."""
-        rows = result_options(self.last_write, self.review) if self.last_write is not None else []
+        rows = result_options(self.last_write, self.open_review) if self.last_write is not None else []
         try:
-            hunks = port.output_hunks(self.review)
+            hunks = port.output_hunks(self.open_review)
         except UserError:
             hunks = []  # worktree_status names the damaged record
-        rows += worktree_options(self.review, port.worktree_status(self.review, edited=False),
+        rows += worktree_options(self.open_review, port.worktree_status(self.open_review, edited=False),
                                  written=self.last_write, hunks=hunks)
-        rows += api_options(self.review)
+        rows += api_options(self.open_review)
         results = self.query_one("#port-results", OptionList)
         results.clear_options()
         results.add_options(rows)
@@ -253,33 +257,36 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
 
     def show_hunk(self) -> None:
         body = self.query_one("#port-hunk-body", HunkView)
-        hunk, rel = self.nav.current, self.nav.current_file
+        hunk, rel = self.open_nav.current, self.open_nav.current_file
         if rel is None:
             body.show(None, "No hunk matches this filter. Press f to change it.")
         else:
-            risks, where = self.review.untouched.get(rel, ()), self.nav.where()
+            risks, where = self.open_review.untouched.get(rel, ()), self.open_nav.where()
             if hunk is None:  # a file listed for its risks on unchanged lines only
-                risks = self.nav.shown_risks(rel)
+                risks = self.open_nav.shown_risks(rel)
                 body.show(("file", rel, where, risks), render_file_risks(rel, risks, where))
             else:
-                d = self.review.decision(hunk.hunk_id)
+                d = self.open_review.decision(hunk.hunk_id)
                 errors = self.errors.get(hunk.hunk_id, [])
                 # Everything the drawing depends on (the hunk id is a hash of its file and text).
                 key = (hunk.hunk_id, d.state, tuple(d.lines or ()), d.changed, where, tuple(errors), risks)
                 body.show(key, render_hunk(hunk, d.state, edited=d.lines if d.state == "edited" else None,
                                            changed=d.changed, where=where, errors=errors, untouched=risks,
                                            was=d.was))
-            row = self.nav.file_row.get(rel)
+            row = self.open_nav.file_row.get(rel)
             files = self.query_one("#port-filelist", OptionList)
             if row is not None and files.highlighted != row:
                 files.highlighted = row
         self.show_status()
 
     def show_status(self) -> None:
-        st = status_of(self.review) if self.review is not None else None
         busy = f"   ◐ {self.busy}" if self.busy else ""
-        flagged = f"   ⚑ {self.review.flagged_counts()['total']} flagged" if st else ""
-        text = f"{st.symbol} {st.summary}{flagged}   filter: {self.nav.filter_label}{busy}" if st else busy.strip()
+        if self.review is not None and self.nav is not None:
+            st = status_of(self.review)
+            flagged = f"   ⚑ {self.review.flagged_counts()['total']} flagged"
+            text = f"{st.symbol} {st.summary}{flagged}   filter: {self.nav.filter_label}{busy}"
+        else:
+            text = busy.strip()
         if self.review is not None and self.review.read_only is not None:
             pid = self.review.read_only.pid
             text = f"🔒 READ-ONLY: open in another session{f' (pid {pid})' if pid else ''}; r re-reads   " + text
@@ -291,7 +298,7 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
     def action_write(self) -> None:
         if self.read_only_says():
             return
-        pending = self.review.counts()["pending"]
+        pending = self.open_review.counts().pending
         if pending:
             self.app.push_screen(ConfirmWrite(pending), lambda ok: self._write() if ok else None)
         else:
@@ -299,7 +306,7 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
 
     def _write(self) -> None:
         self.busy = "writing and compile-checking…"
-        self.start_job("write", port.write, self.app.workspace, self.review, progress=True,
+        self.start_job("write", port.write, self.app.workspace, self.open_review, progress=True,
                        done=self._written, failed=lambda text: self._job_failed(f"Write failed: {text}"))
 
     def _written(self, report) -> None:
@@ -316,7 +323,7 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
             self.jump_to_hunk(first_error)
         else:
             self.show_hunk()
-        manual, conflicts = self.review.untouched_counts()["total"], len(report.conflicts)
+        manual, conflicts = self.open_review.untouched_counts()["total"], len(report.conflicts)
         said = (f"{report.compile_errors} file(s) with compile errors" if report.checked
                 else f"not compile-checked ({report.check_note or 'no check asked'})")
         self.notify(f"Wrote {report.written} of {len(report.files)} files; {said}"
@@ -326,4 +333,5 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
 
 
 # Every "review." binding acts on the open review (check_action shows it disabled until one is open).
-REVIEW_ACTIONS = frozenset(b.action for b in PortScreen.BINDINGS if (b.id or "").startswith("review."))
+REVIEW_ACTIONS = frozenset(b.action for b in PortScreen.BINDINGS
+                            if isinstance(b, Binding) and (b.id or "").startswith("review."))

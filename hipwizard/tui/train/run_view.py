@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -32,6 +33,11 @@ from hipwizard.tui.train.loss_plot import SeriesPlot
 from hipwizard.tui.workers import Jobs, one_line
 from hipwizard.workspace import Workspace
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from hipwizard.tui.app_base import WorkspaceApp
+
 __all__ = ["RunUpdated", "RunView"]
 
 NARROW = 120  # columns below which the GPU panel and the log stack under the plots
@@ -39,6 +45,9 @@ NARROW = 120  # columns below which the GPU panel and the log stack under the pl
 
 class RunView(Jobs, Vertical):
     """Runs of the workspace on the left; the attached run's live panels on the right."""
+
+    if TYPE_CHECKING:
+        app = getters.app(WorkspaceApp)  # typed for the checker; at run time Textual's own property
 
     def __init__(self, workspace: Workspace, *, telemetry=None,
                  host_probe: Callable[[], HostSample] | None = host_sample, poll_s: float = 1.0,
