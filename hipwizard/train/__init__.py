@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
     from hipwizard.train.calibration.corrections import SOURCE_WORDS
     from hipwizard.train.calibration.services import bench, calibrate, calibrate_plan, counts_problem
     from hipwizard.train.config.train_config import FIELD_GROUPS, TrainConfig, field_help, parse_field
-    from hipwizard.train.longrun import attempts, incident, resume, stall_policy
+    from hipwizard.train.longrun import attempts, incident, resume, run_again_with_nccl_debug, stall_policy
     from hipwizard.train.planning.ceiling import spec_tflops, utilisation
     from hipwizard.train.planning.device import KNOWN_DEVICES
     from hipwizard.train.planning.plan import Plan
@@ -85,7 +85,8 @@ _LAZY = {
                      "build_demo", "launch", "launch_demo", "stop", "list_runs", "watch", "follow", "launched_manifest", "check_grace",
                      "Launched", "LaunchRefused"),
                     "hipwizard.train.services"),
-    **dict.fromkeys(("resume", "stall_policy", "incident", "attempts"), "hipwizard.train.longrun"),
+    **dict.fromkeys(("resume", "stall_policy", "incident", "attempts", "run_again_with_nccl_debug"),
+                    "hipwizard.train.longrun"),
     **dict.fromkeys(("bench", "calibrate", "calibrate_plan", "counts_problem"), "hipwizard.train.calibration.services"),
     "SOURCE_WORDS": "hipwizard.train.calibration.corrections",
     **dict.fromkeys(("spec_tflops", "utilisation"), "hipwizard.train.planning.ceiling"),
@@ -116,7 +117,7 @@ __all__ = [
     # services and their results
     "plan", "plan_file", "init_run_dir", "save_plan", "run_name_problem", "demo_ready", "build_demo", "launch", "launch_demo", "stop",
     "list_runs", "watch", "follow", "launched_manifest", "check_grace", "Launched", "LaunchRefused", "StopResult",
-    "RunDir", "RunFollower", "resume", "stall_policy", "incident", "attempts",
+    "RunDir", "RunFollower", "resume", "stall_policy", "incident", "attempts", "run_again_with_nccl_debug",
     "bench", "calibrate", "calibrate_plan", "counts_problem",
     # state readers
     "load", "calibrations", "ceiling", "launched_run_dirs", "summarize", "TrainState",

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.progress import ProgressFn
-from hipwizard.train.run.incident import Incident, read_incident
+from hipwizard.train.run.incident import NCCL_DEBUG_ENV, Incident, read_incident
 from hipwizard.train.run.launcher import LaunchOptions
-from hipwizard.train.run.resume import Attempt, read_attempts
+from hipwizard.train.run.resume import Attempt, newest_checkpoint, read_attempts
 from hipwizard.train.run.stall import StallPolicy
 from hipwizard.train.services import Launched, launch, launched_manifest
 from hipwizard.workspace import Workspace
@@ -22,10 +22,27 @@ def resume(ws: Workspace, run_dir: str | Path, options: LaunchOptions | None = N
     """Continue the run in ``run_dir`` from its newest complete checkpoint (LLaMA-Factory's
     ``resume_from_checkpoint``): the same log, trainer_log.jsonl and loss curve, the next attempt recorded.
     ``UserError`` when it was never launched, still runs, or has no complete checkpoint."""
-    launched_manifest(run_dir)
+    manifest = launched_manifest(run_dir)
+    if newest_checkpoint(manifest.output_dir) is None:  # said first: the config's own checks come after
+        raise UserError(f"{manifest.output_dir} holds no complete checkpoint to resume from (save_steps sets how "
+                        f"often the run saves one)", field="resume")
     options = options or LaunchOptions()
     options.resume = True
     return launch(ws, run_dir, options, progress=progress)
+
+
+def run_again_with_nccl_debug(ws: Workspace, run_dir: str | Path, *,
+                              progress: ProgressFn | None = None) -> Launched:
+    """The run again with NCCL_DEBUG=INFO (RCCL/NCCL's own account of its rings and collectives in train.log):
+    from its newest complete checkpoint when it has one, else from the start."""
+    manifest = launched_manifest(run_dir)
+    options = LaunchOptions(platform=manifest.platform, extra_env=dict(NCCL_DEBUG_ENV),
+                            auto_resume=manifest.auto_resume, stall=StallPolicy.from_dict(manifest.stall)
+                            if manifest.stall else None)
+    nproc = manifest.env_delta.get("NPROC_PER_NODE")
+    options.nproc_per_node = int(nproc) if nproc and nproc.isdigit() else None
+    options.resume = newest_checkpoint(manifest.output_dir) is not None
+    return launch(ws, manifest.run_dir, options, progress=progress)
 
 
 def stall_policy(floor_s: float | None = None, k: float | None = None) -> StallPolicy | None:

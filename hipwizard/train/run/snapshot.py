@@ -15,8 +15,11 @@ import psutil
 
 from hipwizard.gpu.sample import GpuReading
 from hipwizard.train.run.alarms import detect_alarms, metric_points
+from hipwizard.train.run.classify import Diagnosis
 from hipwizard.train.run.failure import Failure
+from hipwizard.train.run.incident import read_incident
 from hipwizard.train.run.logscan import LogLine
+from hipwizard.train.run.stall import read_stall
 from hipwizard.train.run.watch import RunWatch
 
 MAX_PLOT_POINTS = 400
@@ -94,6 +97,9 @@ class RunSnapshot:
     alarms: tuple[str, ...] = ()  # alarms.Alarm.line() of each alarm so far
     steady_tokens_per_s: float | None = None  # median per-record rate after the first records
     utilisation: str = ""  # "412 TFLOP/s, MFU 54% of measured GEMM, 42% of spec" (empty when unknown)
+    stall: str = ""  # stall.StallVerdict.line() while the run is stalled
+    incident: Diagnosis | None = None  # the diagnosis captured when it stalled or failed (incident.txt has all)
+    attempt: int = 1
 
 
 def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_history: GpuHistory | None = None,
@@ -104,6 +110,8 @@ def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_
     h, scan = watch.history, watch.scan
     last = h.last
     failure = (failure_of or watch.failure)() if state in ("failed", "lost") else None
+    verdict = read_stall(watch.run_dir, watch.manifest.trainer_log_path) if state == "stalled" else None
+    incident = read_incident(watch.run_dir) if state in ("stalled", "failed", "lost") else None
     run_vram = {}
     if gpu is not None and run_pids:
         run_vram = {s.index: s.vram_of(run_pids) for s in gpu.samples}
@@ -127,4 +135,6 @@ def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_
         vram_peak_gb=max(peaks) if peaks else None,
         alarms=tuple(a.line() for a in detect_alarms(metrics)), steady_tokens_per_s=steady,
         utilisation=watch.utilisation(steady or now, ceiling=ceiling, gpu_name=gpu_name) if (steady or now) else "",
+        stall=verdict.line() if verdict else "", incident=incident.diagnosis if incident else None,
+        attempt=watch.manifest.attempt,
     )

@@ -11,7 +11,7 @@ from rich.text import Text
 from hipwizard.train import RunSnapshot, fmt_duration
 from hipwizard.units import fmt_bytes
 
-STATE_STYLE = {"running": ("◐", "bold cyan"), "finished": ("✔", "bold green"), "failed": ("✖", "bold red"),
+STATE_STYLE = {"running": ("◐", "bold cyan"), "stalled": ("⏸", "bold magenta"), "finished": ("✔", "bold green"), "failed": ("✖", "bold red"),
                "stopped": ("■", "bold yellow"), "lost": ("?", "bold red"), "not launched": ("○", "dim"),
                "stopping": ("◌", "bold yellow")}
 SPARK = "▁▂▃▄▅▆▇█"
@@ -80,13 +80,31 @@ def rates_text(snap: RunSnapshot) -> Text:
 
 
 def failure_text(snap: RunSnapshot) -> Text | None:
-    if snap.failure is None:
+    """The cause of a failure, the stall alarm, and the incident captured for either (with its fix and keys)."""
+    if snap.failure is None and not snap.stall and snap.incident is None:
         return None
-    t = Text("✖ cause: ", style="bold red")
-    t.append(snap.failure.line)
-    if snap.failure.field:
-        t.append("  →  look at ", style="dim")
-        t.append(snap.failure.field, style="bold")
+    t = Text()
+    if snap.stall:
+        t.append("⏸ STALLED: ", style="bold magenta")
+        t.append(snap.stall)
+    if snap.failure is not None:
+        t.append("\n" if t else "")
+        t.append("✖ cause: ", style="bold red")
+        t.append(snap.failure.line)
+        if snap.failure.field:
+            t.append("  →  look at ", style="dim")
+            t.append(snap.failure.field, style="bold")
+    d = snap.incident
+    if d is not None:
+        t.append("\n" if t else "")
+        t.append(f"✖ incident: {d.kind}: ", style="bold red")
+        t.append(d.line)
+        for line in d.evidence[:3]:
+            t.append(f"\n    {line[:160]}", style="dim")
+        t.append(f"\n  fix: {d.fix}")
+    if snap.stall or snap.incident is not None or snap.state in ("failed", "lost"):
+        t.append("\n  stacks, GPU state, kernel log: incident.txt in the run folder  ·  "
+                 "R resumes from the last checkpoint  ·  N runs again with NCCL_DEBUG=INFO", style="dim")
     return t
 
 

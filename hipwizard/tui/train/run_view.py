@@ -30,6 +30,7 @@ from hipwizard.tui.postmortem import run_postmortem
 from hipwizard.tui.train import run_panels
 from hipwizard.tui.train.dialogs import ConfirmAction
 from hipwizard.tui.train.loss_plot import SeriesPlot
+from hipwizard.tui.train.run_longrun import LongRunActions
 from hipwizard.tui.workers import Jobs, one_line
 from hipwizard.workspace import Workspace
 
@@ -43,7 +44,7 @@ __all__ = ["RunUpdated", "RunView"]
 NARROW = 120  # columns below which the GPU panel and the log stack under the plots
 
 
-class RunView(Jobs, Vertical):
+class RunView(LongRunActions, Jobs, Vertical):
     """Runs of the workspace on the left; the attached run's live panels on the right."""
 
     if TYPE_CHECKING:
@@ -177,7 +178,7 @@ class RunView(Jobs, Vertical):
                 host = self.host_probe() if self.host_probe else None
                 self.post_message(RunUpdated(run.snapshot(state, host=host), generation))
             last_state = state
-            if state != "running":
+            if state not in train.LIVE_STATES:  # a stalled run is alive: steps may come again
                 return
             deadline = time.monotonic() + self.poll_s
             while time.monotonic() < deadline and not worker.is_cancelled:
@@ -195,7 +196,9 @@ class RunView(Jobs, Vertical):
         if message.generation != self._generation:
             return  # a snapshot of the run we attached before
         had_alarm = self.has_alarm
+        before = self.snap.state if self.snap is not None else None
         snap = self.snap = message.snap
+        self.stall_alarm(before, snap.state)
         if self.has_alarm != had_alarm:
             self.screen.refresh_bindings()  # P (post-mortem) shows in the footer only with an alarm
         narrow = self.has_class("-narrow")
@@ -241,7 +244,7 @@ class RunView(Jobs, Vertical):
 
     def confirm_launch(self, run_dir: str | Path) -> None:
         info = self._info(str(run_dir))
-        if info is not None and info.state == "running":
+        if info is not None and info.state in train.LIVE_STATES:
             self.notify(f"{info.name} is already running: attach (o) or stop it (X) first", severity="warning")
             return
         name = info.name if info is not None else Path(run_dir).name
@@ -299,7 +302,7 @@ class RunView(Jobs, Vertical):
 
     def action_stop(self) -> None:
         """X: stop the attached run, after a confirmation."""
-        if not self.attached or self.snap is None or self.snap.state != "running":
+        if not self.attached or self.snap is None or self.snap.state not in train.LIVE_STATES:
             self.notify("the attached run is not running", severity="warning")
             return
         run_dir = self.attached

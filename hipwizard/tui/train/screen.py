@@ -17,13 +17,14 @@ from hipwizard.tui.train.dialogs import ConfirmAction
 from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.tui.train.run_view import RunView
 
-RUN_TAB_ONLY = ("stop", "attach", "refresh", "next", "previous", "postmortem")  # the Run tab's list or attached run
+RUN_TAB_ONLY = ("stop", "attach", "refresh", "next", "previous", "postmortem", "resume", "nccl_debug")  # the Run tab's list or attached run
 
 # What ``run('…')`` and ``plan('…')`` in BINDINGS do, by name: a misspelt name fails here, at import.
 RUN_ACTIONS: dict[str, Callable[[RunView], object]] = {
     "launch": RunView.action_launch, "demo": RunView.action_demo, "stop": RunView.action_stop,
     "attach": RunView.action_attach, "postmortem": RunView.action_postmortem, "refresh": RunView.action_refresh,
-    "next": RunView.action_next, "previous": RunView.action_previous,
+    "next": RunView.action_next, "previous": RunView.action_previous, "resume": RunView.action_resume,
+    "nccl_debug": RunView.action_nccl_debug,
 }
 PLAN_ACTIONS: dict[str, Callable[[TrainPlanPane], object]] = {
     "save": TrainPlanPane.action_save, "apply_suggestion": TrainPlanPane.action_apply_suggestion,
@@ -41,7 +42,11 @@ class TrainScreen(StepScreen):
         "ctrl+g; ctrl+n marks the next one.\n"
         "Run: the runs of this workspace on the left (enter or o attaches). x launches the highlighted run dir "
         "(asks first), D launches a short demo LoRA run on CPU, X stops the attached run (asks first; the "
-        "Trainer saves, then the whole process group is ended), r refreshes the list. P, on a run with a NaN/inf "
+        "Trainer saves, then the whole process group is ended), r refreshes the list. A run with no new step for "
+        "max(3 x its median step time, 5 min) is ⏸ stalled (a bell and a notice); on a stall or a failure its "
+        "stacks, GPU state, kernel log and NCCL lines are saved in incident.txt and named (GPU hang, memory fault, "
+        "collective timeout, ...) with a fix. R resumes an ended run from its newest checkpoint (asks first), N runs "
+        "it again with NCCL_DEBUG=INFO. P, on a run with a NaN/inf "
         "loss or a grad_norm spike: rebuilds that step's batch exactly as the trainer fed it and opens Parity "
         "on it (forward and backward against a float64 CPU reference).\n"
         "Training runs detached: quitting hipwizard or losing SSH never stops it; come back and attach."
@@ -56,6 +61,8 @@ class TrainScreen(StepScreen):
         Binding("o", "run('attach')", "Attach", id="train.attach"),
         Binding("P", "run('postmortem')", "Post-mortem", id="train.postmortem"),
         Binding("r", "run('refresh')", "Refresh", id="train.refresh"),
+        Binding("R", "run('resume')", "Resume", id="train.resume"),
+        Binding("N", "run('nccl_debug')", "NCCL debug", show=False, id="train.nccl_debug"),
         Binding("j", "run('next')", "Next run", show=False, id="train.next"),
         Binding("k", "run('previous')", "Previous run", show=False, id="train.previous"),
         # The Plan tab's keys, here too: on entering the screen focus is on no field of the pane (its own
@@ -100,6 +107,9 @@ class TrainScreen(StepScreen):
         if action == "run" and parameters and parameters[0] == "postmortem":
             # only where it can act: the footer has no room for a key that would only say "no alarm"
             return self._run_tab_active() and self.query_one(RunView).has_alarm
+        if action == "run" and parameters and parameters[0] == "resume":
+            snap = self.query_one(RunView).snap  # only on a run that ended without finishing: it can act there
+            return self._run_tab_active() and snap is not None and snap.state in ("failed", "lost", "stopped")
         if action == "run" and parameters and parameters[0] == "stop" and not self._run_tab_active():
             return self.query_one(TrainPlanPane).calibrating  # X on the Plan tab stops a calibration
         if action == "run" and parameters and parameters[0] in RUN_TAB_ONLY:
