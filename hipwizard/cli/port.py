@@ -132,9 +132,8 @@ def _hipify(args) -> int:
     report, review, applied = done.report, done.review, done.written
     summary = report.summary()
     summary["hip_version"] = review.hip_version
-    if review.hip_version:  # the engine was handed --hip-version or the doctor's finding: say which
-        summary["target"] = {"hip_version": review.hip_version,
-                             "source": "--hip-version" if args.hip_version else "doctor"}
+    if args.hip_version:  # the service says "given"; here it was the option
+        summary["target"] = {"hip_version": args.hip_version, "source": "--hip-version"}
     summary["review"] = str(review.path)
     summary["mode"] = "dual" if done.dual else "fork"
     if done.dual:

@@ -34,7 +34,9 @@ from hipwizard.port.dual.model import choose as choose_mode, parse_backend
 from hipwizard.port.review.state import ReconcileReport, ReviewState, state_path_for
 from hipwizard.port.risk.budget import apply_budget, budgeted
 from hipwizard.port.state import PortLink, read_link, record_link, review_path
+from hipwizard.port.translation.compat import hipcc_version, target_version
 from hipwizard.progress import ProgressFn
+from hipwizard.runner import SubprocessRunner
 from hipwizard.workspace import Workspace
 
 if TYPE_CHECKING:  # the engine and the compile check load when an action runs, not with the screen
@@ -117,7 +119,12 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
         if previous.src.resolve() != root:
             raise UserError(f"{existing} holds the review of {previous.src}, not {root}; choose another --out "
                             "(or move the review away to start over)")
-    hip = hip_version or _facts(ws).hip_version
+    # the ROCm the APIs are checked against: given, else the doctor's, else the hipcc on PATH (the one check
+    # compiles with), else the newest HIPIFY's tables know; the review keeps the version, the summary its source
+    doctor_hip = _facts(ws).hip_version
+    target = target_version(hip_version, doctor_hip, explicit_source="given",
+                            found=None if hip_version or doctor_hip else hipcc_version(SubprocessRunner()))
+    hip = hip_version or doctor_hip or (target.version if target.source.startswith("the hipcc") else None)
     link = read_link(ws) if ws is not None else PortLink()
     options = choose_mode(mode, guard, link.mode if link.src is not None else None, link.guard or None,
                           previous.backend if previous else None)
@@ -125,6 +132,7 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
                        roc=roc, experimental=experimental, exclude=[out_p], progress=progress,
                        arch=arch or _facts(ws).arch,  # build files compile for the arch the write checks
                        **({} if max_bytes is None else {"max_bytes": max_bytes}))
+    report.target = target
     if not report.files:
         why = "; ".join(f"{u.path}: {u.reason}" for u in [*report.unreadable, *report.skipped][:3])
         raise UserError(f"no CUDA sources could be read in {src_p}" + (f" ({why})" if why else ""))

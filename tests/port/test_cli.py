@@ -129,13 +129,15 @@ def test_hipify_bad_max_file_size_is_one_line_exit_2(tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def test_hipify_states_the_default_target_in_text_and_json(tmp_path, capsys):
+def test_hipify_states_the_default_target_in_text_and_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # no hipcc either: the tables' newest ROCm
+    monkeypatch.setattr("hipwizard.runner.EXTRA_TOOL_DIRS", ())
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "k.cu").write_text("__global__ void k(float* v){ *v = __shfl_xor_sync(~0ull, *v, 1); }\n")
     args = ["hipify", str(tmp_path / "src"), "--workspace", str(tmp_path)]
     assert main([*args, "--out", str(tmp_path / "a")]) == 0
     text = capsys.readouterr().out
-    assert "target: ROCm/HIP 6.3 (default (newest ROCm in HIPIFY's tables))" in text
+    assert "target: ROCm/HIP 6.3 (default (newest ROCm in HIPIFY's tables; no doctor report, no hipcc found))" in text
     assert "opt_in: __shfl_xor_sync is opt-in before ROCm 7.0" in text and "unsupported" not in text
     assert main([*args, "--out", str(tmp_path / "b"), "--json", "--hip-version", "7.0"]) == 0
     s = json.loads(capsys.readouterr().out)

@@ -38,7 +38,14 @@ def test_translate_checks_apis_against_the_doctors_hip_version(tmp_path):
     assert (link.src, link.out) == (src, tmp_path / "proj-hip")
 
 
-def test_an_explicit_hip_version_wins_and_no_doctor_means_no_too_new(tmp_path):
+def _no_hipcc(monkeypatch, tmp_path):
+    """No hipcc on PATH: without a doctor report the target is the tables' newest ROCm (with one, its version)."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.setattr("hipwizard.runner.EXTRA_TOOL_DIRS", ())
+
+
+def test_an_explicit_hip_version_wins_and_no_doctor_means_no_too_new(tmp_path, monkeypatch):
+    _no_hipcc(monkeypatch, tmp_path)
     ws = Workspace(tmp_path)
     save_rocm61_gfx90a(ws)
     _project(tmp_path)
@@ -111,7 +118,8 @@ def test_check_uses_the_doctors_arch(tmp_path):
         services.check(ws, tmp_path / ".hipwizard")
 
 
-def test_refresh_takes_the_doctors_new_findings_without_touching_decisions(tmp_path):
+def test_refresh_takes_the_doctors_new_findings_without_touching_decisions(tmp_path, monkeypatch):
+    _no_hipcc(monkeypatch, tmp_path)
     ws = Workspace(tmp_path)
     _project(tmp_path)
     review = services.translate(ws, "proj", "out", backend="builtin").review

@@ -73,13 +73,31 @@ class Target:
         return f"ROCm/HIP {self.version} ({self.source})"
 
 
-def target_version(explicit: str | None = None, doctor: str | None = None, *, explicit_source: str = "--hip-version") -> Target:
-    """``explicit`` wins, then the doctor's finding, else the newest version the tables know."""
+def target_version(explicit: str | None = None, doctor: str | None = None, *, explicit_source: str = "--hip-version",
+                   found: tuple[str, str] | None = None) -> Target:
+    """``explicit`` wins, then the doctor's finding, then ``found`` (the version of the hipcc on PATH and its path,
+    ``hipcc_version``), else the newest version the tables know."""
     if explicit:
         return Target(explicit, explicit_source)
     if doctor:
         return Target(doctor, "doctor")
-    return Target(newest_known(), "default (newest ROCm in HIPIFY's tables)")
+    if found:
+        return Target(found[0], f"the hipcc found at {found[1]}; no doctor report")
+    return Target(newest_known(), "default (newest ROCm in HIPIFY's tables; no doctor report, no hipcc found)")
+
+
+_HIPCC_VERSION = re.compile(r"^\s*HIP version\s*:\s*(\d+\.\d+)", re.IGNORECASE | re.MULTILINE)
+
+
+def hipcc_version(runner) -> tuple[str, str] | None:
+    """(X.Y, path) of the hipcc ``runner`` finds, from ``hipcc --version``'s "HIP version: X.Y..." line (Debian's
+    hipcc 5.2 prints "HIP version: 5.2.21153-0"); None without a hipcc or that line."""
+    path = runner.which("hipcc")
+    if path is None:
+        return None
+    res = runner.run([path, "--version"], timeout=30.0)
+    m = _HIPCC_VERSION.search((res.stdout or "") + "\n" + (res.stderr or ""))
+    return (m.group(1), path) if m else None
 
 
 def version_message(f: VersionFact, target: str) -> tuple[str, str] | None:
