@@ -34,11 +34,14 @@ class RiskFlag:
         return cls(**d)
 
 
+DiagnosticKind = Literal["unsupported", "deprecated", "removed", "too_new", "opt_in", "warning", "error"]
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """Something the translator reports about a file: unsupported / deprecated / newer-than-runtime names."""
 
-    kind: Literal["unsupported", "deprecated", "removed", "too_new", "opt_in", "warning", "error"]
+    kind: DiagnosticKind
     name: str
     line: int | None
     message: str
@@ -94,7 +97,8 @@ class Hunk:
         d = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            d[f.name] = list(value) if isinstance(value, list) else asdict(value) if is_dataclass(value) else value
+            is_record = is_dataclass(value) and not isinstance(value, type)
+            d[f.name] = list(value) if isinstance(value, list) else asdict(value) if is_record else value
         d["flags"] = [f.to_dict() for f in self.flags]
         return d
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hipwizard.port.model import Diagnostic
+from hipwizard.errors import UserError
+from hipwizard.port.model import Diagnostic, DiagnosticKind
 from hipwizard.port.translation.compat import (
     FUNC_PTR_ARG,
     HEADER_PATHS,
@@ -84,7 +85,10 @@ class BuiltinTranslator:
         self.options = options or TranslateOptions()
         self.tables = tables or load_tables()
         self.target = self.options.hip_version or newest_known()
-        self.hip_version = parse_version(self.target)
+        hip_version = parse_version(self.target)
+        if hip_version is None:
+            raise UserError(f"{self.target!r} is not a HIP version (e.g. 6.2)", field="hip_version")
+        self.hip_version: tuple[int, ...] = hip_version
 
     def translate(self, text: str) -> Translation:
         diags: dict[tuple, Diagnostic] = {}
@@ -97,7 +101,7 @@ class BuiltinTranslator:
         if opts.roc and ROC_LIBRARY_USE.search(text) is not None:
             roc_types = dict(ROC_COMPLEX)
 
-        def report(kind: str, name: str, offset: int, message: str) -> None:
+        def report(kind: DiagnosticKind, name: str, offset: int, message: str) -> None:
             line = line_of(starts, offset)
             diags.setdefault((kind, name, line), Diagnostic(kind, name, line, message))
 
@@ -244,7 +248,7 @@ class BuiltinTranslator:
         group = mapping.group if mapping.group not in ("", "-") else ""
         stats["headers"] += 1
         need = HEADER_MIN_HIP.get(target)
-        if need and parse_version(need) > self.hip_version:
+        if need and (parse_version(need) or (0,)) > self.hip_version:
             report("too_new", header, m.start(), f"<{target}> needs ROCm >= {need} (you target {self.target})")
         if target in HEADER_PATHS and self.hip_version >= (6, 0, 0):
             target = HEADER_PATHS[target]
@@ -353,18 +357,18 @@ def argument_rule_edits(text: str, masked: _Masked | None = None) -> list[Edit]:
     pattern = _ARG_RULES_RX
     if not pattern.search(text):
         return []
-    masked = (masked or _Masked(text)).text
+    masked_text = (masked or _Masked(text)).text
     edits: list[Edit] = []
-    for m in pattern.finditer(masked):
+    for m in pattern.finditer(masked_text):
         index, wrapper = rules[m.group(1)]
         open_pos = m.end() - 1
-        close = matching(masked, open_pos, "(", ")")
+        close = matching(masked_text, open_pos, "(", ")")
         if close == -1:
             continue
         inner_start = open_pos + 1
         offsets, depth = [inner_start], 0
         for i in range(inner_start, close):
-            ch = masked[i]
+            ch = masked_text[i]
             if ch in "([{":
                 depth += 1
             elif ch in ")]}":

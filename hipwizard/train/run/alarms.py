@@ -21,7 +21,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 from statistics import median
-from typing import Iterable, Literal, Mapping, Sequence
+from typing import Iterable, Literal, Mapping, Sequence, TypeGuard
 
 AlarmKind = Literal["nonfinite", "grad_spike", "throughput_drop", "plateau"]
 SPIKE_FACTOR = 10.0
@@ -54,7 +54,7 @@ class Alarm:
         return f"{SYMBOL[self.kind]} step {self.step}: {self.message}"
 
 
-def _finite(v: float | None) -> bool:
+def _finite(v: float | None) -> TypeGuard[float]:
     return v is not None and math.isfinite(v)
 
 
@@ -123,18 +123,20 @@ def rate_points(steps: Sequence[int], elapsed: Sequence[float | None], tokens: S
     factor); records in between get none."""
     out: list[float | None] = [None] * len(steps)
     last = None  # index of the record the next rate is measured from
+    last_t = 0.0  # its elapsed time
     for i, t in enumerate(elapsed):
         if t is None:
             continue
-        if last is not None and t - elapsed[last] >= min_span_s:
-            dt = t - elapsed[last]
-            if tokens[i] is not None and tokens[last] is not None:
-                out[i] = (tokens[i] - tokens[last]) / dt
+        if last is not None and t - last_t >= min_span_s:
+            dt = t - last_t
+            now_tokens, then_tokens = tokens[i], tokens[last]
+            if now_tokens is not None and then_tokens is not None:
+                out[i] = (now_tokens - then_tokens) / dt
             else:
                 out[i] = (steps[i] - steps[last]) / dt
-            last = i
+            last, last_t = i, t
         elif last is None:
-            last = i
+            last, last_t = i, t
     return out
 
 

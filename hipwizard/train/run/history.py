@@ -138,19 +138,19 @@ class RunHistory:
     def smoothed_loss(self) -> list[tuple[int, float]]:
         return list(zip((s for s, _ in self.loss), ema([v for _, v in self.loss]), strict=True))
 
-    def _window(self) -> tuple[TrainerPoint, TrainerPoint] | None:
-        pts = [p for p in self.points[-self.RATE_WINDOW:] if p.elapsed_s is not None]
-        if len(pts) < 2 or pts[-1].elapsed_s <= pts[0].elapsed_s:
+    def _window(self) -> tuple[TrainerPoint, TrainerPoint, float] | None:
+        """The first and last recent points with a time, and the seconds between them; None: too few."""
+        timed = [(p, p.elapsed_s) for p in self.points[-self.RATE_WINDOW:] if p.elapsed_s is not None]
+        if len(timed) < 2 or timed[-1][1] <= timed[0][1]:
             return None
-        return pts[0], pts[-1]
+        return timed[0][0], timed[-1][0], timed[-1][1] - timed[0][1]
 
     @property
     def current_tokens_per_s(self) -> float | None:
         w = self._window()
         if w is None or w[0].total_tokens is None or w[1].total_tokens is None:
             return None
-        a, b = w
-        return (b.total_tokens - a.total_tokens) / (b.elapsed_s - a.elapsed_s)
+        return (w[1].total_tokens - w[0].total_tokens) / w[2]
 
     @property
     def average_tokens_per_s(self) -> float | None:
@@ -161,8 +161,8 @@ class RunHistory:
         w = self._window()
         if w is None:
             return None
-        a, b = w
-        return (b.step - a.step) / (b.elapsed_s - a.elapsed_s)
+        a, b, dt = w
+        return (b.step - a.step) / dt
 
     @property
     def progress(self) -> tuple[int, int | None]:

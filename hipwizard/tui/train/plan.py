@@ -27,6 +27,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from hipwizard import train
@@ -100,7 +101,7 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
         self.selected = 0
         self.narrow = False
         self._generation = 0
-        self._timer = None
+        self._timer: Timer | None = None
         self.replan_pending = False  # an edit whose plan is not shown yet (debounce timer or job running)
         self._stop_calibration = None  # a threading.Event while a calibration runs (PlanCalibration)
 
@@ -164,7 +165,8 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
         self.narrow = narrow
         self.set_class(narrow, "-narrow")
         for widget in self.query("Input, Select, Button"):
-            widget.compact = narrow
+            if isinstance(widget, (Input, Select, Button)):
+                widget.compact = narrow
         for name in TrainConfig.model_fields:
             self.query_one(f"#label-{name}", Label).update(panels.label(name, narrow))
             self.query_one(f"#help-{name}", Static).update(panels.help_line(name, narrow))
@@ -220,7 +222,7 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
             widget.value = bool(value)
         elif isinstance(widget, Select):
             widget.value = Select.NULL if value is None else str(value)
-        else:
+        elif isinstance(widget, Input):
             widget.value = _text(value)
 
     def _show_error(self, name: str, text: Text | str) -> None:

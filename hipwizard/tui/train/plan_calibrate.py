@@ -11,6 +11,8 @@ colour alone.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,6 +22,19 @@ from textual.widgets import Button, ProgressBar, Static
 from hipwizard import train
 from hipwizard.progress import Progress
 from hipwizard.tui.train.dialogs import CalibrateDialog, ConfirmAction
+
+if TYPE_CHECKING:
+    from textual import getters
+    from textual.containers import Vertical
+
+    from hipwizard.train import LaunchOptions, Plan, TrainConfig
+    from hipwizard.tui.app_base import WorkspaceApp
+    from hipwizard.tui.workers import Jobs
+
+    class _PaneBase(Jobs, Vertical):
+        """For the type checker only: the pane ``PlanCalibration`` is mixed into (``start_job``, widget API)."""
+else:
+    _PaneBase = object
 
 
 def summary(cal) -> Text:
@@ -63,7 +78,7 @@ class CalibrationBar(Horizontal):
     def advanced(self, progress: Progress) -> None:
         bar = self.query_one(ProgressBar)
         if progress.total:
-            bar.update(total=progress.total, progress=progress.done)
+            bar.update(total=progress.total, progress=progress.done or 0)
         if not progress.finished:
             self._status(f"▶ {progress.text()} (X stops)")
 
@@ -83,11 +98,27 @@ class CalibrationBar(Horizontal):
         return str(self.query_one("#plan-calibrate-status", Static).render())
 
 
-class PlanCalibration:
+class PlanCalibration(_PaneBase):
     """Mixin for ``TrainPlanPane`` (which provides ``config``, ``document``, ``base_dir``, ``plan``,
     ``field_errors``, ``_int``, ``_schedule``, ``start_job`` and the ``calibrate_*`` settings)."""
 
+    # What TrainPlanPane holds, declared:
+    config: TrainConfig
+    document: Any  # the recipe's YAML document (comments kept), None for a fresh form
+    base_dir: Path
+    plan: Plan | None
+    field_errors: dict[str, str]
+    calibrate_candidates: int
+    calibrate_steps: int
+    calibrate_warmup: int
+    calibrate_options: LaunchOptions | None
     _stop_calibration: threading.Event | None = None
+    if TYPE_CHECKING:
+        app = getters.app(WorkspaceApp)  # typed for the checker; at run time Textual's own property
+
+        def _int(self, selector: str, default: Any) -> Any: ...
+
+        def _schedule(self) -> None: ...
 
     @property
     def calibrating(self) -> bool:
