@@ -21,6 +21,7 @@ def table(monkeypatch):
     monkeypatch.setattr(budget, "QUIET_PER_KIND", 1)
     monkeypatch.setattr(budget, "PER_FILE", 3)
     monkeypatch.setattr(budget, "PRECISE_AT", 0.6)
+    monkeypatch.setattr(budget, "QUIET_MIN_PLACES", 5)
 
 
 def _flag(kind: str, line: int) -> RiskFlag:
@@ -120,7 +121,12 @@ def test_a_wide_index_without_a_grid_stride_loop_flags_the_index_and_its_early_r
              "__global__ void s(float* y, int64_t n) {",
              "  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {",
              "    y[i] = 0;", "  }", "}"]
-    assert _grid_32bit(lines) == [1, 3]
+    assert _grid_32bit(lines) == [1, 3, 6]  # the index, the early return (a continue), the close of the loop
+    # a 2-D block: an int row index still launches rows x blockDim.x threads (FBGEMM's quantize_fused_8bit_rowwise)
+    rows = ["__global__ void q(float* y, int n) {", "  const int row = (int)blockIdx.x * blockDim.y + threadIdx.y;",
+            "  y[row] = 0;", "}"]
+    assert _grid_32bit(rows) == [1, 3]
+    assert _grid_32bit([r.replace("blockDim.y + threadIdx.y", "blockDim.x + threadIdx.x") for r in rows]) == []
 
 
 def test_a_long_file_gets_room_in_proportion_to_its_lines(table, monkeypatch):

@@ -31,17 +31,17 @@ from hipwizard.port.model import Diagnostic, FileTranslation, Hunk, RiskFlag
 
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "risk_precision.yaml"
 ENABLED = True  # off: every finding is a flag (how the asset itself is measured)
-PER_KIND = 2
-PER_FILE = 6
+PER_KIND = 4
+PER_FILE = 12
 QUIET_PER_KIND = 1
 # a file of N thousand lines gets at least this many places N times over (a 5,000-line file is not a 200-line one)
-KIND_PER_KLINE = 2
-FILE_PER_KLINE = 6
-PRECISE_PER_KLINE = 4
+KIND_PER_KLINE = 10
+FILE_PER_KLINE = 25
+PRECISE_PER_KLINE = 15
 QUIET_BELOW = 0.1
 PRECISE_AT = 0.5  # a kind measured at least this precise gets its own, larger budget
-PRECISE_PER_KIND = 6
-QUIET_MIN_PLACES = 5
+PRECISE_PER_KIND = 10
+QUIET_MIN_PLACES = 3
 DEMOTE_QUIET = True  # a quiet kind is a note (a "warning" diagnostic), not a flag
 CLUSTER_GAP = 2  # a kind's lines this close are one place
 UNMEASURED = 0.5  # a kind the corpus never showed ranks in the middle

@@ -33,6 +33,7 @@ _INDEX = re.compile(r"^\s*(?:const\s+)?(?P<type>[A-Za-z_][\w:<>]*(?:\s+(?:long|i
                     r"[^;]*\bblockDim\.[xyz]\b[^;]*\bblockIdx\.[xyz]\b[^;]*);")
 _NARROW = re.compile(r"^(?:int|unsigned|unsigned\s+int|int32_t|uint32_t|uint|short|unsigned\s+short)$")
 _RETURN = re.compile(r"\breturn\s*;")
+GRID_LOOP_END = True  # also flag the kernel's last line, where the grid-stride loop closes
 
 
 def _kernel_bodies(lines: list[str]) -> list[tuple[int, int]]:
@@ -77,11 +78,14 @@ def _grid_32bit(lines: list[str]) -> list[int]:
             m = _INDEX.match(lines[k])
             if not m or "threadIdx" not in m.group("expr") or lines[k].lstrip().startswith("for"):
                 continue
-            kind = (m.group("type") or "").strip()
-            if kind and _NARROW.match(kind) and "int64" not in m.group("expr") and "long" not in m.group("expr"):
-                continue  # a 32-bit index: the CUDA code cannot go past 2^32 either
+            kind, expr = (m.group("type") or "").strip(), m.group("expr")
+            one_d = not re.search(r"\b(?:blockDim|threadIdx)\.[yz]\b", expr)
+            if kind and _NARROW.match(kind) and one_d and "int64" not in expr and "long" not in expr:
+                continue  # a 32-bit index of a 1-D grid: the CUDA code cannot go past 2^32 threads either
             hits.append(k)
             hits.extend(r for r in range(k + 1, end + 1) if _RETURN.search(lines[r]))  # returns become continue
+            if GRID_LOOP_END:
+                hits.append(end)  # where the loop would close
             break
     return sorted(set(hits))
 
