@@ -208,7 +208,8 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
     for item in s["unreadable"] + s["failed"]:
         print(f"  ✖ {item['path']}: {item['reason']}")
     if s["skipped"]:
-        print(f"  ○ {s['skipped_count']} file(s) skipped:")  # each line says its own reason
+        kinds = ", ".join(f"{n} {kind}" for kind, n in s.get("skipped_by_kind", {}).items())
+        print(f"  ○ {s['skipped_count']} file(s) skipped ({kinds}):")  # and each line its own reason
         for item in s["skipped"][:20]:
             print(f"    ○ {item['path']}: {item['reason']}")
         if len(s["skipped"]) > 20:

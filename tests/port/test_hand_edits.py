@@ -45,3 +45,12 @@ def test_review_summary_says_the_api_lines_too(tmp_path):
     assert hand["api"] == 2 and hand["total"] == hand["risks"] + 2
     assert f"⚑ {hand['total']} line(s) need a hand edit: {hand['risks']} with risks on unchanged lines" in text
     assert "2 with an API HIP lacks or the target is too old for" in text
+
+
+def test_skips_are_counted_by_kind(tmp_path):
+    src = _tree(tmp_path)
+    (src / "plain.cpp").write_text("int main() { return 0; }\n")
+    (src / "notes.h").write_text("// nothing for a GPU\n")
+    (src / "big.cu").write_text(MAIN * 200)
+    summary = port_tree(src, backend="builtin", max_bytes=4096).summary()
+    assert summary["skipped_by_kind"] == {"no CUDA content": 2, "too large": 1}

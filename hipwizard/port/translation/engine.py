@@ -17,8 +17,13 @@ from pathlib import Path
 
 from hipwizard.errors import UserError
 from hipwizard.port.buildfiles.model import DEFAULT_ARCH, BuildTarget
-from hipwizard.port.buildfiles.review import BACKEND as BUILD_BACKEND, merge_build_files
+from hipwizard.port.buildfiles.review import BACKEND as BUILD_BACKEND
+from hipwizard.port.buildfiles.review import merge_build_files
 from hipwizard.port.buildfiles.walk import build_review_files
+from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, UntouchedRisk, hand_edit_lines
+from hipwizard.port.pyscan import find_native, python_review_files
+from hipwizard.port.risk.flags import attach_findings, flag_translation, summarize_flags
+from hipwizard.port.risk.tree import flag_tree
 from hipwizard.port.translation.backends import choose_backend
 from hipwizard.port.translation.backends.base import BIG_FILE
 from hipwizard.port.translation.builtin import TranslateOptions
@@ -26,10 +31,6 @@ from hipwizard.port.translation.compat import Target, target_version
 from hipwizard.port.translation.edits import carry_mask
 from hipwizard.port.translation.hunks import flagged_counts, hunks_from_edits, split_hunks
 from hipwizard.port.translation.own_names import drop_own_unsupported, project_names
-from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, UntouchedRisk, hand_edit_lines
-from hipwizard.port.risk.tree import flag_tree
-from hipwizard.port.pyscan import find_native, python_review_files
-from hipwizard.port.risk.flags import attach_findings, flag_translation, summarize_flags
 from hipwizard.port.translation.scan import MAX_BYTES, ScanResult, SkippedFile, SourceFile, scan_tree
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner
@@ -86,10 +87,30 @@ class PortReport:
             "target": target.to_dict(),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "skipped_count": len(self.skipped),
+            "skipped_by_kind": skipped_by_kind(self.skipped),
             "max_file_bytes": self.max_bytes,
             "unreadable": [{"path": s.path, "reason": s.reason} for s in self.unreadable],
             "failed": [{"path": s.path, "reason": s.reason} for s in self.failed],
         }
+
+
+def skip_kind(reason: str) -> str:
+    """What kind of skip a reason is, for a header that says them apart: "no CUDA content" (most of a tree),
+    "too large" (over the size cap), "binary", "generated", else "other"."""
+    for prefix, kind in (("no CUDA content", "no CUDA content"), ("too large", "too large"), ("binary", "binary"),
+                         ("generated", "generated")):
+        if reason.startswith(prefix):
+            return kind
+    return "other"
+
+
+def skipped_by_kind(skipped: list[SkippedFile]) -> dict[str, int]:
+    """{kind: files}, the most frequent first."""
+    counts: dict[str, int] = {}
+    for s in skipped:
+        kind = skip_kind(s.reason)
+        counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def port_tree(src: str | os.PathLike[str], *, backend: str = "auto", hip_version: str | None = None,
