@@ -77,7 +77,8 @@ def flagged_lines(review) -> dict[str, dict[int, list[str]]]:
     return out
 
 
-def _segments(root: Path, unit: str, read: Callable[[str], str]) -> list[tuple[str, int, int]]:
+def _segments(root: Path, unit: str, read: Callable[[str], str],
+              dirs: tuple[str, ...] = ()) -> list[tuple[str, int, int]]:
     """The unit as the preprocessor reads it: (file, first line, last line) pieces in order, each project header
     entered at its first ``#include`` and never again."""
     seen: set[str] = set()
@@ -89,7 +90,7 @@ def _segments(root: Path, unit: str, read: Callable[[str], str]) -> list[tuple[s
         lines = text.splitlines()
         start = 1
         for m in INCLUDE.finditer(text):
-            target = project_includes(root, rel, m.group(0))
+            target = project_includes(root, rel, m.group(0), dirs)
             if not target or target[0] in seen or depth > 32:
                 continue
             at = text.count("\n", 0, m.start()) + 1
@@ -103,10 +104,10 @@ def _segments(root: Path, unit: str, read: Callable[[str], str]) -> list[tuple[s
 
 
 def lines_ahead(root: Path, unit: str, stop_file: str, stop_line: int, flags: dict[str, dict[int, list[str]]],
-                read: Callable[[str], str]) -> list[AheadLine]:
+                read: Callable[[str], str], dirs: tuple[str, ...] = ()) -> list[AheadLine]:
     """The flagged lines the compiler never reached: after ``stop_file:stop_line`` in ``unit``'s include order."""
     ahead: list[AheadLine] = []
-    segments = _segments(root, unit, read)
+    segments = _segments(root, unit, read, dirs)
     # the stop not found in the unit's project files (a header outside the tree): everything is ahead
     passed = not any(f == stop_file and a <= stop_line <= b for f, a, b in segments)
     for file, first, last in segments:

@@ -85,7 +85,7 @@ def check_tree(root: str | Path, files: list[str], *, arch: str | None = None, r
             flags[rel], origin[rel] = [*base, *found], f"the flags {source} writes"
     checks = check_files(root, files, arch=arch, runner=runner, jobs=jobs, progress=progress, flags=flags,
                          flags_from=origin, skip=skip)
-    _mark_ahead(root, checks, review, read)
+    _mark_ahead(root, checks, review, read, flags)
     how = commands.how if commands and commands.by_file else \
         ("the -I/-D/-std flags the build files write" if origin else "")
     return TreeCheck(checks, how, commands.notes if commands else [])
@@ -116,14 +116,22 @@ def _skips(root: Path, files: list[str], read, commands: Commands | None,
     return skip
 
 
-def _mark_ahead(root: Path, checks: list[FileCheck], review, read) -> None:
+def _under(base: Path, folder: str) -> str:
+    rel = Path(folder).relative_to(base).as_posix()
+    return "" if rel == "." else rel
+
+
+def _mark_ahead(root: Path, checks: list[FileCheck], review, read, flags: dict[str, list[str]] | None = None) -> None:
     if review is None:
         return
     marks = flagged_lines(review)
+    base = root.resolve()
     for c in checks:
         stop = next((d for d in c.errors if d.missing_header), None)
         if c.status == "missing-header" and stop is not None:
-            c.ahead = lines_ahead(root, c.path, stop.file, stop.line, marks, read)
+            dirs = tuple(_under(base, f[2:]) for f in (flags or {}).get(c.path, [])
+                         if f.startswith("-I") and Path(f[2:]).is_relative_to(base))
+            c.ahead = lines_ahead(root, c.path, stop.file, stop.line, marks, read, dirs)
 
 
 def build_tree(root: str | Path, files: list[str], *, arch: str, runner: Runner | None = None,

@@ -166,13 +166,27 @@ def cmake_commands(root: Path, runner: Runner, env: dict[str, str], arch: str) -
         db = Path(tmp) / "compile_commands.json"
         if res.ok and db.is_file():
             return read_compile_commands(db, root), ""
-        lines = [x.strip() for x in res.output.splitlines() if x.strip() and not x.startswith("--")]
-        why = next((x for x in lines if "Error" not in x and "Call Stack" not in x), "") if lines else ""
-        return {}, f"CMake configure of the written tree failed ({why or res.explain()})"
+        return {}, f"CMake configure of the written tree failed ({cmake_error(res.output) or res.explain()})"
+
+
+def cmake_error(output: str) -> str:
+    """The first ``CMake Error`` message of a configure, on one line."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("CMake Error"):
+            body = []
+            for x in lines[i + 1:]:
+                if x.startswith(("Call Stack", "CMake Error", "-- ")):
+                    break
+                if x.strip():
+                    body.append(x.strip())
+            return " ".join(body)[:300]
+    return ""
 
 
 def project_commands(root: Path, runner: Runner, *, env: dict[str, str], arch: str) -> Commands:
     """The units' compile commands (see the module docstring)."""
+    root = root.resolve()
     cmds = Commands()
     for cand in [root / "compile_commands.json", *sorted(root.glob("build*/compile_commands.json"))]:
         if cand.is_file():
@@ -208,6 +222,7 @@ _CMAKE_KEYWORDS = {"PUBLIC", "PRIVATE", "INTERFACE", "SYSTEM", "BEFORE", "AFTER"
 
 
 def _cmake_flags(text: str, folder: Path) -> list[str]:
+    text = re.sub(r"(?m)#.*$", "", text)  # comments (a commented-out call is no flag)
     flags: list[str] = []
     for m in _CMAKE_CALL.finditer(text):
         name, args = m.group("name").lower(), m.group("args").split()
@@ -231,24 +246,30 @@ def _cmake_flags(text: str, folder: Path) -> list[str]:
 
 
 def buildfile_flags(root: Path, rel: str) -> tuple[list[str], str]:
-    """(-I/-D/-std flags, the build file they came from) of the nearest Makefile / CMakeLists.txt / setup.py above
-    ``rel``; make variables are not expanded, so a flag spelled through one is missed."""
+    """(-I/-D/-std flags, the build files they came from) of the nearest folder above ``rel`` with a Makefile /
+    CMakeLists.txt / setup.py (all of them there: a Makefile that only drives CMake gives nothing, its
+    CMakeLists.txt the include folders); make variables are not expanded, so a flag spelled through one is missed."""
+    root = root.resolve()
     folder = (root / rel).parent
     for d in (folder, *folder.parents):
         if not d.is_relative_to(root):
             break
-        for name in (*MAKEFILES, "CMakeLists.txt", "setup.py"):
-            f = d / name
-            if not f.is_file():
-                continue
+        present = [d / name for name in (*MAKEFILES, "CMakeLists.txt", "setup.py") if (d / name).is_file()]
+        if not present:
+            continue
+        flags: list[str] = []
+        for f in present:
             text = f.read_text(encoding="utf-8", errors="replace")
-            flags = _cmake_flags(text, d) if name == "CMakeLists.txt" else []
-            if name == "setup.py":  # include_dirs=["csrc", ...] written literally
+            if f.name == "CMakeLists.txt":
+                flags += _cmake_flags(text, d)
+            if f.name == "setup.py":  # include_dirs=["csrc", ...] written literally
                 flags += [f"-I{d / q}" for m in _SETUP_INCLUDES.finditer(text) for q in _QUOTED.findall(m.group("v"))]
             for flag in _FLAG.findall(text):
                 flag = flag.replace(" ", "").replace("--std=", "-std=")
+                if flag.startswith("-DCMAKE_"):  # a cmake invocation's option (a Makefile driving CMake)
+                    continue
                 if flag.startswith("-I") and not os.path.isabs(flag[2:]):
                     flag = f"-I{d / flag[2:]}"
                 flags.append(flag)
-            return list(dict.fromkeys(flags)), f.relative_to(root).as_posix()
+        return list(dict.fromkeys(flags)), " and ".join(f.relative_to(root).as_posix() for f in present)
     return [], ""

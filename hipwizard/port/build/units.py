@@ -48,14 +48,15 @@ def unit_skip(rel: str, text: str, included_gpu: bool = False) -> str:
     return "CPU-only: no HIP content (a host compiler builds it; not a GPU unit)"
 
 
-def project_includes(root, rel: str, text: str) -> list[str]:
+def project_includes(root, rel: str, text: str, dirs: tuple[str, ...] = ()) -> list[str]:
     """The project files (relative to ``root``) that ``rel`` includes with quotes or angle brackets, found beside
-    it, at the root or under ``root/include``; one level (the caller walks further)."""
+    it, in ``dirs`` (the unit's include folders, relative to ``root``), at the root or under ``root/include``; one
+    level (the caller walks further)."""
     here = PurePosixPath(rel).parent
     found = []
     for m in INCLUDE.finditer(text):
         name = m.group("name")
-        for cand in ((here / name).as_posix(), name, f"include/{name}"):
+        for cand in ((here / name).as_posix(), *(f"{d}/{name}" if d else name for d in dirs), name, f"include/{name}"):
             cand = _norm(cand)
             if cand and (root / cand).is_file():
                 found.append(cand)
