@@ -155,7 +155,7 @@ class Calibration:
     def tokens_per_step(self, default: float) -> float:
         """Tokens an optimizer step really held in the measured runs (the data may be shorter than the
         sequence length planned with): the median over the measurements, else ``default``."""
-        seen = sorted(m.tokens_per_s * m.step_s for m in self.good if m.tokens_per_s)
+        seen = sorted(m.tokens_per_s * m.step_s for m in self.good if m.tokens_per_s and m.step_s)
         return seen[len(seen) // 2] if seen else default
 
     def _weights(self, config: TrainConfig, ms: list[Measurement]) -> list[float]:
@@ -172,11 +172,12 @@ class Calibration:
         if not self.good:
             return None
         w, ms, _own = self._rows(config, self.good)
-        rows = [(wi, m.predicted_compute_s, m.predicted_step_s - m.predicted_compute_s, m.step_s)
-                for wi, m in zip(w, ms, strict=True)]
+        timed = [(wi, m, m.step_s) for wi, m in zip(w, ms, strict=True) if m.step_s is not None]  # all: ``good``
+        rows = [(wi, m.predicted_compute_s, m.predicted_step_s - m.predicted_compute_s, step_s)
+                for wi, m, step_s in timed]
         fit = _fit2(rows) if len({round(r[2] / max(r[1], 1e-9), 4) for r in rows}) > 1 else None
         if fit is None or fit[0] <= 0 or fit[1] < 0:
-            ratio = math.exp(sum(wi * math.log(m.step_s / m.predicted_step_s) for wi, m in zip(w, ms, strict=True)) / sum(w))
+            ratio = math.exp(sum(wi * math.log(step_s / m.predicted_step_s) for wi, m, step_s in timed) / sum(w))
             return predicted_s * ratio
         return fit[0] * compute_s + fit[1] * (predicted_s - compute_s)
 
@@ -185,7 +186,8 @@ class Calibration:
         if not measured:
             return None
         w, ms, own = self._rows(config, measured)
-        rows = [(wi, 1.0, m.predicted_per_token_gib, m.peak_gib - m.predicted_peak_gib) for wi, m in zip(w, ms, strict=True)]
+        rows = [(wi, 1.0, m.predicted_per_token_gib, m.peak_gib - m.predicted_peak_gib)
+                for wi, m in zip(w, ms, strict=True) if m.peak_gib is not None]  # all: ``measured``
         tokens = [r[2] for r in rows]
         if own and len(rows) >= 2 and max(tokens) - min(tokens) > 0.05 * max(tokens):
             fit = _fit2(rows)
@@ -202,6 +204,9 @@ class Calibration:
         """The numbers to show for ``config``: measured, calibrated, or the prediction unchanged."""
         m = self.find(config)
         borrowed = False
+        step: float | None
+        peak: float | None
+        source: Source
         if m is not None and m.ok and m.step_s:
             step, peak, source = m.step_s, m.peak_gib, "measured"
         else:

@@ -46,7 +46,8 @@ class GpuPeak:
     def __init__(self, index: int = 0) -> None:
 
         self.telemetry, self.index = GpuTelemetry(), index
-        self.name, self.total_gib = "", None
+        self.name = ""
+        self.total_gib: float | None = None
 
     def used_gib(self) -> float | None:
         try:
@@ -106,11 +107,12 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
         if span <= 0:  # the steps reached the log together (a fast run, one poll): the trainer's own clock,
             span = _trainer_span(run_dir, records, first, last)  # warm-up included when only that is left
         if span > 0:
-            m.step_s = span / (last - first)
-            tok = [records[s].get("total_tokens") for s in (first, last)]
-            per_step = ((tok[1] - tok[0]) / (last - first) if all(isinstance(t, (int, float)) for t in tok)
+            m.step_s = step_s = span / (last - first)
+            tok0, tok1 = (records[s].get("total_tokens") for s in (first, last))
+            per_step = ((tok1 - tok0) / (last - first)
+                        if isinstance(tok0, (int, float)) and isinstance(tok1, (int, float))
                         else cand.config.effective_batch(options.nproc_per_node or 1) * seq_len)
-            m.tokens_per_s = per_step / m.step_s
+            m.tokens_per_s = per_step / step_s
             m.ok = True
         else:
             m.error = (f"the {len(steady)} steady steps reached the log at once: too fast to time "
@@ -126,9 +128,9 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
 def _trainer_span(run_dir: Path, records: dict, first: int, last: int) -> float:
     """Seconds the trainer itself took from step ``first`` to ``last``: from the log's elapsed times (1 s
     resolution), else pro rata from its final ``train_runtime`` (output/train_results.json); 0 when unknown."""
-    elapsed = [parse_duration(records[s].get("elapsed_time")) for s in (first, last)]
-    if None not in elapsed and elapsed[1] > elapsed[0]:
-        return elapsed[1] - elapsed[0]
+    start, end = (parse_duration(records[s].get("elapsed_time")) for s in (first, last))
+    if start is not None and end is not None and end > start:
+        return end - start
     try:
         results = json.loads((run_dir / "output" / "train_results.json").read_text(encoding="utf-8"))
         runtime, steps = float(results["train_runtime"]), max(records)
@@ -179,8 +181,8 @@ def run_calibration(plan_advice, *, config_path: Path, document, base_dir: Path,
     cal = Calibration(key=key, machine=_platform.node(), versions=versions, ceiling_tflops=ceiling_tflops,
                       created=datetime.now(timezone.utc).isoformat(timespec="seconds"), config_path=str(config_path))
     folder = runs_dir / f"calibrate-{time.strftime('%Y%m%d-%H%M%S')}"
-    gpu = GpuPeak((options.gpus or [0])[0])
-    if gpu.used_gib() is None:
+    gpu: GpuPeak | None = GpuPeak((options.gpus or [0])[0])
+    if gpu is not None and gpu.used_gib() is None:
         gpu = None
     total = len(ranked) * steps
     t0 = time.monotonic()
