@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hipwizard.doctor.judge.matrix import CompatMatrix
-from hipwizard.doctor.models import EnvReport
+from hipwizard.doctor.models import CheckStatus, EnvReport
 from hipwizard.doctor.probe.replay import NOT_RECORDED
 from hipwizard.doctor.read.versions import major_minor
 
@@ -86,7 +86,7 @@ class CheckContext:
             return f"unknown: no GPU listed, but the output looks cut short ({cut})"
         return f"skipped: no GPU on this machine ({self.no_gpu_reason()})"
 
-    def no_gpu_status(self) -> str:
+    def no_gpu_status(self) -> CheckStatus:
         """The status of a GPU check with no GPU listed: n/a, or unknown in a replay without any GPU tool's
         output (no GPU listed there does not mean no GPU)."""
         return "unknown" if self.unrecorded(*GPU_TOOLS) or self.cut_short() else "n/a"

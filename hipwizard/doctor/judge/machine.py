@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hipwizard.doctor.judge.context import GPU_TOOLS, ROCM_SOURCES, CheckContext
-from hipwizard.doctor.models import Check
+from hipwizard.doctor.models import Check, CheckStatus
 from hipwizard.doctor.read.versions import major_minor
 from hipwizard.units import fmt_bytes
 
@@ -72,7 +72,7 @@ def check_rocm(ctx: CheckContext) -> Check:
     why = f"{needs}; the ROCm line decides which torch wheels match."
     fix = ("install ROCm " + minimum + " or newer: https://rocm.docs.amd.com/projects/install-on-linux/en/latest/ "
            "(amdgpu-install --usecase=rocm)")
-    severity = "fail" if ctx.kind == "amd" else "warn"
+    severity: CheckStatus = "fail" if ctx.kind == "amd" else "warn"
     if not env.rocm_version:
         if ctx.kind == "nvidia":
             return Check("rocm", "ROCm", "n/a", ctx.skip_nvidia() + "; no ROCm installed", why)
@@ -110,7 +110,8 @@ def check_arch(ctx: CheckContext) -> Check:
         return Check("arch", title, "warn", f"{', '.join(ctx.gfx_targets)}; ROCm version unknown", why,
                      "install ROCm (see the ROCm check)")
     target = str(ctx.matrix.target.get("gfx", "gfx942"))
-    lines, worst = [], "ok"
+    lines: list[str] = []
+    worst: CheckStatus = "ok"
     for gfx in ctx.gfx_targets:
         facts = ctx.matrix.gfx_facts(gfx)
         supported = ctx.matrix.rocm_supports(ctx.env.rocm_version, gfx)
@@ -169,11 +170,13 @@ def check_bf16(ctx: CheckContext) -> Check:
         return Check("bf16", "bf16", "ok" if ok else "warn",
                      f"compute capability {', '.join(c or '?' for c in caps)} ({'bf16 native' if ok else 'bf16 needs sm 8.0+'})",
                      why, "" if ok else "train with fp16: true, bf16: false")
-    verdicts, worst = [], "ok"
+    verdicts: list[str] = []
+    worst: CheckStatus = "ok"
     for gfx in ctx.gfx_targets or ["gfx?"]:
         facts = ctx.matrix.gfx_facts(gfx)
         kind = facts.bf16 if facts else "unknown"
-        status = {"native": "ok", "slow": "warn", "none": "fail"}.get(kind, "warn")
+        bf16_status: dict[str, CheckStatus] = {"native": "ok", "slow": "warn", "none": "fail"}
+        status = bf16_status.get(kind, "warn")
         worst = _worse(worst, status)
         verdicts.append(f"{gfx}: {facts.precision() if facts else 'bf16 unknown'}")
     fix = "" if worst == "ok" else "set bf16: false and fp16: true in the LLaMA-Factory config"
@@ -203,5 +206,5 @@ def check_toolchain(ctx: CheckContext) -> Check:
 _RANK = {"n/a": 0, "unknown": 0, "ok": 1, "warn": 2, "fail": 3}
 
 
-def _worse(a: str, b: str) -> str:
+def _worse(a: CheckStatus, b: CheckStatus) -> CheckStatus:
     return a if _RANK[a] >= _RANK[b] else b

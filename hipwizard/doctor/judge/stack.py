@@ -7,7 +7,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from hipwizard.doctor.judge.context import PYTHON_SOURCES, ROCM_SOURCES, CheckContext
-from hipwizard.doctor.models import Check
+from hipwizard.doctor.models import Check, CheckStatus
 from hipwizard.doctor.probe.replay import NOT_RECORDED
 from hipwizard.doctor.read.versions import major_minor, torch_rocm_tag
 
@@ -23,7 +23,7 @@ def check_torch_build(ctx: CheckContext) -> Check:
         return Check("torch", title, "unknown", ctx.not_recorded("no Python probe, collect_env, pip list or "
                      "llamafactory-cli env output was recorded"), why, "paste `python -m torch.utils.collect_env`")
     if t.torch_error or not t.torch:
-        status = "fail" if ctx.kind == "amd" and NOT_RECORDED not in t.torch_error else "warn"
+        status: CheckStatus = "fail" if ctx.kind == "amd" and NOT_RECORDED not in t.torch_error else "warn"
         return Check("torch", title, status, t.torch_error or "torch is not installed", why, ctx.torch_fix())
     if t.hip:
         if ctx.kind == "nvidia":
@@ -144,9 +144,9 @@ def check_flash_attn(ctx: CheckContext) -> Check:
         if version:
             return Check("flash_attn", title, "ok", f"flash-attn {version} (CUDA)", why)
         return Check("flash_attn", title, "warn", "not installed: SDPA will be used", why, "pip install flash-attn --no-build-isolation")
-    backends = {ctx.matrix.gfx_facts(g).flash_attn if ctx.matrix.gfx_facts(g) else "unknown" for g in ctx.gfx_targets}
+    backends = {facts.flash_attn if (facts := ctx.matrix.gfx_facts(g)) else "unknown" for g in ctx.gfx_targets}
     if "none" in backends:
-        status = "fail" if version else "warn"
+        status: CheckStatus = "fail" if version else "warn"
         return Check("flash_attn", title, status, f"no FlashAttention backend for {', '.join(ctx.gfx_targets)}", why,
                      "use attn: sdpa (or eager) in the LLaMA-Factory config")
     backend = lib.get("ck") if backends == {"ck"} else lib.get("triton", "")
@@ -196,7 +196,8 @@ def check_llamafactory(ctx: CheckContext) -> Check:
     if not t.llamafactory_requires:
         return Check("llamafactory", title, "warn", f"llamafactory {version}; its pins were not reported", why,
                      "pip check")
-    good, bad = [], []
+    good: list[str] = []
+    bad: list[str] = []
     for text in t.llamafactory_requires:
         try:
             req = Requirement(text)
@@ -244,6 +245,6 @@ def check_probes(ctx: CheckContext) -> Check:
         parts.append("could not run: " + "; ".join(p.explanation for p in errors))
     if unread:
         parts.append("not fully read: " + "; ".join(f"{p.name}: {p.problems[0]}" for p in unread))
-    status = "warn" if timeouts or unread or errors else "ok"
+    status: CheckStatus = "warn" if timeouts or unread or errors else "ok"
     fix = "" if status == "ok" else "run the named tools by hand; attach `hipwizard doctor --record DIR` to a support ticket"
     return Check("probes", title, status, ". ".join(parts), why, fix)
