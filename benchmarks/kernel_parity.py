@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -72,49 +73,88 @@ def compile_tree(name: str, src: Path, work: Path, tc_cuda: Toolchain, tc_hip: T
     kernels = sum(len(f.specs) for f in drafted)
     supported = sum(1 for f in drafted for s in f.specs if not s.unsupported)
 
+    def alone(source: Path, variant: str, tc: Toolchain, d: Path) -> bool:
+        """Does the user's file itself compile here (no driver)? Attributes a driver failure."""
+        d.mkdir(parents=True, exist_ok=True)
+        if variant == "original":
+            argv = [tc.nvcc, "-std=c++17", f"-arch={tc.cuda_arch}", "-w", "-x", "cu", "-c", str(source),
+                    f"-I{source.parent}", f"-I{src}", *[f"-I{i}" for i in tc.include_dirs], "-o", str(d / "alone.o")]
+            env = None
+        else:
+            argv = [tc.hipcc, "-std=c++17", f"--offload-arch={tc.hip_arch}", "-w", "-x", "hip", "-c", str(source),
+                    f"-I{source.parent}", f"-I{port}", "-o", str(d / "alone.o")]
+            env = {**os.environ, "HIP_PLATFORM": "amd"}
+        try:
+            return subprocess.run(argv, capture_output=True, timeout=300, env=env, check=False).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+
     def one_file(i_f):
         i, f = i_f
         specs = [s for s in f.specs if not s.unsupported]
         if not specs:
-            return f, {}, {}
+            return f, {}
         d = work / "drivers" / f"{i}"
         psrc = port / f.rel
-        res = {}
+        res: dict = {"alone": {}}
         for variant, tc, source in (("original", tc_cuda, f.path), ("port", tc_hip, psrc)):
-            b = build(specs, source, variant, d, tc, [src], name="all")
+            if not source.is_file():
+                res[variant] = {}
+                res["alone"][variant] = False
+                continue
+            b = build(specs, source, variant, d, tc, [src] if variant == "original" else [port, src], name="all")
             if b.ok:
                 res[variant] = {s.kernel: True for s in specs}
                 continue
             res[variant] = {}
+            res.setdefault("log", {})[variant] = b.log
+            in_driver = any(("all." in ln or "instantiat" in ln) and "error" in ln for ln in b.log.splitlines())
+            res["alone"][variant] = alone(source, variant, tc, d / variant)
+            if not in_driver and not res["alone"][variant]:
+                continue  # the user's file itself does not compile here: no driver can
             for j, s in enumerate(specs):
-                bk = build([s], source, variant, d, tc, [src], name=f"k{j}")
+                bk = build([s], source, variant, d, tc, [src] if variant == "original" else [port, src],
+                           name=f"k{j}")
                 res[variant][s.kernel] = bk.ok
-                if not bk.ok and variant == "port":
-                    res.setdefault("port_log", {})[s.kernel] = bk.log[-600:]
-                if not bk.ok and variant == "original":
-                    res.setdefault("orig_log", {})[s.kernel] = bk.log[-600:]
-        return f, res, {}
+                if not bk.ok:
+                    res.setdefault("klog", {})[(variant, s.kernel)] = bk.log
+        return f, res
 
     with ThreadPoolExecutor(jobs) as pool:
         results = list(pool.map(one_file, enumerate(drafted)))
     orig = port_ok = both = 0
+    src_ok = {"original": 0, "port": 0}
+    both_src = both_of_src = 0
     failures = []
-    for f, res, _ in results:
+    for f, res in results:
         for s in f.specs:
             o = res.get("original", {}).get(s.kernel, False)
             p = res.get("port", {}).get(s.kernel, False)
+            o_src = o or res.get("alone", {}).get("original", False)
+            p_src = p or res.get("alone", {}).get("port", False)
             orig += o
             port_ok += p
             both += o and p
+            src_ok["original"] += o_src
+            src_ok["port"] += p_src
+            if o_src and p_src:
+                both_src += 1
+                both_of_src += o and p
             if not (o and p) and not s.unsupported:
-                log = (res.get("orig_log", {}).get(s.kernel) or res.get("port_log", {}).get(s.kernel) or "")
+                logs = [res.get("klog", {}).get((v, s.kernel)) or res.get("log", {}).get(v) or ""
+                        for v in ("original", "port") if not (o if v == "original" else p)]
+                err = next((ln.strip() for lg in logs for ln in lg.splitlines() if "error" in ln), "")
                 failures.append({"file": f.rel, "kernel": s.kernel, "original": o, "port": p,
-                                 "error": next((ln for ln in log.splitlines() if "error" in ln), log[-200:])})
+                                 "original_source_compiles": o_src, "port_source_compiles": p_src, "error": err[:300]})
     row = {"tree": name, "kernels": kernels, "spec_supported": supported, "original_compiles": orig,
            "port_compiles": port_ok, "both": both, "share_both": round(both / kernels, 3) if kernels else 0,
+           "sources_compile": src_ok, "both_sources_compile": both_src, "both_of_those": both_of_src,
+           "share_where_sources_compile": round(both_of_src / both_src, 3) if both_src else 0,
            "draft_seconds": round(draft_s, 2), "files": len(drafted), "failures": failures}
     print(f"{name}: {kernels} kernels in {len(drafted)} files; spec supported {supported}; original driver compiles "
           f"{orig}; port driver compiles {port_ok}; both {both} ({row['share_both']:.0%}); drafting {draft_s:.2f} s")
+    print(f"  kernels whose own source compiles here: original {src_ok['original']}, port {src_ok['port']}, both "
+          f"{both_src}; of those, both drivers compile: {both_of_src} ({row['share_where_sources_compile']:.0%})")
     return row
 
 

@@ -17,7 +17,12 @@ here and from ``hipwizard.parity.state`` (tests/test_architecture.py checks it).
   ``CurveGap``; ``CaptureResult``; the comparison as text (``format_comparison``, ``matrix_lines``) and
   ``parse_overrides`` (``--tol key=value`` pairs).
 
-Behind the door, two rooms by concept: ``capture/`` (run a model once and keep what it did: the forward pass
+- The user's own kernels (``kernels/``): ``kernel_specs`` (find the ``__global__`` kernels, draft and keep the
+  editable spec file), ``kernel_run`` (generated drivers built with nvcc/hipcc, and on a GPU a sweep of shapes x
+  distributions: original vs float64 twin, port vs both, detectors), ``saved_kernels`` (the last report's
+  ``KernelRow``s), ``KernelReport``.
+
+Behind the door, rooms by concept: ``capture/`` (run a model once and keep what it did: the forward pass
 and its hooks, the backward pass, streaming, harnesses, a training run's batch, attention backends,
 fingerprints, sketches) and ``compare/`` (the comparison of two captures, its metrics on the CPU or the
 device, tolerances, the attention-backend matrix, loss curves, the result types and their text).
@@ -71,6 +76,8 @@ from hipwizard.parity.state import (
 if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
     from hipwizard.parity.capture.model import CaptureResult
     from hipwizard.parity.compare.tolerances import parse_overrides
+    from hipwizard.parity.kernels.run import Toolchain
+    from hipwizard.parity.kernels.service import KernelReport, KernelRow, kernel_run, kernel_specs, saved_kernels
     from hipwizard.parity.postmortem import step_postmortem
     from hipwizard.parity.services import check_output, curves, recorded_curves, run_capture, run_comparison
     from hipwizard.parity.worker import WorkerRun, compare_in_worker, run_postmortem
@@ -80,6 +87,9 @@ _LAZY = {
                     "hipwizard.parity.services"),
     **dict.fromkeys(("compare_in_worker", "WorkerRun", "run_postmortem"), "hipwizard.parity.worker"),
     "step_postmortem": "hipwizard.parity.postmortem",
+    **dict.fromkeys(("kernel_specs", "kernel_run", "saved_kernels", "KernelReport", "KernelRow"),
+                    "hipwizard.parity.kernels.service"),
+    "Toolchain": "hipwizard.parity.kernels.run",
     "CaptureResult": "hipwizard.parity.capture.model",
     "parse_overrides": "hipwizard.parity.compare.tolerances",
 }
@@ -90,6 +100,8 @@ __all__ = [
     # services, and the two that run in a worker subprocess
     "run_capture", "run_comparison", "curves", "recorded_curves", "check_output",
     "compare_in_worker", "WorkerRun", "run_postmortem", "step_postmortem",
+    # the user's own kernels (``kernels/``): specs, drivers, sweeps; the last report's rows
+    "kernel_specs", "kernel_run", "saved_kernels", "KernelReport", "KernelRow", "Toolchain",
     # state readers
     "comparisons", "ComparisonEntry", "saved_report", "latest_comparison", "curves_spec", "CurvesSpec",
     "is_demo", "summarize",

@@ -119,6 +119,12 @@ def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] |
         text = expr
         for _ in range(6):
             changed = False
+            for m in list(re.finditer(r"(?<![\w.])([A-Za-z_]\w*)\s*\.\s*([xyz])\b", text))[::-1]:
+                d = site.definitions.get(m.group(1))
+                if d is not None:  # a dim3's component
+                    parts = [*split_top(d), "1", "1", "1"]
+                    text = text[:m.start()] + f"({parts['xyz'.index(m.group(2))]})" + text[m.end():]
+                    changed = True
             for name in set(identifiers(text)):
                 d = site.definitions.get(name)
                 if d is not None and "argv" not in d and "[" not in d and d != name and not d.startswith("{"):
