@@ -18,9 +18,10 @@ Lines are added only where a call needs more than one (the find_package list, th
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from hipwizard.port.buildfiles.libraries import CudaLibrary, LibraryTable, library_table
-from hipwizard.port.buildfiles.model import BuildTarget, BuildTranslation, Lines
+from hipwizard.port.buildfiles.model import BuildTarget, BuildTranslation, Lines, Severity
 from hipwizard.port.buildfiles.nvcc import translate_command
 
 CMAKE_DOC = "https://rocm.docs.amd.com/en/latest/conceptual/cmake-packages.html"
@@ -46,7 +47,7 @@ _TARGET = re.compile(r"(?<![\w:])(?:CUDA|CCCL|nvidia::cutlass)::[\w:]+")
 _FINDCUDA_VAR = re.compile(r"\$\{(?P<var>CUDA_\w+)\}")
 _CU_SOURCE = re.compile(r"(?<![\w$/{}.-])[\w./${}-]*\.cu(?![\w.])")
 _SOURCES_VAR = re.compile(r"\$\{\w+\}")
-_FLAGGED_NAMES = [
+_FLAGGED_NAMES: list[tuple[re.Pattern[str], str, Severity, str, str]] = [
     (re.compile(r"\b(?:CMAKE_)?CUDA_SEPARABLE_COMPILATION\b"), "separable", "med",
      "separable compilation (device code linked across files) is not a HIP property in CMake",
      "add -fgpu-rdc to the target's compile and link options (target_compile_options / target_link_options)"),
@@ -97,7 +98,7 @@ def _libraries_used(text: str, table: LibraryTable) -> list[CudaLibrary]:
 
 def _find_packages(lead: str, args: str, used: list[CudaLibrary]) -> list[str]:
     keep = " ".join(a for a in args.split() if a.upper() in ("REQUIRED", "QUIET", "CONFIG"))
-    packages = ["hip"] + [p for p in dict.fromkeys(lib.hip.cmake_package for lib in used)
+    packages = ["hip"] + [p for p in dict.fromkeys(lib.hip.cmake_package for lib in used if lib.hip is not None)
                           if p and p != "hip"]
     return [f"{lead}find_package({p}{' ' + keep if keep else ''})" for p in packages]
 
@@ -109,7 +110,7 @@ def _target_for(name: str, table: LibraryTable, lines: Lines, i: int) -> str:
             lines.flag(i, "unknown-library", "med", f"{name} is not in hipwizard's library table",
                        "find its ROCm counterpart (or drop it) by hand", CMAKE_DOC)
         return name
-    if not lib.replaceable or not lib.hip.cmake_targets:
+    if lib.hip is None or not lib.replaceable or not lib.hip.cmake_targets:
         lines.flag(i, "not-drop-in" if lib.hip else "no-counterpart", "high",
                    f"{name} ({lib.name}) has no drop-in HIP counterpart", lib.advice(), lib.source)
         return name
@@ -145,8 +146,8 @@ def translate_cmake(text: str, target: BuildTarget = BuildTarget(), table: Libra
                 lines.flag(i, "findcuda", "low", "FindCUDA (find_package(CUDA)) is deprecated; its cuda_add_* "
                            "calls became plain add_* with HIP sources", "check the calls that used CUDA_* variables "
                            "and OPTIONS", CMAKE_DOC)
-        line = _TARGET.sub(lambda m, i=i: _target_for(m.group(0), table, lines, i), line)
-        line = _FINDCUDA_VAR.sub(lambda m, i=i: _findcuda_var(m, table, lines, i), line)
+        line = _TARGET.sub(partial(_target_match, table=table, lines=lines, i=i), line)
+        line = _FINDCUDA_VAR.sub(partial(_findcuda_var, table=table, lines=lines, i=i), line)
         line, notes = translate_command(line, target, table, root="${ROCM_PATH}", nvcc_line="CUDA" in line or
                                         "HIP" in line or "nvcc" in line.lower())
         for n in notes:
@@ -167,10 +168,14 @@ def _require_hip_language(lines: Lines) -> None:
             return
 
 
+def _target_match(m: re.Match, table: LibraryTable, lines: Lines, i: int) -> str:
+    return _target_for(m.group(0), table, lines, i)
+
+
 def _findcuda_var(m: re.Match, table: LibraryTable, lines: Lines, i: int) -> str:
     var = m.group("var")
     lib = table.by_findcuda_var(var)
-    if lib is not None and lib.replaceable and lib.hip.cmake_targets:
+    if lib is not None and lib.hip is not None and lib.replaceable and lib.hip.cmake_targets:
         return lib.hip.cmake_targets[0]
     if var in ("CUDA_INCLUDE_DIRS", "CUDAToolkit_INCLUDE_DIRS", "CUDA_TOOLKIT_INCLUDE"):
         lines.flag(i, "cuda-include-dirs", "low", f"${{{var}}} is empty under HIP",
@@ -204,7 +209,7 @@ def _mark_hip_sources(lines: Lines, statements: list[tuple[str, int, int]]) -> N
         body = "\n".join(lines.text[first:last + 1]).split("(", 1)[1]
         sources = [s for s in _CU_SOURCE.findall(body)]
         if sources:
-            lead = re.match(r"\s*", lines.text[first]).group(0)
+            lead = lines.text[first][: len(lines.text[first]) - len(lines.text[first].lstrip())]
             lines.insert(last, f"{lead}set_source_files_properties({' '.join(sources)} PROPERTIES LANGUAGE HIP)",
                          after=True)
         elif _SOURCES_VAR.search(body) and any(".cu" in line for line in lines.text):
