@@ -106,14 +106,17 @@ class FileList(OptionList):
         line_cache = getattr(self, "_line_cache", None)
         render_cache = getattr(self, "_option_render_cache", None)
         heights = getattr(line_cache, "heights", None)
-        if not heights or index not in heights or render_cache is None or not self.scrollable_content_region:
+        if (line_cache is None or not heights or index not in heights or render_cache is None
+                or not self.scrollable_content_region):
             self.replace_option_prompt_at_index(index, prompt)
             return
         option = self.get_option_at_index(index)
         option._set_prompt(prompt)
         padding = self.get_component_styles("option-list--option").padding
         width = self.scrollable_content_region.width - self._get_left_gutter_width() - padding.width
-        if self._get_visual(option).get_height(self.styles, width) + option._divider != heights[index]:
+        # Textual's OptionList passes its styles here too (a RenderStyles reads as the rules map it wants).
+        height = self._get_visual(option).get_height(self.styles, width)  # type: ignore[arg-type]
+        if height + option._divider != heights[index]:
             self._clear_caches()  # the row grew or shrank: every row below moves
             return
         for key in [k for k in render_cache.keys() if k[0] is option]:

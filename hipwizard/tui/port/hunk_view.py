@@ -9,11 +9,12 @@ what made ``j`` cost tens of milliseconds with a Static inside a VerticalScroll.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from functools import lru_cache
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.geometry import Size
@@ -85,7 +86,7 @@ def render_untouched(risks: tuple[UntouchedRisk, ...]) -> list[RenderableType]:
         return []
     head = Text(f"⚑ Risks on unchanged lines of this file ({len(risks)})", style="bold")
     head.append(" — the translation left these lines as they were: edit them by hand", style="italic")
-    rows = [Text(""), head]
+    rows: list[RenderableType] = [Text(""), head]
     codes = _highlight([r.code for r in risks])
     for r, code in zip(risks, codes, strict=False):
         rows.append(_row("⚑", r.old_line, r.flag.line, code, ""))
@@ -104,7 +105,7 @@ def render_file_risks(rel: str, risks: tuple[UntouchedRisk, ...], where: str) ->
 
 
 def render_hunk(hunk: Hunk, decision: str, *, edited: list[str] | None, changed: bool, where: str,
-                errors: list[tuple[int | None, str]] = (), untouched: tuple[UntouchedRisk, ...] = (),
+                errors: Sequence[tuple[int | None, str]] = (), untouched: tuple[UntouchedRisk, ...] = (),
                 was: str = "") -> Group:
     """What the hunk view shows for ``hunk``: header, diff, flags, compile errors, then the risks on
     unchanged lines of its file (``untouched``). ``was``: the decision made on this hunk's earlier text."""
@@ -164,7 +165,7 @@ class HunkView(ScrollView, can_focus=True):
         self.content: RenderableType = ""
         self._key: Hashable = None
         self._lines: list[Strip] = []
-        self._style = None
+        self._style: Style | None = None
         self._paint = (None, 0, 0)
         self._cache: OrderedDict[tuple, list[Strip]] = OrderedDict()
 
