@@ -137,3 +137,11 @@ def test_a_long_file_gets_room_in_proportion_to_its_lines(table, monkeypatch):
                                                                                  for n in range(10, 110, 10)])
     budget.apply_budget([short, long])
     assert len(short.untouched_flags) == 2 and len(long.untouched_flags) == 6  # 2 a kind per thousand lines
+
+
+def test_a_quiet_kind_on_an_include_line_stays_a_flag(table):
+    # llm.c's dev/cuda: '#include <cooperative_groups/reduce.h>' is a build break however quiet its kind is
+    text = "#include <cooperative_groups/reduce.h>\nint x;\nint y;\n"
+    ft = FileTranslation("a.cu", text, text, "builtin", untouched_flags=[_flag("QUIET", 1), _flag("QUIET", 3)])
+    budget.apply_budget([ft])
+    assert [f.line for f in ft.untouched_flags] == [1] and "also line 3" in ft.untouched_flags[0].reason

@@ -9,7 +9,9 @@ Per file:
 - a kind measured at least ``PRECISE_AT`` precise shows up to ``PRECISE_PER_KIND`` places, outside the file's budget;
 - a kind measured *quiet* (under ``QUIET_BELOW`` over at least ``QUIET_MIN_PLACES`` lines) is demoted: its findings
   become notes (``Diagnostic("warning", rule_id, original line, ...)``, counted in ``stats["flags_demoted"]``), not
-  flags (with ``DEMOTE_QUIET`` off it shows ``QUIET_PER_KIND`` places instead);
+  flags (with ``DEMOTE_QUIET`` off it shows ``QUIET_PER_KIND`` places instead) - except a finding on an
+  ``#include`` line (a header HIP lacks stops the build: llm.c's ``cooperative_groups/reduce.h``), which stays a
+  flag standing for the kind's other lines in the file;
 - every other kind shows up to ``PER_KIND`` places, and those kinds together up to ``PER_FILE``, the more precise
   kinds first (every kind still shows its first place);
 - a long file gets room in proportion: at least ``*_PER_KLINE`` places per thousand of its lines.
@@ -21,6 +23,7 @@ precise kind first. A kind the corpus never showed ranks as ``UNMEASURED``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -45,6 +48,7 @@ QUIET_MIN_PLACES = 3
 DEMOTE_QUIET = True  # a quiet kind is a note (a "warning" diagnostic), not a flag
 CLUSTER_GAP = 2  # a kind's lines this close are one place
 UNMEASURED = 0.5  # a kind the corpus never showed ranks in the middle
+_INCLUDE = re.compile(r"^\s*#\s*include\b")
 
 
 @lru_cache(maxsize=1)
@@ -78,6 +82,11 @@ def budgeted(files: list[FileTranslation]) -> list[FileTranslation]:
     """``files`` after ``apply_budget``."""
     apply_budget(files)
     return files
+
+
+def _line_text(ft: FileTranslation, line: int) -> str:
+    lines = ft.translated.split("\n", line)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
 def _original_line(ft: FileTranslation, hunk: Hunk | None, line: int) -> int:
@@ -126,8 +135,8 @@ def _budget_file(ft: FileTranslation) -> int:
         if precision(kind) >= PRECISE_AT:  # outside the file's budget
             shown[kind] = heads[:max(1, PRECISE_PER_KIND, round(PRECISE_PER_KLINE * klines))]
             continue
-        if quiet(kind) and DEMOTE_QUIET:
-            shown[kind] = []
+        if quiet(kind) and DEMOTE_QUIET:  # a missing header stops the build: a finding on an #include stays
+            shown[kind] = [n for n in by_kind[kind] if _INCLUDE.match(_line_text(ft, n))][:1]
             continue
         room = max(1, min(QUIET_PER_KIND if quiet(kind) else per_kind, budget))  # every kind shows once
         shown[kind] = heads[:room]
