@@ -284,3 +284,40 @@ def test_report_says_which_mode(tmp_path, capsys):
     assert "mode: fork" in capsys.readouterr().out
     lines = [str(x[1]) for x in build(collect(Workspace(fork_ws))) if len(x) > 1]
     assert "Output mode: fork — a HIP copy of the tree." in lines
+
+
+NO_HIP_KERNEL = """\
+#include <cuda_runtime.h>
+
+__global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }
+
+int main() {
+    float* d = nullptr;
+    cudaMalloc(&d, 64 * sizeof(float));
+    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+    fill<<<1, 64>>>(d);
+    return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("hipcc"), reason="needs hipcc")
+def test_a_call_with_no_hip_counterpart_is_left_out_on_amd_and_flagged(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.cu").write_text(NO_HIP_KERNEL)
+    out = _dual(tmp_path, src, "--mode", "dual")
+    capsys.readouterr()
+    dual = (out / "main.cu").read_text()
+    assert ("#if !(defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__))\n"
+            "    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);\n#endif\n") in dual
+    review = ReviewState.load(state_path_for(out))
+    flagged = [h for h in review.hunks if any(f.rule_id == "DUAL_NO_HIP" for f in h.flags)]
+    assert len(flagged) == 1 and "cudaLimitPersistingL2CacheSize" in "".join(flagged[0].new_lines)
+    hipcc = ["hipcc", "--offload-arch=gfx90a", "-DUSE_ROCM", "-c", "main.cu", "-o", "/dev/null"]
+    assert _compile(hipcc, out).returncode == 0
+    # without the branch (the statement kept on AMD), hipcc rejects the name HIP lacks
+    (out / "main.cu").write_text(dual.replace("#if !(defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__))\n", "#if 1\n"))
+    failed = _compile(hipcc, out)
+    assert failed.returncode != 0 and "cudaLimitPersistingL2CacheSize" in failed.stderr

@@ -3,7 +3,8 @@
 ``DualOptions`` is what the user chooses (the guard macro, default ``USE_ROCM``; the compat header's path in
 the tree). A ``Branch`` is one place the CUDA source had to differ for AMD beyond renames: its ``kind`` says why
 (``include``: CUDA headers swapped for the HIP ones and the compat header; ``code``: the translator changed more
-than names; ``warp-size``: a 32-lane constant; ``build``: a build file's AMD lines). A review made in dual mode
+than names; ``warp-size``: a 32-lane constant; ``no-hip``: a statement calling a CUDA API HIP has no counterpart for, left out of the AMD
+build and flagged; ``build``: a build file's AMD lines). A review made in dual mode
 records it in its backend name (``dual(USE_ROCM)+builtin``) so a re-run, a refresh and the write know the mode.
 """
 
@@ -20,7 +21,7 @@ MODES: tuple[str, ...] = ("fork", "dual")
 DEFAULT_GUARD = "USE_ROCM"
 HEADER = "hipwizard_compat.h"  # the generated compat header, at the root of the tree
 MARKER = "hipwizard dual-target compat header"  # its first line says so: check knows a dual tree by it
-BranchKind = Literal["include", "code", "warp-size", "build"]
+BranchKind = Literal["include", "code", "warp-size", "no-hip", "build"]
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _BACKEND = re.compile(r"^dual\((?P<guard>[A-Za-z_]\w*)\)\+(?P<backend>.*)$")
 

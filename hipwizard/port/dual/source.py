@@ -4,7 +4,8 @@
 lines whose change is a rename stay as they are (their renames go to the compat header); swapped CUDA headers
 become an ``include`` branch (the HIP headers and the compat header on AMD, the CUDA ones else); any other
 change is a ``code`` branch (the translation on AMD, the CUDA lines else); a 32-lane warp constant the risk
-rules flagged becomes a ``warp-size`` branch with 64 on AMD (gfx9 wavefronts). A branch never cuts a macro
+rules flagged becomes a ``warp-size`` branch with 64 on AMD (gfx9 wavefronts); a one-line statement calling a
+CUDA API with no HIP counterpart is a ``no-hip`` branch (left out on AMD, flagged for the review). A branch never cuts a macro
 continued with backslashes: it takes the whole macro.
 """
 
@@ -19,11 +20,15 @@ from hipwizard.port.dual.classify import classify, is_include
 from hipwizard.port.dual.model import Branch, DualOptions
 from hipwizard.port.model import FileTranslation, UntouchedRisk
 from hipwizard.port.translation.hunks import split_lines
+from hipwizard.port.translation.lexer import mask_non_code
 
 UNITS = (".cu", ".cpp", ".cc", ".cxx", ".c", ".hip")
 _WARP_CONST = re.compile(r"^(?P<head>\s*(?:#\s*define\s+\w+\s+\(?|(?:static\s+)?(?:constexpr|const)\s+[\w\s]*?\w+\s*=\s*))"
                          r"(?P<n>32)(?P<tail>[uU]?\b.*)$", re.S)
-_RANK = {"same": 0, "rename": 1, "include": 2, "cond": 3, "code": 4, "warp-size": 4}
+_RANK = {"same": 0, "rename": 1, "include": 2, "cond": 3, "no-hip": 4, "code": 5, "warp-size": 5}
+_WORD = re.compile(r"[A-Za-z_]\w*")
+# a call made for its effect, on one line: `f(...);` / `check(f(...));`, never a return, declaration or assignment
+_CALL_STATEMENT = re.compile(r"^\s*(?!return\b)[A-Za-z_][\w:]*\s*\(.*\)\s*;\s*$", re.S)
 _COND = re.compile(r"^(?P<lead>\s*#\s*)(?P<kw>if|elif|ifdef|ifndef)\b(?P<expr>.*?)(?P<end>\r?\n?)$", re.S)
 
 
@@ -96,6 +101,20 @@ def _nvidia_only(units: list[_Unit]) -> None:
             u.kind, u.new = "include", []
 
 
+def _no_hip_units(units: list[_Unit], no_hip: frozenset[str]) -> None:
+    """A one-line call statement (``f(...);``, no return, declaration or assignment) using a host CUDA API HIP
+    has no counterpart for (HIPIFY's tables: no HIP name): left out of the AMD build, as a branch the review
+    shows flagged."""
+    if not no_hip:
+        return
+    for u in units:
+        if u.kind not in ("same", "rename") or len(u.old) != 1:
+            continue
+        code = mask_non_code(u.old[0])
+        if _CALL_STATEMENT.match(code) and any(w in no_hip for w in _WORD.findall(code)):
+            u.kind, u.new = "no-hip", []
+
+
 def _warp_units(ft: FileTranslation, units: list[_Unit]) -> None:
     """Flagged 32-lane constants (``#define WARP_SIZE 32``) on unchanged lines: a branch with 64 on AMD."""
     lines = {r.old_line for r in UntouchedRisk.of(ft) if r.flag.rule_id == "WARP32_LITERAL" and r.old_line}
@@ -148,10 +167,13 @@ def _join_continued(units: list[_Unit]) -> list[_Unit]:
     return out
 
 
-def dual_source(ft: FileTranslation, options: DualOptions, known: dict[str, str] | None = None) -> DualSource:
+def dual_source(ft: FileTranslation, options: DualOptions, known: dict[str, str] | None = None,
+                no_hip: frozenset[str] = frozenset()) -> DualSource:
     """The dual-target text of ``ft`` (see the module's docstring). ``known``: renames already taken from
-    other files (a name the translator mapped differently here becomes a branch)."""
+    other files (a name the translator mapped differently here becomes a branch); ``no_hip``: CUDA names with
+    no HIP counterpart and no compat fallback (a statement calling one is left out on AMD, flagged)."""
     units, found = _units(ft, dict(known or {}))
+    _no_hip_units(units, no_hip)
     _warp_units(ft, units)
     _nvidia_only(units)
     _conditions(units)
@@ -185,7 +207,7 @@ def dual_source(ft: FileTranslation, options: DualOptions, known: dict[str, str]
             j += 1
         old = [x for k in range(i, j + 1) for x in units[k].old]
         new = [x for k in range(i, j + 1) for x in units[k].new]
-        kind = "code" if u.kind == "code" else u.kind
+        kind = u.kind
         if kind == "include":
             new = [x for x in new if x.strip()]
             if not old and not is_unit:

@@ -11,18 +11,25 @@ manual edit): a flagged rename is reviewed, only not as a branch.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from hipwizard.port.buildfiles.review import BACKEND as BUILD_BACKEND
 from hipwizard.port.buildfiles.review import attach_flags
 from hipwizard.port.dual.build import dual_build_file
-from hipwizard.port.dual.compat import compat_header, used_intrinsics
+from hipwizard.port.dual.compat import INTRINSICS, compat_header, used_intrinsics
 from hipwizard.port.dual.model import Branch, DualOptions
 from hipwizard.port.dual.source import Edit, dual_source
 from hipwizard.port.model import FileTranslation, Hunk, RiskFlag, UntouchedRisk
 from hipwizard.port.pyscan.translation import BACKEND as PY_BACKEND
 from hipwizard.port.translation.hunks import split_lines, unique_ids
 from hipwizard.port.translation.lexer import mask_non_code
+from hipwizard.port.translation.tables import load_tables
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+NO_HIP = RiskFlag("DUAL_NO_HIP", "med", "calls a CUDA API HIP has no counterpart for: the dual-target tree leaves "
+                  "this statement out of the AMD build", "check the AMD build does without it, or edit the AMD side "
+                  "of the branch (accept keeps it out, reject keeps it in and the AMD build fails)")
 
 
 @dataclass
@@ -47,6 +54,7 @@ def dual_tree(files: list[FileTranslation], options: DualOptions, context: int =
     branches: list[Branch] = []
     out: list[FileTranslation] = []
     masked: list[str] = []
+    no_hip = _no_hip_names(files)
     for ft in files:
         if ft.backend == PY_BACKEND:
             out.append(ft)
@@ -54,14 +62,32 @@ def dual_tree(files: list[FileTranslation], options: DualOptions, context: int =
         if ft.backend == BUILD_BACKEND:
             text, found, edits = dual_build_file(ft, options)
         else:
-            ds = dual_source(ft, options, renames)
+            ds = dual_source(ft, options, renames, no_hip)
             text, found, edits = ds.text, ds.branches, ds.edits
             renames.update((k, v) for k, v in ds.renames.items() if k not in renames)
             masked.append(mask_non_code(ft.original))
         branches.extend(found)
-        out.append(_carried(ft, text, edits, context))
+        dual = _carried(ft, text, edits, context)
+        attach_flags(dual, [_at(NO_HIP, b.line) for b in found if b.kind == "no-hip"])
+        out.append(dual)
     intrinsics = used_intrinsics(masked)
     return DualTree(out, compat_header(renames, intrinsics, options), renames, intrinsics, branches)
+
+
+def _no_hip_names(files: list[FileTranslation]) -> frozenset[str]:
+    """Host-API CUDA names the sources use that HIPIFY's tables give no HIP name and the compat header no
+    fallback (device names are left to the review: the tables lack many that HIP has, bf16's among them)."""
+    words: set[str] = set()
+    for ft in files:
+        if ft.backend not in (BUILD_BACKEND, PY_BACKEND):
+            words.update(_WORD.findall(mask_non_code(ft.original)))
+    tables = load_tables()
+    found = set()
+    for w in words:
+        m = tables.get(w)
+        if m is not None and not m.hip and m.family != "device" and w not in INTRINSICS:
+            found.add(w)
+    return frozenset(found)
 
 
 def _line_map(hunks: list[Hunk]):
