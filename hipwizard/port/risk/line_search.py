@@ -16,12 +16,9 @@ import bisect
 import re
 from functools import lru_cache
 
-try:
-    from re import _constants as _c  # Python >= 3.11
-    from re import _parser as _p
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _p  # type: ignore[no-redef]
+# The regex parser's own modules (Python >= 3.11, the oldest hipwizard runs on); typeshed does not list them.
+from re import _constants as _c  # type: ignore[attr-defined]
+from re import _parser as _p  # type: ignore[attr-defined]
 
 MIN_LITERAL = 2  # shorter literals occur everywhere in code: the whole-text search is as fast
 
@@ -68,7 +65,7 @@ def _by_literals(rx: re.Pattern, code: CodeLines, literals, lower: str | None) -
     candidates: set[int] = set()
     starts = code.starts
     for literal, folded in literals:
-        text = lower if folded else code.text
+        text = lower if folded and lower is not None else code.text  # lower is given when a literal is folded
         pos = text.find(literal)
         while pos != -1:
             k = bisect.bisect_right(starts, pos) - 1
@@ -80,7 +77,8 @@ def _by_literals(rx: re.Pattern, code: CodeLines, literals, lower: str | None) -
 
 
 def _by_search(rx: re.Pattern, code: CodeLines) -> list[int]:
-    text, starts, out, pos = code.text, code.starts, [], 0
+    text, starts, pos = code.text, code.starts, 0
+    out: list[int] = []
     while True:
         m = rx.search(text, pos)
         if m is None:
@@ -128,8 +126,9 @@ def _required(seq: list, folded: bool) -> set[tuple[str, bool]] | None:
             consider(_required(list(av[-1].data), folded or bool(add & re.IGNORECASE)))
         elif op is _c.BRANCH:
             options = [_required(list(alt.data), folded) for alt in av[1]]
-            if all(options):
-                consider(set().union(*options))
+            present = [o for o in options if o]
+            if len(present) == len(options):
+                consider(set().union(*present))
     return best
 
 
