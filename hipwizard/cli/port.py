@@ -287,7 +287,7 @@ def _check(args) -> int:
             for e in c.errors:
                 if not e.missing_header:
                     print(f"    {e.file}:{e.line}:{e.col}: {e.severity}: {e.message}")
-            if c.status in ("missing-header", "not built") or c.note.startswith("a CUDA header left"):
+            if c.status in ("missing-header", "not built") or c.note.startswith(("a CUDA header left", "checked without")):
                 print(f"    {c.note}")
             if c.ahead:
                 print(f"    still ahead in this unit, unchecked ({len(c.ahead)} flagged line(s)):")

@@ -18,7 +18,7 @@ import re
 import shlex
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from hipwizard.port.build.units import UNITS
 from hipwizard.runner import Runner, path_operand
@@ -245,6 +245,39 @@ def _cmake_flags(text: str, folder: Path) -> list[str]:
     return flags
 
 
+_EXT_CALL = re.compile(r"\b(?:load|CUDAExtension|CppExtension|load_inline)\s*\(")
+_EXT_ARGS = re.compile(r"\b(?:extra_cuda_cflags|extra_cflags|extra_include_paths|nvcc)\b['\"]?\s*[=:]\s*\[(?P<v>[^\]]*)\]")
+_STRING = re.compile(r"""(?P<f>[fF]?)(?P<q>["'])(?P<s>[^"']*)(?P=q)""")
+
+
+def _python_extension_flags(d: Path, root: Path, name: str) -> tuple[list[str], str] | None:
+    """(flags, where) when a Python file in ``d`` builds ``name`` through torch's extension API (``load(...,
+    sources=[...])``, ``CUDAExtension``): its literal -D/-I/-std flags; flags it computes (an f-string) are named
+    in ``where`` as not known here. None when no Python file there names it."""
+    for py in sorted(d.glob("*.py"))[:40]:
+        try:
+            text = py.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if name not in text or not _EXT_CALL.search(text):
+            continue
+        flags, computed = [], []
+        for m in _EXT_ARGS.finditer(text):
+            for sm in _STRING.finditer(m.group("v")):
+                flag = sm.group("s")
+                if not flag.startswith(("-D", "-I", "-std=", "--std=")):
+                    continue
+                if sm.group("f") and "{" in flag:
+                    computed.append(flag.split("=", 1)[0])
+                    continue
+                flags.append(f"-I{d / flag[2:]}" if flag.startswith("-I") and not os.path.isabs(flag[2:]) else flag)
+        where = f"the torch extension call in {py.relative_to(root).as_posix()}"
+        if computed:
+            where += f" (flags it computes, not known here: {', '.join(computed)})"
+        return [f"-I{d}", *dict.fromkeys(flags)], where
+    return None
+
+
 def buildfile_flags(root: Path, rel: str) -> tuple[list[str], str]:
     """(-I/-D/-std flags, the build files they came from) of the nearest folder above ``rel`` with a Makefile /
     CMakeLists.txt / setup.py (all of them there: a Makefile that only drives CMake gives nothing, its
@@ -255,6 +288,9 @@ def buildfile_flags(root: Path, rel: str) -> tuple[list[str], str]:
         if not d.is_relative_to(root):
             break
         present = [d / name for name in (*MAKEFILES, "CMakeLists.txt", "setup.py") if (d / name).is_file()]
+        py = _python_extension_flags(d, root, PurePosixPath(rel).name)
+        if py is not None:
+            return py
         if not present:
             continue
         flags: list[str] = []
