@@ -175,3 +175,16 @@ def test_setup_py_extension_unit_is_checked_with_its_include_dirs(tmp_path, caps
     assert main(["check", str(out), "--build", *ARCH]) == 0
     said = capsys.readouterr().out
     assert "pip install ." in said and "✔ ok             csrc/ops.cu" in said
+
+
+def test_a_torch_extension_call_gives_its_literal_flags_and_names_the_computed_ones(tmp_path):
+    from hipwizard.port.build.commands import buildfile_flags
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "run.py").write_text(
+        "from torch.utils.cpp_extension import load\nT = 8\n"
+        "m = load(name='k', sources=['src/k.cu'], extra_cuda_cflags=['-O3', '-DA=1', f'-DTmax={T}'])\n")
+    flags, where = buildfile_flags(tmp_path, "src/k.cu")
+    assert "-DA=1" in flags and not any(f.startswith("-DTmax") for f in flags)
+    assert "run.py" in where and "not known here: -DTmax" in where
