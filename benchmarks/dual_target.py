@@ -96,6 +96,25 @@ def dual_port(src: Path, out: Path, *, check: bool = True):
     return port.translate(None, src, out, mode="dual", accept="all", check=check, arch=ARCH)
 
 
+LINE_VALUE = re.compile(r'"([^"]*\.(?:cuh|h|hpp|cu|cpp))", [0-9]+')
+
+
+def nvcc_same_tokens(src: Path, out: Path, unit: str) -> str:
+    """Whether nvcc's preprocessed ``unit`` (line markers and blank lines dropped, ``__LINE__`` values in
+    file/line pairs masked: the branches move lines) is the same in the dual tree as in the original."""
+    texts = []
+    for tree in (src, out):
+        r = subprocess.run(["nvcc", "-E", "-x", "cu", unit, "-I."], cwd=tree, capture_output=True, text=True,
+                           timeout=600)
+        if r.returncode != 0:
+            return "nvcc -E failed: " + (r.stderr.strip().splitlines() or ["?"])[-1][:120]
+        lines = [LINE_VALUE.sub(r'"\1", N', x) for x in r.stdout.splitlines() if x.strip() and not x.startswith("#")]
+        texts.append(lines)
+    if texts[0] == texts[1]:
+        return f"identical ({len(texts[0])} lines)"
+    return f"{sum(a != b for a, b in zip(*texts, strict=False))} line(s) differ"
+
+
 def human_guards(fork: Path, amd: Path, rels: list[str]) -> list[tuple[str, int, str]]:
     """(file, line in the fork's file, the guard line) for each BUILD_AMD guard in the humans' port."""
     found = []
@@ -138,6 +157,7 @@ def measure_llmc(fork: Path, amd: Path, work: Path) -> dict:
             if not h.file.endswith("Makefile")]
     guards = human_guards(fork, amd, subset)
     met = [(g, min((abs(o[1] - g[1]) for o in ours if o[0] == g[0]), default=None)) for g in guards]
+    same = nvcc_same_tokens(src, work / "llmc-out", "train_gpt2.cu")
     checks = {c.path: {"nvidia": c.nvidia.status, "nvidia_note": c.nvidia.note, "amd": c.amd.status,
                        "amd_note": c.amd.note} for c in written.dual.checks}
     return {
@@ -145,7 +165,7 @@ def measure_llmc(fork: Path, amd: Path, work: Path) -> dict:
         "dual": dict(done.dual or {}), "patch": {"plus": ours_plus, "minus": ours_minus, "files": patch.count("diff --git")},
         "human_same_files": {"plus": human_subset[0], "minus": human_subset[1]},
         "human_whole_port": {"plus": human_all[0], "minus": human_all[1]},
-        "checks": checks,
+        "checks": checks, "nvcc_preprocessed_train_gpt2": same,
         "human_guards": [{"file": g[0], "fork_line": g[1], "line": g[2], "nearest_branch": d,
                           "met": d is not None and d <= NEAR} for g, d in met],
         "our_branches": [{"file": f, "line": n, "first": first} for f, n, first in ours],
@@ -279,6 +299,8 @@ def main() -> int:
             print(f"  dual: {r['dual']}")
             for path, c in r["checks"].items():
                 print(f"  {path}: NVIDIA {c['nvidia']} ({c['nvidia_note'][:110]}); AMD {c['amd']} ({c['amd_note'][:90]})")
+            print(f"  train_gpt2.cu as nvcc sees it (nvcc -E, __LINE__ values masked) vs the original: "
+                  f"{r['nvcc_preprocessed_train_gpt2']}")
             met = sum(g["met"] for g in r["human_guards"])
             print(f"  humans' BUILD_AMD guards met by a branch within {NEAR} lines: {met}/{len(r['human_guards'])}")
             for g in r["human_guards"]:
