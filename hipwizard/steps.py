@@ -40,7 +40,7 @@ class Step:
 
 STEPS: tuple[Step, ...] = (
     Step("doctor", 1, "Doctor", "Is this machine ready for an MI300X fine-tune?",
-         "hipwizard.cli.doctor", ("doctor",), "hipwizard.tui.doctor.screen:DoctorScreen"),
+         "hipwizard.cli.doctor", ("doctor", "preflight"), "hipwizard.tui.doctor.screen:DoctorScreen"),
     Step("port", 2, "Port", "Hipify the CUDA tree and review it hunk by hunk",
          "hipwizard.cli.port", ("hipify", "review", "check"), "hipwizard.tui.port.screen:PortScreen"),
     Step("parity", 3, "Parity", "Do the layers compute the same numbers?",

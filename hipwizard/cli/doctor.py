@@ -12,6 +12,7 @@ import json
 import sys
 
 from hipwizard import doctor
+from hipwizard.cli import doctor_preflight
 from hipwizard.cli.workspace_option import add_workspace_option
 from hipwizard.errors import UserError
 from hipwizard.progress import terminal_progress
@@ -43,6 +44,7 @@ def add_commands(sub) -> None:
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress on stderr while the tools are probed (shown by default, also with --json)")
     p.set_defaults(func=run_doctor)
+    doctor_preflight.add_commands(sub)  # ``hipwizard preflight``: the multi-GPU part of the doctor
 
 
 def run_doctor(args) -> int:

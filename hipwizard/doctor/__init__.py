@@ -6,7 +6,8 @@ findings through ``hipwizard.doctor.state`` (``target_facts``, ``environment_sta
 
 - Services, one per user action: ``open_source`` / ``paste_source`` / ``workspace_source`` (where the
   answers come from: live tools, a recording replayed or made, a paste), ``diagnose`` (probe, read, judge,
-  save), ``diagnose_paste`` (the screen's paste box), ``export_report`` (the report as text, saved);
+  save), ``diagnose_paste`` (the screen's paste box), ``export_report`` (the report as text, saved),
+  ``preflight`` (a node's GPU interconnect from rccl-tests / TransferBench / topology outputs, for multi-GPU runs);
   ``parse_paste`` (what a paste holds, live in the paste box) and ``read_paste`` (a paste file or stdin).
 - State readers: ``load_report``, ``target_facts``, ``environment_stamp``, ``summarize``, ``replay_dir``,
   ``demo_note``.
@@ -62,6 +63,7 @@ from hipwizard.doctor.text import render_text
 from hipwizard.lazy import lazy_attributes
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
+    from hipwizard.doctor.interconnect import PreflightResult, preflight
     from hipwizard.doctor.paste.input import PasteInput, read_paste
     from hipwizard.doctor.paste.recognise import PasteResult, parse_paste
     from hipwizard.doctor.probe.replay import RecordingRunner, ReplayRunner
@@ -85,6 +87,7 @@ _LAZY = {
     **dict.fromkeys(("read_paste", "PasteInput"), "hipwizard.doctor.paste.input"),
     **dict.fromkeys(("ReplayRunner", "RecordingRunner"), "hipwizard.doctor.probe.replay"),
     **dict.fromkeys(("DEFAULT_TIMEOUT_S", "default_probes"), "hipwizard.doctor.probe.tools"),
+    **dict.fromkeys(("preflight", "PreflightResult"), "hipwizard.doctor.interconnect"),
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
@@ -93,7 +96,7 @@ __all__ = [
     # services and their results
     "diagnose", "diagnose_paste", "open_source", "paste_source", "workspace_source", "export_report",
     "Source", "Diagnosis", "ExportedReport", "parse_paste", "PasteResult", "read_paste", "PasteInput",
-    "ReplayRunner", "RecordingRunner", "DEFAULT_TIMEOUT_S", "default_probes",
+    "ReplayRunner", "RecordingRunner", "DEFAULT_TIMEOUT_S", "default_probes", "preflight", "PreflightResult",
     # state readers
     "load_report", "target_facts", "environment_stamp", "summarize", "replay_dir", "demo_note", "TargetFacts",
     # value types
