@@ -19,6 +19,7 @@ never a traceback and never a key mixed into the data.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,7 +42,7 @@ WORKSPACE_FIELDS: FieldTypes = {
 _FIELDS: dict[str, FieldTypes] = {"workspace": WORKSPACE_FIELDS}
 
 
-def register_state_fields(step: str, fields: FieldTypes) -> None:
+def register_state_fields(step: str, fields: Mapping[str, type | tuple[type, ...]]) -> None:
     """Called by a step's state module when it loads: the top-level field types its file must have. A field of
     another type is left out of ``StateFile.data`` and named in ``StateFile.error``."""
     _FIELDS[step] = dict(fields)

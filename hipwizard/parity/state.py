@@ -116,6 +116,8 @@ def record_curves(ws: Workspace, run_a: str, run_b: str, smoothing: float, thres
 def curves_spec(ws: Workspace) -> CurvesSpec | None:
     """The overlay last recorded, or None (also for a damaged entry)."""
     spec = ws.read_state(STEP).get("curves")
+    if not isinstance(spec, dict):
+        return None
     try:
         return CurvesSpec(str(spec["a"]), str(spec["b"]), float(spec.get("smoothing", 0.3)),
                           float(spec.get("threshold", 0.05)))

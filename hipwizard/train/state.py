@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hipwizard.workspace import StepStatus, Workspace, register_state_fields
+from hipwizard.workspace import StepState, StepStatus, Workspace, register_state_fields
 
 if TYPE_CHECKING:
     from hipwizard.train.calibration.corrections import Calibration
@@ -112,7 +112,8 @@ def summarize(ws: Workspace) -> StepStatus:
         parts.append(f"loss {info.loss:.3g}")
     if info.cause:
         parts.append(info.cause)
-    state = {"finished": "done", "running": "in progress", "not launched": "in progress"}.get(info.state, "attention")
+    by_run: dict[str, StepState] = {"finished": "done", "running": "in progress", "not launched": "in progress"}
+    state = by_run.get(info.state, "attention")
     if info.state == "stopped":
         state = "in progress"
     return StepStatus(state, ", ".join(parts))

@@ -17,9 +17,16 @@ from __future__ import annotations
 import asyncio
 import threading
 from functools import partial
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual.worker import Worker, WorkerState
+
+if TYPE_CHECKING:
+    from textual.dom import DOMNode
+
+    _Node = DOMNode  # the checker sees a Jobs as what it is mixed into: an App, a Screen or a Widget
+else:
+    _Node = object
 
 from hipwizard.errors import UserError
 from hipwizard.progress import Progress
@@ -34,7 +41,7 @@ def one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-class Jobs:
+class Jobs(_Node):
     """Mixin for a ``Widget``/``Screen``: ``start_job`` and the one ``Worker.StateChanged`` handler."""
 
     def start_job(self, name: str, fn: Callable[..., Any], *args: Any,
@@ -77,11 +84,11 @@ class Jobs:
                 done(event.worker.result)
         elif event.state == WorkerState.ERROR:
             _, failed = callbacks.pop(event.worker)
-            text = one_line(event.worker.error)
+            text = one_line(event.worker.error) if event.worker.error is not None else "the job failed"
             if failed is not None:
                 failed(text)
             else:
-                self.notify(f"✖ {text}", severity="error", timeout=8)
+                self.app.notify(f"✖ {text}", severity="error", timeout=8)  # what Widget.notify does
         elif event.state == WorkerState.CANCELLED:
             callbacks.pop(event.worker, None)
 

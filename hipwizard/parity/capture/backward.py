@@ -60,10 +60,20 @@ class BackwardSpec:
             raise UserError(f"unknown --grad-weights {self.weights!r} (choose {', '.join(WEIGHT_CHOICES)})")
         if self.sketch_rank is None:
             object.__setattr__(self, "sketch_rank", DEFAULT_RANK if self.weights == "lora" else 0)
-        if self.count_size is None:
-            object.__setattr__(self, "count_size", sketch.COUNT_SIZE)
-        if self.count_size < 0:
-            raise UserError(f"the count sketch size must be 0 (every element) or positive, not {self.count_size}")
+        count = sketch.COUNT_SIZE if self.count_size is None else self.count_size
+        object.__setattr__(self, "count_size", count)
+        if count < 0:
+            raise UserError(f"the count sketch size must be 0 (every element) or positive, not {count}")
+
+    @property
+    def rank(self) -> int:
+        """``sketch_rank`` as resolved on construction (never None after it)."""
+        return self.sketch_rank or 0
+
+    @property
+    def count(self) -> int:
+        """``count_size`` as resolved on construction (never None after it)."""
+        return self.count_size or 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -154,12 +164,12 @@ def _sketch_rows(rows: list[dict], grads: list, spec: BackwardSpec) -> list[dict
     """Replace, in place in ``grads``, the gradients ``spec`` stores as sketches (LoRA-target ∂W as rank-r
     sketches, ∂out/∂in larger than the count sketch as count sketches), batched by shape; returns the rows
     with their ``form`` and ``full_shape`` recorded."""
-    rank = [i for i, (row, g) in enumerate(zip(rows, grads, strict=True)) if row["kind"] == "w" and sketch.applies(g.shape, spec.sketch_rank)]
-    count = [i for i, (row, g) in enumerate(zip(rows, grads, strict=True)) if row["kind"] != "w" and 0 < spec.count_size < g.numel()]
+    rank = [i for i, (row, g) in enumerate(zip(rows, grads, strict=True)) if row["kind"] == "w" and sketch.applies(g.shape, spec.rank)]
+    count = [i for i, (row, g) in enumerate(zip(rows, grads, strict=True)) if row["kind"] != "w" and 0 < spec.count < g.numel()]
     rows = list(rows)
-    for chosen, form, many in ((rank, f"sketch r{spec.sketch_rank}", lambda gs: sketch.sketch_many(gs, spec.sketch_rank)),
-                               (count, sketch.count_form(spec.count_size),
-                                lambda gs: sketch.count_sketch_many(gs, spec.count_size))):
+    for chosen, form, many in ((rank, f"sketch r{spec.rank}", lambda gs: sketch.sketch_many(gs, spec.rank)),
+                               (count, sketch.count_form(spec.count),
+                                lambda gs: sketch.count_sketch_many(gs, spec.count))):
         for i, small in zip(chosen, many([grads[i] for i in chosen]) if chosen else [], strict=True):
             rows[i] = {**rows[i], "form": form, "full_shape": list(grads[i].shape)}
             grads[i] = small
