@@ -145,3 +145,11 @@ def test_a_quiet_kind_on_an_include_line_stays_a_flag(table):
     ft = FileTranslation("a.cu", text, text, "builtin", untouched_flags=[_flag("QUIET", 1), _flag("QUIET", 3)])
     budget.apply_budget([ft])
     assert [f.line for f in ft.untouched_flags] == [1] and "also line 3" in ft.untouched_flags[0].reason
+
+
+def test_a_quiet_kind_on_a_hunk_keeps_one_flag_there(table):
+    hunk = Hunk("a.cu", 5, ["x"], 5, ["y"], flags=[_flag("QUIET", 5)], hunk_id="h")
+    ft = _file([_flag("QUIET", 20)], [hunk])
+    budget.apply_budget([ft])
+    assert [f.rule_id for f in hunk.flags] == ["QUIET"] and "also line 20" in hunk.flags[0].reason
+    assert not ft.untouched_flags

@@ -9,9 +9,9 @@ Per file:
 - a kind measured at least ``PRECISE_AT`` precise shows up to ``PRECISE_PER_KIND`` places, outside the file's budget;
 - a kind measured *quiet* (under ``QUIET_BELOW`` over at least ``QUIET_MIN_PLACES`` lines) is demoted: its findings
   become notes (``Diagnostic("warning", rule_id, original line, ...)``, counted in ``stats["flags_demoted"]``), not
-  flags (with ``DEMOTE_QUIET`` off it shows ``QUIET_PER_KIND`` places instead) - except a finding on an
-  ``#include`` line (a header HIP lacks stops the build: llm.c's ``cooperative_groups/reduce.h``), which stays a
-  flag standing for the kind's other lines in the file;
+  flags (with ``DEMOTE_QUIET`` off it shows ``QUIET_PER_KIND`` places instead) - except its first finding on an
+  ``#include`` line (a header HIP lacks stops the build: llm.c's ``cooperative_groups/reduce.h``) or on a hunk (a
+  hunk's flags decide whether "accept unflagged" takes it), which stays a flag standing for the kind's other lines;
 - every other kind shows up to ``PER_KIND`` places, and those kinds together up to ``PER_FILE``, the more precise
   kinds first (every kind still shows its first place);
 - a long file gets room in proportion: at least ``*_PER_KLINE`` places per thousand of its lines.
@@ -46,6 +46,7 @@ PRECISE_AT = 0.5  # a kind measured at least this precise gets its own, larger b
 PRECISE_PER_KIND = 10
 QUIET_MIN_PLACES = 3
 DEMOTE_QUIET = True  # a quiet kind is a note (a "warning" diagnostic), not a flag
+DEMOTE_KEEPS_HUNKS = True  # ... but its first place on a changed line (a hunk) stays a flag, standing for the rest
 CLUSTER_GAP = 2  # a kind's lines this close are one place
 UNMEASURED = 0.5  # a kind the corpus never showed ranks in the middle
 _INCLUDE = re.compile(r"^\s*#\s*include\b")
@@ -135,8 +136,9 @@ def _budget_file(ft: FileTranslation) -> int:
         if precision(kind) >= PRECISE_AT:  # outside the file's budget
             shown[kind] = heads[:max(1, PRECISE_PER_KIND, round(PRECISE_PER_KLINE * klines))]
             continue
-        if quiet(kind) and DEMOTE_QUIET:  # a missing header stops the build: a finding on an #include stays
-            shown[kind] = [n for n in by_kind[kind] if _INCLUDE.match(_line_text(ft, n))][:1]
+        if quiet(kind) and DEMOTE_QUIET:  # a header HIP lacks stops the build; a hunk's flag gates its acceptance
+            shown[kind] = [n for n in by_kind[kind] if (DEMOTE_KEEPS_HUNKS and any(h for h, _ in where[(kind, n)]))
+                           or _INCLUDE.match(_line_text(ft, n))][:1]
             continue
         room = max(1, min(QUIET_PER_KIND if quiet(kind) else per_kind, budget))  # every kind shows once
         shown[kind] = heads[:room]
