@@ -109,6 +109,8 @@ def render_plan(plan: Plan, top: int = 5) -> str:
         changes = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in cand.changes.items()) or "no change"
         out.append(f"  {n}. {cand.speedup:.2f}x  {cand.label}  [{changes}]  ~{cand.throughput.tokens_per_s:,.0f} "
                    f"tokens/s, {cand.estimate.total_gib:.1f} GiB ({_words(cand)}){utilisation_note(plan, cand)}")
+        if cand.wall_s is not None:  # ranked by the planned run's wall time (max_steps set)
+            out.append(f"       planned run: ~{cand.wall_s / 60:.1f} min relative ({cand.wall_note})")
         if n == 1:
             for reason in cand.reasons:
                 out.append(f"       - {reason}")

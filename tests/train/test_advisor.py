@@ -118,3 +118,29 @@ def test_variants_neither_faster_nor_smaller_are_not_suggested():
                           or c.estimate.total_gib < base.estimate.total_gib for c in others)
     assert not any(c.config.zero_stage == 2 and c.config.per_device_train_batch_size == 16
                    and not c.config.gradient_checkpointing for c in others)
+
+
+def test_a_planned_run_is_ranked_by_its_wall_time_start_up_and_checkpoints_included():
+    """issue 33's H200 pair: ZeRO-2 8,878 vs no DeepSpeed 8,643 tokens/s steady, but 12 s more to the first step
+    and 11 s more per checkpoint: no DeepSpeed wins a 40-step run, ZeRO-2 a 2,000-step one (save_steps 500)."""
+    from hipwizard.train.planning.advisor import Candidate, expected_wall
+    from hipwizard.train.planning.memory import estimate_memory
+    from hipwizard.train.planning.throughput import Throughput
+
+    def cand(zero, tokens_per_s):
+        cfg = TrainConfig(**recipe_values(zero_stage=zero, save_steps=500))
+        return Candidate(cfg, estimate_memory(cfg, SHAPE, seq_len=830, device_vram_gib=139.8),
+                         Throughput(tokens_per_s, 16 * 830 / tokens_per_s, ()))
+
+    plain, zero2 = cand(None, 8643.0), cand(2, 8878.0)
+    for steps, winner in ((40, plain), (2000, zero2)):
+        for c in (plain, zero2):
+            expected_wall(c, plain, steps=steps, save_steps=500, tokens_per_step=16 * 830)
+        assert min((plain, zero2), key=lambda c: c.wall_s) is winner, (steps, plain.wall_s, zero2.wall_s)
+    assert "4 checkpoints x +11 s" in zero2.wall_note and "start-up +12 s" in zero2.wall_note
+    # without a planned step count the advisor ranks by steady tokens/s and says no wall time
+    advice = advise(RECIPE, SHAPE, vram_gib=139.8, seq_len=830)
+    assert advice.best.wall_s is None
+    planned = advise(RECIPE, SHAPE, vram_gib=139.8, seq_len=830, planned_steps=40)
+    assert planned.ranked and all(c.wall_s is not None for c in planned.ranked)
+    assert [c.wall_s for c in planned.ranked] == sorted(c.wall_s for c in planned.ranked)

@@ -70,6 +70,13 @@ class Measurement:
     error: str = ""
     run_dir: str = ""
 
+    @property
+    def startup_s(self) -> float | None:
+        """Seconds of the measured run that were not steady steps: launch, model load, first (warm-up) steps."""
+        if not self.ok or not self.step_s or not self.wall_s or self.steps <= 0:
+            return None
+        return max(0.0, self.wall_s - self.steps * self.step_s)
+
     @classmethod
     def from_dict(cls, d: dict) -> "Measurement":
         names = cls.__dataclass_fields__

@@ -50,6 +50,8 @@ class Candidate:
     measured: Measurement | None = None
     memory_source: Source = "predicted"  # where the peak comes from
     borrowed: bool = False  # calibrated from configs with other settings
+    wall_s: float | None = None  # expected wall time of the planned steps (None: no step count planned)
+    wall_note: str = ""  # how wall_s was made (measured start-up, or the H200 priors)
 
     @property
     def source_words(self) -> str:
@@ -76,7 +78,34 @@ class Candidate:
             "tokens_per_s": round(self.throughput.tokens_per_s), "speedup": round(self.speedup, 2),
             "peak_gib": round(self.estimate.total_gib, 1), "fits": self.estimate.fits, "reasons": self.reasons,
             "source": self.source, "memory_source": self.memory_source, "borrowed": self.borrowed,
+            "wall_s": None if self.wall_s is None else round(self.wall_s, 1), "wall_note": self.wall_note,
         }
+
+
+# What DeepSpeed costs beyond its steps, measured on an H200 (issue 33: ZeRO-2 vs no DeepSpeed, 8B LoRA): 12 s more
+# to the first step, 11 s more per checkpoint. Used where this machine's calibration did not measure start-up.
+DS_STARTUP_S = 12.0
+DS_CHECKPOINT_S = 11.0
+
+
+def expected_wall(cand: Candidate, base: Candidate, *, steps: int, save_steps: int, tokens_per_step: float) -> None:
+    """Set ``cand.wall_s``: start-up + ``steps`` x the step time + the extra cost of its checkpoints. Start-up is
+    measured here when both ``cand`` and ``base`` were (their difference counts), else the H200 prior for
+    DeepSpeed; only differences between candidates matter, so what every config pays alike is left out."""
+    step_s = tokens_per_step / cand.throughput.tokens_per_s if cand.throughput.tokens_per_s > 0 else float("inf")
+    ds = cand.config.zero_stage is not None
+    saves = steps // max(1, save_steps)
+    mine = cand.measured.startup_s if cand.measured is not None else None
+    theirs = base.measured.startup_s if base.measured is not None else None
+    if mine is not None and theirs is not None:
+        startup, how = mine - theirs, f"start-up measured here ({mine:.0f} s)"
+    else:
+        startup, how = (DS_STARTUP_S if ds else 0.0), ("DeepSpeed start-up +12 s (H200)" if ds else "")
+    ckpt = saves * (DS_CHECKPOINT_S if ds else 0.0)
+    cand.wall_s = startup + steps * step_s + ckpt
+    parts = [f"{steps} steps x {step_s:.2f} s"] + ([how] if how else []) + (
+        [f"{saves} checkpoints x +{DS_CHECKPOINT_S:g} s (DeepSpeed, H200; not measured here)"] if ckpt else [])
+    cand.wall_note = "; ".join(parts)
 
 
 @dataclass
@@ -139,8 +168,10 @@ def candidate_configs(config: TrainConfig, *, deepspeed_available: bool = True, 
 def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | None, world_size: int = 1,
            seq_len: int | None = None, deepspeed_available: bool = True, lengths: str | None = None,
            knobs: KnobAvailability | None = None, calibration: Calibration | None = None,
-           platform: str | None = None) -> Advice:
-    """Rank the variants of ``config`` that fit ``vram_gib`` by expected tokens/s.
+           platform: str | None = None, planned_steps: int | None = None) -> Advice:
+    """Rank the variants of ``config`` that fit ``vram_gib`` by expected tokens/s, or, with ``planned_steps`` (the
+    run the user plans: ``max_steps``), by the expected wall time of those steps (``expected_wall``: start-up and
+    checkpoint costs count, so a short run is not handed a config that only pays off after its start-up).
 
     ``lengths`` ("variable" or "fixed") is passed to the memory estimate (see ``estimate_memory``); packed
     variants are estimated as fixed-length. ``knobs``: optional kernels installed (None: none beyond the
@@ -197,8 +228,14 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
         cand.speedup = cand.throughput.tokens_per_s / baseline.throughput.tokens_per_s
         cand.reasons = explain(baseline, cand, world_size)
         advice.ranked.append(cand)
-    # Fastest first; at equal speed: not repacking the data, less memory, fewer changes.
-    advice.ranked.sort(key=lambda c: (-round(c.throughput.tokens_per_s, 6), "packing" in c.changes,
+    if planned_steps:
+        for cand in [baseline, *advice.ranked]:
+            expected_wall(cand, baseline, steps=planned_steps, save_steps=config.save_steps,
+                          tokens_per_step=tokens_per_step)
+    # Fastest first (the planned run's wall time when there is one, else steady tokens/s); at equal speed: not
+    # repacking the data, less memory, fewer changes.
+    advice.ranked.sort(key=lambda c: (round(c.wall_s, 3) if c.wall_s is not None else 0.0,
+                                      -round(c.throughput.tokens_per_s, 6), "packing" in c.changes,
                                       c.estimate.total_gib, len(c.changes)))
     if not advice.ranked:
         advice.reason = (f"nothing fits in {vram_gib:g} GiB with this effective batch and sequence length; "

@@ -86,7 +86,7 @@ def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, worl
                                             seq_len, lengths, knobs)
     plan.advice = advise(config, shape, vram_gib=device.vram_gib, world_size=world_size, seq_len=seq_len,
                          deepspeed_available=ctx.deepspeed_installed, lengths=lengths, knobs=knobs,
-                         calibration=calibration)
+                         calibration=calibration, planned_steps=config.max_steps if config.max_steps > 0 else None)
     plan.advice.calibration = why
     if calibration is not None and plan.advice.baseline is not None and plan.estimate.available:
         plan.estimate, plan.source = plan.advice.baseline.estimate, plan.advice.baseline.memory_source
