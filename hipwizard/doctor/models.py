@@ -8,6 +8,7 @@ workspace, ``hipwizard doctor --json``).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
@@ -237,6 +238,6 @@ class DoctorReport:
         return cls(env, checks, data.get("origin", "live"), data.get("hipwizard", ""), notes)
 
 
-def _known(cls, data: dict[str, Any], skip: set[str] = frozenset()) -> dict[str, Any]:
+def _known(cls, data: dict[str, Any], skip: AbstractSet[str] = frozenset()) -> dict[str, Any]:
     names = {f.name for f in fields(cls)} - set(skip)
     return {k: v for k, v in data.items() if k in names}

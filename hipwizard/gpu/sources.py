@@ -104,7 +104,7 @@ def read_rocm_smi(runner: Runner) -> list[GpuSample]:
 
 def read_sysfs(drm_root: Path = Path("/sys/class/drm")) -> list[GpuSample]:
     """amdgpu's sysfs files: mem_info_vram_used/total (bytes) and gpu_busy_percent."""
-    out = []
+    out: list[GpuSample] = []
     cards = sorted(drm_root.glob("card*/device"), key=lambda p: p.parent.name)
     for dev in cards:
         if not _is_card(dev.parent.name) or _read(dev / "vendor") != AMD_VENDOR:

@@ -8,6 +8,7 @@ version comes from ``/opt/rocm/.info/version``, else amd-smi, else hipconfig. Ev
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Literal
 
 from hipwizard.doctor.judge.matrix import CompatMatrix
 from hipwizard.doctor.models import (
@@ -116,7 +117,7 @@ def _gpus_from_torch(env: EnvReport, matrix: CompatMatrix) -> None:
         return
     dev = t.devices[0]
     name, arch = str(dev.get("name") or ""), str(dev.get("gcnArchName") or "")
-    vendor = "amd" if t.hip else "nvidia"
+    vendor: Literal["amd", "nvidia"] = "amd" if t.hip else "nvidia"
     base = arch.split(":")[0] if arch.startswith("gfx") else (matrix.gfx_for_product(name) if vendor == "amd" else "")
     count = t.device_count if t.source == "llamafactory-cli env" and t.device_count else 1
     label = f"{t.source} (GPU 0 only)" if count == 1 else t.source

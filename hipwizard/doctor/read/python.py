@@ -18,7 +18,7 @@ def parse_pyprobe(stdout: str) -> Parsed[TorchInfo]:
         return Parsed(info, ["python probe: no JSON in its output"])
     try:
         data = json.loads(line)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return Parsed(info, [f"python probe: JSON unreadable ({exc.msg})"])
     if not isinstance(data, dict):
         return Parsed(info, ["python probe: JSON is not an object"])

@@ -9,6 +9,7 @@ being usable or of VRAM: it only shows what is plugged in.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from hipwizard.gpu.parsers.models import GpuInfo, Parsed, ToolView
 from hipwizard.gpu.parsers.pci_ids import lookup, normalize_id
@@ -31,8 +32,12 @@ def parse_lspci(text: str) -> Parsed[ToolView]:
         if not m:
             continue
         rest = m.group("rest")
-        vendor = "amd" if re.search(r"AMD|ATI", rest) and "NVIDIA" not in rest else "nvidia" if "NVIDIA" in rest else ""
-        if not vendor:
+        vendor: Literal["amd", "nvidia"]
+        if re.search(r"AMD|ATI", rest) and "NVIDIA" not in rest:
+            vendor = "amd"
+        elif "NVIDIA" in rest:
+            vendor = "nvidia"
+        else:
             continue
         ids = _IDS.search(rest)
         dev_id = normalize_id(ids.group(0)) if ids and vendor == "amd" else ""

@@ -54,7 +54,7 @@ def json_document(text: str, openers: str = "[{") -> tuple[Any, str]:
     for start in sorted(starts):
         try:
             return json.loads(text[start:]), ""
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             error = error or f"{exc.msg} at char {exc.pos}"
     return None, error
 

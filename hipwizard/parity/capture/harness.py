@@ -73,7 +73,7 @@ def capture_harness(
     cases = load_cases(path)
     tdtype = torch_dtype(dtype)
     tensors: dict[str, Any] = {}
-    modules = []
+    modules: list[dict] = []
     t0 = time.perf_counter()
     for i, (name, (fn, inputs)) in enumerate(cases.items()):
         progress(Progress("run cases", i, len(cases), name))

@@ -102,7 +102,7 @@ def parse_diagnostics(output: str, out_dir: Path | None = None) -> list[CompileD
         if key in seen:
             continue  # the same error is printed once per offload target (host + device)
         seen.add(key)
-        sev = "fatal" if m.group("sev") == "fatal error" else "error"
+        sev: Literal["error", "fatal"] = "fatal" if m.group("sev") == "fatal error" else "error"
         diags.append(CompileDiagnostic(file, int(m.group("line")), int(m.group("col")), sev, msg, header))
     return diags
 
@@ -191,11 +191,13 @@ def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str 
     includes = ["-I", str(where)] + (["-I", str(where / "include")] if (root / "include").is_dir() else [])
 
     def one(rel: str) -> FileCheck:
+        hipcc = tool.hipcc
+        assert hipcc is not None  # one() runs for units only, and without a hipcc they returned above
         with tempfile.TemporaryDirectory(prefix="hipwizard-cc-") as tmp:
             # The file by its absolute name, from an empty folder of our own: clang reads any argument
             # that starts with "@" as a response file, the driver's own "-main-file-name @opts.cu" to cc1
             # included, relative to the working folder; there, no file of the user's can answer it.
-            argv = [tool.hipcc, f"--offload-arch={tool.arch}", "-c", path_operand(where / rel),
+            argv = [hipcc, f"--offload-arch={tool.arch}", "-c", path_operand(where / rel),
                     *flags.get(rel, includes), "-o", path_operand(Path(tmp) / "out.o")]
             res = runner.run(argv, timeout=300, env=HIP_ENV, cwd=tmp)
         diags = parse_diagnostics(res.output, root)

@@ -59,7 +59,9 @@ def _parse(lines: list[str]) -> list[tuple[int, int, list[str], list[str]]]:
     regions, i = [], 0
     while i < len(lines):
         if lines[i].rstrip("\r\n") == OURS:
-            start, mine, new, side, j = i, [], [], 0, i + 1
+            start, side, j = i, 0, i + 1
+            mine: list[str] = []
+            new: list[str] = []
             while j < len(lines):
                 bare = lines[j].rstrip("\r\n")
                 if bare == SEP and side == 0:
@@ -104,7 +106,7 @@ def compose(merged: str, choices: dict[str, str]) -> str | None:
 def edit_hunks(rel: str, written: str, yours: str) -> list[OutputHunk]:
     """The user's edits: where ``yours`` differs from what hipwizard ``written`` there."""
     a, b = split_lines(written), split_lines(yours)
-    out = []
+    out: list[OutputHunk] = []
     for tag, i1, i2, j1, j2 in line_opcodes(a, b):
         if tag != "equal":
             out.append(OutputHunk("yours", rel, len(out) + 1, j1 + 1, a[i1:i2], b[j1:j2]))

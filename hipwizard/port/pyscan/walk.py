@@ -29,7 +29,7 @@ def python_files(root: Path, exclude: list[Path] | None = None) -> list[Path]:
     if not root.is_dir():
         return [root] if root.name.endswith(SUFFIXES) else []
     excluded = {p.resolve() for p in exclude or []}
-    out = []
+    out: list[Path] = []
     for folder, dirs, names in os.walk(root, followlinks=False):
         here = Path(folder)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(SKIP_DIR_PREFIXES)

@@ -14,6 +14,7 @@ Plain functions over a review's parts, used by ``ReviewState.changed_sources`` a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,7 +90,7 @@ def vanished_entry(h: Hunk, d: Decision) -> dict:
 
 
 def carry_over(new_hunks: list[Hunk], old_hunks: list[Hunk], old_decisions: dict[str, Decision],
-               old_splits: dict[str, dict], vanished: list[dict] = ()
+               old_splits: dict[str, dict], vanished: Sequence[dict] = ()
                ) -> tuple[list[Hunk], dict[str, Decision], dict[str, dict], list[dict], ReconcileReport]:
     """The hunks of a fresh translation with the old review's splits made again, their decisions (kept,
     pending and ``changed`` with the old one in ``before``, or new), the review's new ``vanished`` list,

@@ -122,7 +122,7 @@ def flagged_counts(hunks: Iterable[Hunk]) -> dict[str, int]:
     the translation left unchanged are not hunks: they are "manual edits", counted apart."""
     c = dict.fromkeys(SEVERITY_ORDER, 0)
     for h in hunks:
-        if h.flags:
+        if h.flags and h.max_severity is not None:  # flags give a severity
             c[h.max_severity] += 1
     return {**c, "total": sum(c.values())}
 

@@ -97,7 +97,8 @@ def matching(masked: str, pos: int, open_ch: str, close_ch: str) -> int:
 
 def split_top_level(text: str) -> list[str]:
     """Split on commas not nested in (), [], {} or <> of templates (angle nesting only after an identifier)."""
-    parts, depth, cur = [], 0, []
+    parts, depth = [], 0
+    cur: list[str] = []
     for ch in text:
         if ch in "([{":
             depth += 1

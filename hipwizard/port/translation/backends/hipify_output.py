@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from hipwizard.port.model import Diagnostic
+from hipwizard.port.model import Diagnostic, DiagnosticKind
 
 _FILE_HEADER = re.compile(r"^\[HIPIFY\] info: file '(?P<path>.+)' statistics:\s*$")
 _STAT = re.compile(r"^  (?P<name>[A-Za-z][A-Za-z ()%]+?): (?P<value>-?[\d.]+)\s*$")
@@ -50,7 +50,7 @@ def parse_perl_warnings(text: str) -> dict[str, list[Diagnostic]]:
         msg = m.group("msg")
         names = _PERL_NAME.search(msg) or _PERL_NAME.search(line)
         name = (names.group("q") or names.group("i")) if names else msg.rsplit(" ", 1)[-1]
-        kind = "unsupported" if "unsupported" in msg else "deprecated" if "deprecated" in msg else \
+        kind: DiagnosticKind = "unsupported" if "unsupported" in msg else "deprecated" if "deprecated" in msg else \
             "removed" if "removed" in msg else "warning"
         out.setdefault(m.group("path"), []).append(Diagnostic(kind, name, int(m.group("line")), msg))
     return out
@@ -63,7 +63,9 @@ def parse_clang_warnings(text: str) -> dict[str, list[Diagnostic]]:
         m = _CLANG_WARN.match(line)
         if not m:
             continue
-        kind = {"experimental": "warning"}.get(m.group("what"), m.group("what"))
+        kinds: dict[str, DiagnosticKind] = {"unsupported": "unsupported", "deprecated": "deprecated",
+                                            "experimental": "warning"}  # every word _CLANG_WARN matches
+        kind = kinds[m.group("what")]
         msg = f"'{m.group('name')}' is {m.group('what')}{m.group('rest')}".strip()
         out.setdefault(m.group("path"), []).append(Diagnostic(kind, m.group("name"), int(m.group("line")), msg))
     return out
