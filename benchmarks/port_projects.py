@@ -95,6 +95,16 @@ def check(out: Path, args) -> tuple[dict, float]:
     return json.loads(run.stdout), time.perf_counter() - start
 
 
+_FOLDED = re.compile(r"\(also lines? ([\d, ]+)(?: and \d+ more)? in this file\)")
+
+
+def _folded(flag: dict) -> list[int]:
+    """The other lines of its file a flag stands for (the review's budget folds a kind's places into its first
+    shown flag: "... (also lines 120, 340 in this file)"); translated line numbers, like the flag's own."""
+    m = _FOLDED.search(flag.get("reason", ""))
+    return [int(x) for x in m.group(1).replace(" ", "").split(",") if x] if m else []
+
+
 def flagged_lines(review: dict) -> dict[str, dict[int, list[str]]]:
     """{file: {translated line: [what hipwizard said there]}}: hunk flags, untouched risks and diagnostics."""
     out: dict[str, dict[int, list[str]]] = {}
@@ -106,9 +116,13 @@ def flagged_lines(review: dict) -> dict[str, dict[int, list[str]]]:
     for h in review.get("hunks", []):
         for f in h.get("flags", []):
             put(h["file"], f.get("line"), f["rule_id"])
+            for n in _folded(f):
+                put(h["file"], n, f["rule_id"])
     for path, risks in review.get("untouched", {}).items():
         for r in risks:
             put(path, r.get("line"), r["rule_id"])
+            for n in _folded(r):
+                put(path, n, r["rule_id"])
     for path, diags in review.get("diagnostics", {}).items():
         for d in diags:
             if d.get("kind") in ("unsupported", "too_new", "opt_in", "removed", "deprecated"):

@@ -111,3 +111,12 @@ def test_lit_run_line_options_and_folders(tmp_path):
     (tmp_path / "b.cu").write_text("int x;\n")  # no CHECK: not a case
     cases = load_corpus(tmp_path)
     assert [(c.name, c.options.roc) for c in cases] == [("libs/a.cu", True)]
+
+
+def test_cooperative_groups_sub_headers_are_unsupported():
+    # llm.c's dev/cuda/*.cu include <cooperative_groups/reduce.h>: hipcc stops there (HIP has one cg header)
+    t = translate_text("#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n")
+    assert "#include <hip/hip_cooperative_groups.h>" in t.text
+    msg = _unsupported(t)["cooperative_groups/reduce.h"]
+    assert "hip/hip_cooperative_groups.h" in msg and "hipCUB" in msg
+    assert t.diagnostics[0].line == 2

@@ -238,6 +238,13 @@ class BuiltinTranslator:
             if header.startswith(("cub/", "thrust/")) or header.startswith("cuda/"):
                 if header.startswith(("cub/", "cuda/")):
                     report("unsupported", header, m.start(), f"<{header}> has no HIP header mapping")
+            elif header.startswith("cooperative_groups/"):  # reduce.h, scan.h, memcpy_async.h: hipcc stops here
+                # (rocm.docs.amd.com HIP how-to/hip_runtime_api/cooperative_groups; assets/cuda_libraries.yaml)
+                stats["unsupported"] += 1
+                report("unsupported", header, m.start(),
+                       f"<{header}> has no HIP counterpart: HIP's cooperative groups are all in "
+                       "hip/hip_cooperative_groups.h, without cg::reduce / scan / memcpy_async (write the reduction "
+                       "with shuffles, or hipCUB's WarpReduce/BlockReduce)")
             return whole
         roc = self.options.roc or mapping.group == "dnn"  # cuDNN -> MIOpen, as for names
         target = mapping.roc if roc and mapping.roc not in ("", "-") else mapping.hip
