@@ -77,7 +77,14 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
     from hipwizard.parity.capture.model import CaptureResult
     from hipwizard.parity.compare.tolerances import parse_overrides
     from hipwizard.parity.kernels.run import Toolchain
-    from hipwizard.parity.kernels.service import KernelReport, KernelRow, kernel_run, kernel_specs, saved_kernels
+    from hipwizard.parity.kernels.service import (
+        KernelReport,
+        KernelRow,
+        kernel_check,
+        kernel_run,
+        kernel_specs,
+        saved_kernels,
+    )
     from hipwizard.parity.postmortem import step_postmortem
     from hipwizard.parity.services import check_output, curves, recorded_curves, run_capture, run_comparison
     from hipwizard.parity.worker import WorkerRun, compare_in_worker, run_postmortem
@@ -87,7 +94,7 @@ _LAZY = {
                     "hipwizard.parity.services"),
     **dict.fromkeys(("compare_in_worker", "WorkerRun", "run_postmortem"), "hipwizard.parity.worker"),
     "step_postmortem": "hipwizard.parity.postmortem",
-    **dict.fromkeys(("kernel_specs", "kernel_run", "saved_kernels", "KernelReport", "KernelRow"),
+    **dict.fromkeys(("kernel_specs", "kernel_run", "kernel_check", "saved_kernels", "KernelReport", "KernelRow"),
                     "hipwizard.parity.kernels.service"),
     "Toolchain": "hipwizard.parity.kernels.run",
     "CaptureResult": "hipwizard.parity.capture.model",
@@ -101,7 +108,7 @@ __all__ = [
     "run_capture", "run_comparison", "curves", "recorded_curves", "check_output",
     "compare_in_worker", "WorkerRun", "run_postmortem", "step_postmortem",
     # the user's own kernels (``kernels/``): specs, drivers, sweeps; the last report's rows
-    "kernel_specs", "kernel_run", "saved_kernels", "KernelReport", "KernelRow", "Toolchain",
+    "kernel_specs", "kernel_run", "kernel_check", "saved_kernels", "KernelReport", "KernelRow", "Toolchain",
     # state readers
     "comparisons", "ComparisonEntry", "saved_report", "latest_comparison", "curves_spec", "CurvesSpec",
     "is_demo", "summarize",

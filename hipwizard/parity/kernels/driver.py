@@ -73,18 +73,18 @@ struct HwKernel {{ const char* name; int ndims, nbuf, nsc; const int* bytes; con
 def _kernel_block(i: int, spec: KernelSpec, variant: str) -> str:
     dims = list(spec.dims)
     lines = [f"// kernel {i}: {spec.kernel} ({spec.file}:{spec.line})",
-             f"static void hw_dims_{i}(const long long* d, long long* ext, long long* geo, double* sc) {{"]
-    lines += [f"  const long long {name} = d[{j}]; (void){name};" for j, name in enumerate(dims)]
-    lines += [f"  ext[{j}] = (long long)({b.extent});" for j, b in enumerate(spec.buffers)]
+             f"static void hw_dims_{i}(const long long* hw_d, long long* hw_ext, long long* hw_geo, double* hw_sc) {{"]
+    lines += [f"  const int {name} = (int)hw_d[{j}]; (void){name};" for j, name in enumerate(dims)]
+    lines += [f"  hw_ext[{j}] = (long long)({b.extent});" for j, b in enumerate(spec.buffers)]
     for j, e in enumerate([*spec.grid, *spec.block]):
-        lines.append(f"  geo[{j}] = (long long)({e});")
+        lines.append(f"  hw_geo[{j}] = (long long)({e});")
     factor = 1
     if variant == "twin":
         small = min((element_bytes(b.type, "original") // (element(b.type) or ("", 1))[1] for b in spec.buffers
                      if (element(b.type) or ("",))[0] in FLOAT_TYPES), default=4)
         factor = max(2, 8 // max(small, 1))
-    lines.append(f"  geo[6] = (long long)({spec.shared_bytes}) * {factor};")
-    lines += [f"  sc[{j}] = (double)({s.value});" for j, s in enumerate(spec.scalars)]
+    lines.append(f"  hw_geo[6] = (long long)({spec.shared_bytes}) * {factor};")
+    lines += [f"  hw_sc[{j}] = (double)({s.value});" for j, s in enumerate(spec.scalars)]
     lines.append("}")
     targs = f"<{', '.join(spec.template_args)}>" if spec.template_args else ""
     args, b_i, s_i = [], 0, 0
@@ -101,9 +101,6 @@ def _kernel_block(i: int, spec: KernelSpec, variant: str) -> str:
               "  (void)buf; (void)sc;",
               "  dim3 g((unsigned)geo[0], (unsigned)geo[1], (unsigned)geo[2]);",
               "  dim3 b((unsigned)geo[3], (unsigned)geo[4], (unsigned)geo[5]);",
-              "  if (geo[6] > 48 * 1024)",
-              f"    HW_RT(FuncSetAttribute)((const void*){_fn_ref(kname)}, "
-              "HW_RT(FuncAttributeMaxDynamicSharedMemorySize), (int)geo[6]);",
               f"  {kname}<<<g, b, (size_t)geo[6]>>>({', '.join(args)});",
               "}"]
     nb = max(len(spec.buffers), 1)
@@ -111,10 +108,6 @@ def _kernel_block(i: int, spec: KernelSpec, variant: str) -> str:
     wr = ", ".join("1" if b.role != "in" else "0" for b in spec.buffers) or "0"
     lines += [f"static const int hw_bytes_{i}[{nb}] = {{{byts}}};", f"static const int hw_written_{i}[{nb}] = {{{wr}}};"]
     return "\n".join(lines)
-
-
-def _fn_ref(kname: str) -> str:
-    return f"({kname})" if "<" not in kname else f"(&{kname})"
 
 
 def _param_order(spec: KernelSpec) -> str:

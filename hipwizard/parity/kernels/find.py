@@ -216,10 +216,15 @@ def _site(text: str, code: str, pos: int, name: str, targs: list[str], config: l
     fn_start, fn_name, fn_params = _enclosing_function(code, pos)
     body = code[fn_start:pos]
     definitions: dict[str, str] = {}
-    for dm in re.finditer(r"(?:^|(?<=[;{}(]))\s*(?:(?:const|constexpr|static|unsigned|signed|long|short|int|size_t|"
-                          r"int64_t|uint64_t|int32_t|uint32_t|auto|float|double|dim3)\s+)+([A-Za-z_]\w*)\s*"
+    for dm in re.finditer(r"(?:^|(?<=[;{}(]))\s*((?:(?:const|constexpr|static|unsigned|signed|long|short|int|size_t|"
+                          r"int64_t|uint64_t|int32_t|uint32_t|auto|float|double|dim3)\s+)+)([A-Za-z_]\w*)\s*"
                           r"(?:=\s*([^;{]+?)|\(([^;]*?)\)|\{([^;]*?)\})\s*;", body):
-        definitions[dm.group(1)] = (dm.group(2) or dm.group(3) or dm.group(4) or "").strip()
+        value = (dm.group(3) or dm.group(4) or dm.group(5) or "").strip()
+        words = [w for w in dm.group(1).split() if w not in ("const", "constexpr", "static")]
+        typ = " ".join(words)
+        if value and typ and typ not in ("auto", "dim3"):
+            value = f"({typ})({value})"  # the local's own type: an inlined expression keeps it (ceil_div<T>)
+        definitions[dm.group(2)] = value
     for dm in re.finditer(r"(?:^|(?<=[;{}]))\s*([A-Za-z_]\w*)\s*=\s*([^;=][^;]*?)\s*;", body):  # plain assignments
         if dm.group(1) in definitions:
             definitions[dm.group(1)] = dm.group(2).strip()

@@ -195,6 +195,19 @@ def kernel_run(ws: Workspace, original: Path | None = None, port: Path | None = 
     return report
 
 
+def kernel_check(ws: Workspace, progress: Callable[[Progress], None] | None = None) -> KernelReport:
+    """What the Parity screen's K key does for the workspace's port: sweep the kernels where this machine has an
+    NVIDIA GPU and nvcc (the port through the reverse-mapping headers), else build the drivers (the port with
+    hipcc when it is here, with nvcc through the reverse-mapping headers otherwise), else draft the specs."""
+    gpu = shutil.which("nvidia-smi") is not None and shutil.which("nvcc") is not None
+    if gpu:
+        return kernel_run(ws, platform="nvidia", run=True, progress=progress)
+    if shutil.which("nvcc") is None:
+        return kernel_specs(ws)
+    platform = "amd" if shutil.which("hipcc") else "nvidia"
+    return kernel_run(ws, platform=platform, run=False, progress=progress)
+
+
 def _dims(dims: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in dims.items())
 
@@ -216,4 +229,4 @@ def saved_kernels(ws: Workspace) -> list[KernelRow]:
         return []
 
 
-__all__ = ["KernelReport", "KernelRow", "kernel_run", "kernel_specs", "saved_kernels", "spec_key", "spec_path"]
+__all__ = ["KernelReport", "KernelRow", "kernel_check", "kernel_run", "kernel_specs", "saved_kernels", "spec_key", "spec_path"]

@@ -127,6 +127,8 @@ def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] |
                     changed = True
             for name in set(identifiers(text)):
                 d = site.definitions.get(name)
+                if name in rename:
+                    continue  # passed to the kernel as is: the kernel's own name for it
                 if d is not None and "argv" not in d and "[" not in d and d != name and not d.startswith("{"):
                     text = re.sub(rf"(?<![\w.]){re.escape(name)}\b", f"({d})" if not IDENT.fullmatch(d) else d, text)
                     changed = True

@@ -22,6 +22,7 @@ from hipwizard.parity import CompareOutcome, Comparison, CurveGap, demo_request
 from hipwizard.textsafe import markup
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.parity import views
+from hipwizard.tui.parity.kernel_table import KernelPanel
 from hipwizard.tui.parity.module_table import ModuleTable
 from hipwizard.tui.step_screen import StepScreen
 
@@ -55,6 +56,11 @@ class ParityScreen(StepScreen):
         "is the port's error against the high-precision reference divided by the reference machine's own "
         "run-dtype error: ✔ when at most k (default 2). Attention backends (--attn a,b,c) are listed under the "
         "table, each with its forward and backward verdict; v shows the next backend's table (▶ marks the one shown)."
+        "\n\nYour own kernels (K, or hipwizard parity kernels spec|build|run): each __global__ kernel of the port's "
+        "original gets a spec (editable: .hipwizard/parity/kernels.json) and generated drivers; on an NVIDIA "
+        "machine the original, its float64 twin and the port are swept over shapes x distributions and judged "
+        "(✔ pass / ✖ FAIL with the detector / ! original broken); the table lists them, the highlighted kernel's "
+        "first failing case and minimal case below it."
     )
     BINDINGS = [
         Binding("D", "run_demo", "Demo compare", id="parity.run"),
@@ -62,6 +68,7 @@ class ParityScreen(StepScreen):
         Binding("r", "reload", "Reload", id="parity.reload"),
         Binding("b", "toggle_direction", "Fwd/Bwd", id="parity.direction"),
         Binding("v", "next_backend", "Backend", id="parity.backend"),
+        Binding("K", "check_kernels", "Kernels", id="parity.kernels"),
         # D and t have two bindings each, on purpose. Textual tries a key's bindings in order and moves on
         # when ``check_action`` refuses one: in the demo workspace the bindings above act; elsewhere
         # check_action refuses them (and the footer leaves them out) and these silent ones say why D and t
@@ -105,6 +112,7 @@ class ParityScreen(StepScreen):
                 with VerticalScroll(id="parity-right"):
                     yield Static(id="parity-details")
             yield Static(id="parity-curves")
+            yield KernelPanel(id="parity-kernels")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -174,6 +182,23 @@ class ParityScreen(StepScreen):
         self.show(comp)
         self.start_job("curves", parity.recorded_curves, ws, done=self._show_curves, failed=self._curves_failed,
                        daemon=True)
+        self.query_one(KernelPanel).show(parity.saved_kernels(ws))
+
+    def action_check_kernels(self) -> None:
+        """The port's kernels: specs drafted, drivers built (and swept where this machine has an NVIDIA GPU)."""
+        self.query_one("#parity-progress", ProgressBar).update(total=None, progress=0)
+        self.query_one("#parity-stage", Static).update("drafting the kernels' specs …")
+        self.query_one("#parity-run").display = True
+        self.start_job("kernels", parity.kernel_check, self.app.workspace, done=self._kernels_done,
+                       failed=self._kernels_failed, progress=True, daemon=True)
+
+    def _kernels_done(self, report: parity.KernelReport) -> None:
+        self.query_one("#parity-run").display = self._run is not None
+        self.query_one(KernelPanel).show(report.rows)
+
+    def _kernels_failed(self, text: str) -> None:
+        self.query_one("#parity-run").display = self._run is not None
+        self.notify(f"✖ {markup(text)}", severity="error", timeout=10)
 
     def show(self, comp: Comparison | None) -> None:
         if comp is not self.comparison:
@@ -263,6 +288,9 @@ class ParityScreen(StepScreen):
                        daemon=True)
 
     def on_work_progress(self, message: WorkProgress) -> None:
+        if message.job == "kernels":
+            self.query_one("#parity-stage", Static).update(f"◐ {message.progress.text()}")
+            return
         if message.job != "compare" or self._run is None:
             return
         p = message.progress
