@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hipwizard.port.translation.builtin import TranslateOptions, rewrite_launches, translate_text
+from hipwizard.port.translation.builtin import TranslateOptions, translate_text
+from hipwizard.port.translation.launches import rewrite_launches
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from hipify_accuracy import load_corpus, score  # noqa: E402
