@@ -20,6 +20,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hipwizard.atomic import atomic_write_json, atomic_write_text
 from hipwizard.paths import cache_dir
@@ -32,7 +33,7 @@ LLAMA3_SPECIAL = [
 ]
 
 # Shape of the tiny model; small enough to train on a CPU in seconds.
-TINY_CONFIG = dict(
+TINY_CONFIG: dict[str, Any] = dict(  # LlamaConfig keyword arguments
     hidden_size=64, intermediate_size=172, num_hidden_layers=2, num_attention_heads=4,
     num_key_value_heads=2, max_position_embeddings=512, rms_norm_eps=1e-5, rope_theta=10000.0,
     tie_word_embeddings=False,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import io
 import os
 import sys
 from typing import Sequence
@@ -128,6 +129,8 @@ def _tolerate_unencodable_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         if getattr(stream, "errors", None) not in ("strict", "surrogateescape"):
             continue
+        if not isinstance(stream, io.TextIOWrapper):
+            continue  # a replaced stream (StringIO...): leave it
         try:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):

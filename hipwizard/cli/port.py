@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 from hipwizard import port
 from hipwizard.errors import UserError
@@ -119,7 +120,8 @@ def _hipify(args) -> int:
     from hipwizard.progress import terminal_progress
     from hipwizard.workspace import Workspace
 
-    accept = "all" if args.accept_all else "unflagged" if args.accept_unflagged else None
+    accept: Literal["all", "unflagged"] | None = ("all" if args.accept_all else "unflagged" if args.accept_unflagged
+                                                 else None)
     src, out = Path(args.src).expanduser().resolve(), Path(args.out).expanduser().resolve()
     with terminal_progress() as progress:
         done = port.translate(

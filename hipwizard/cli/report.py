@@ -50,7 +50,7 @@ def _report(args) -> int:
         from hipwizard.progress import terminal_progress
         from hipwizard.report.demo import fill
 
-        ws = open_demo_workspace(workspace_dir(args, default=None) if (args.dir or args.workspace) else None).workspace
+        ws = open_demo_workspace(workspace_dir(args) if (args.dir or args.workspace) else None).workspace
         with terminal_progress() as progress:
             fill(ws, progress=progress)
     else:

@@ -81,7 +81,7 @@ def is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
     except (OSError, UnicodeError):
         return False  # an unresolvable name fails at bind, with its own line
-    addresses = {info[4][0].split("%")[0] for info in infos}
+    addresses = {str(info[4][0]).split("%")[0] for info in infos}
     return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
 
 
@@ -225,7 +225,7 @@ def _locked_server(command: str, lock: WebLock):
             ])
             return app
 
-        async def handle_index(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
+        async def handle_index(self, request: web.Request) -> web.StreamResponse:
             origin = f"http://{request.headers['Host']}"  # accepted by the guard: this server's own address
             context = {
                 "font_size": min(max(_int(request.query.get("fontsize"), 16), 6), 64),

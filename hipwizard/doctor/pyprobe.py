@@ -76,7 +76,7 @@ def _torch_facts() -> dict:
 
 def collect() -> dict:
     """The whole probe answer as a dict (JSON-ready)."""
-    data = {"python": sys.version.split()[0]}
+    data: dict[str, object] = {"python": sys.version.split()[0]}
     data.update(_torch_facts())
     data["packages"] = _versions()
     data["llamafactory_requires"] = _llamafactory_requires()

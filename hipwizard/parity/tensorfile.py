@@ -146,7 +146,7 @@ def read_tensor_file(path: str | Path, *, decode_bf16: bool = True) -> TensorFil
     header, offset, size = read_header(path)
     metadata = header.pop("__metadata__", None) or {}
     data = _mapped(path)[offset:]  # a view: slicing would copy the whole file again
-    tensors: dict[str, np.ndarray] = {}
+    tensors: dict[str, np.ndarray | BF16Bits] = {}
     dtypes: dict[str, str] = {}
     spans: dict[str, tuple[int, int]] = {}
     for name, info in header.items():
@@ -184,6 +184,7 @@ def read_meta(source: str | Path | TensorFile) -> dict:
     ``source`` is a path (only the header is read: cheap even for big files) or an already loaded
     ``TensorFile``. Raises UserError when the file is not a hipwizard capture.
     """
+    path: str | Path
     if isinstance(source, TensorFile):
         path, raw = source.path, source.metadata.get(META_KEY)
     else:

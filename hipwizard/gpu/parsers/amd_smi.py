@@ -128,7 +128,7 @@ def _find(tree: Any, *keys: str) -> Any:
                 return tree[key]
             if key in tree and isinstance(tree[key], dict) and {"value", "unit"} <= set(tree[key]):
                 return tree[key]
-            current = tree.get(key).get("current") if isinstance(tree.get(key), dict) else None
+            current = node.get("current") if isinstance(node := tree.get(key), dict) else None
             if current is not None and not isinstance(current, (dict, list)) and str(current).strip().lower() not in _NA:
                 return current  # `amd-smi partition`: MEMORY_PARTITION: {CAPS: ..., CURRENT: NPS1}
         for value in tree.values():
@@ -163,8 +163,8 @@ def _gpu_from_tree(index: int, data: dict, what: str) -> GpuInfo:
 
 def _sample_from_tree(gpu: GpuInfo, data: dict) -> GpuSample:
     """``mem_usage`` (MB) and ``usage.gfx_activity`` of ``amd-smi metric``, ``process_list`` of ``amd-smi process``."""
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    mem = data.get("mem_usage") if isinstance(data.get("mem_usage"), dict) else {}
+    usage = found if isinstance(found := data.get("usage"), dict) else {}
+    mem = found_mem if isinstance(found_mem := data.get("mem_usage"), dict) else {}
     total = size_to_bytes(mem.get("total_vram"), default_unit="MB")
     return GpuSample(
         index=gpu.index, name=gpu.name, vram_used=size_to_bytes(mem.get("used_vram"), default_unit="MB"),
@@ -178,8 +178,7 @@ def _processes(entries: Any) -> tuple[GpuProcess, ...]:
     procs = []
     for entry in entries if isinstance(entries, list) else []:
         info = entry.get("process_info", entry) if isinstance(entry, dict) else None
-        pid = number(info.get("pid")) if isinstance(info, dict) else None
-        if pid is None:
+        if not isinstance(info, dict) or (pid := number(info.get("pid"))) is None:
             continue
         mem = info.get("memory_usage")
         vram = size_to_bytes(mem.get("vram_mem")) if isinstance(mem, dict) else size_to_bytes(info.get("mem_usage"))

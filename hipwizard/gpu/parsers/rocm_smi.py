@@ -82,11 +82,11 @@ def parse_rocm_smi_text(text: str) -> Parsed[ToolView]:
         if m:
             cards.setdefault(int(m.group(1)), {})[m.group(2).strip().lower()] = m.group(3).strip()
             continue
-        row = _CONCISE_ROW.match(line)
-        if row:
+        concise = _CONCISE_ROW.match(line)
+        if concise:
             part = _PARTITION.search(line)
-            card = cards.setdefault(int(row.group(1)), {})
-            card.setdefault("device id", row.group(2))
+            card = cards.setdefault(int(concise.group(1)), {})
+            card.setdefault("device id", concise.group(2))
             if part:
                 card["memory partition"], card["compute partition"] = part.group(1).upper(), part.group(2).upper()
     for index in sorted(cards):

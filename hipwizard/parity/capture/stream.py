@@ -33,7 +33,7 @@ class CaptureSink:
         self._error: BaseException | None = None
         self._repeated = False
         self._queued: set[str] = set()
-        self._side = None
+        self._side: Any = None  # a torch.cuda.Stream once a GPU tensor comes (torch is imported late)
         self._thread = threading.Thread(target=self._write_loop, name="hipwizard-capture-writer", daemon=True)
         self._thread.start()
 

@@ -52,7 +52,7 @@ from hipwizard.port.output.worktree_hunks import (
     edit_hunks,
 )
 from hipwizard.port.review.file_format import check_rel, fingerprint
-from hipwizard.runner import SubprocessRunner
+from hipwizard.runner import Runner, SubprocessRunner
 
 KIND = "hipwizard-written"
 Placement = Literal["written", "merged", "kept", "conflict"]
@@ -95,7 +95,7 @@ class WorkTree:
     out: Path
     files: dict[str, str] = field(default_factory=dict)
     conflicts: dict[str, dict] = field(default_factory=dict)
-    runner: object = None  # the runner seam for `git merge-file` (default: the real one)
+    runner: Runner | None = None  # the runner seam for `git merge-file` (default: the real one)
     environment: dict | None = None  # doctor.fingerprint of the machine of the last write
 
     @classmethod
@@ -321,7 +321,7 @@ class WorkTree:
             raise UserError(f"unknown choice {choice!r} for one conflict: use mine or new")
         merged = self._read("merged", rel) if rel in self.conflicts else None
         regions = conflict_hunks(rel, _text(merged), {}) if merged is not None else []
-        if not regions:
+        if merged is None or not regions:
             raise UserError(f"{rel} has no conflict regions to decide (conflicts: "
                             f"{', '.join(sorted(self.conflicts)) or 'none'}); settle the file with mine|new")
         if not 1 <= index <= len(regions):

@@ -25,7 +25,8 @@ def choose_backend(name: str = "auto", options: TranslateOptions | None = None,
         raise UserError(f"unknown backend {name!r} (choose one of {', '.join(BACKENDS)})")
     if name == "builtin":
         return BuiltinBackend(options)
-    tools = {"hipify-clang": HipifyClangBackend(options, runner), "hipify-perl": HipifyPerlBackend(options, runner)}
+    tools: dict[str, Backend] = {"hipify-clang": HipifyClangBackend(options, runner),
+                                 "hipify-perl": HipifyPerlBackend(options, runner)}
     if name == "auto":
         for backend in tools.values():
             if backend.available():

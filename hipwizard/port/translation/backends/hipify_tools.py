@@ -70,6 +70,7 @@ class HipifyPerlBackend:
             copies = _copy_batch(batch, Path(tmp))
             argv = [self.executable, "-inplace", "-quiet-warnings", "-print-stats",
                     *_option_flags(self.options, "-"), *map(path_operand, copies)]
+            assert self.runner is not None  # a backend translates only when available(): it has a runner
             res = self.runner.run(argv, timeout=60 + 2 * len(batch), cwd=tmp)
             stats = parse_stats(res.stderr) if res.stderr else {}
             results = []
@@ -109,6 +110,7 @@ class HipifyClangBackend:
                         *_option_flags(self.options, "--"), "--", "-x", "cuda"]
                 if cuda_path:
                     argv.append(f"--cuda-path={cuda_path}")
+                assert self.runner is not None  # a backend translates only when available(): it has a runner
                 res = self.runner.run(argv, timeout=120, cwd=tmp)
                 warnings = parse_clang_warnings(res.stderr).get(str(copy), [])
                 stats = parse_stats(res.stderr).get(str(copy), {})
