@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hipwizard.parity.kernels.find import Kernel
 from hipwizard.parity.kernels.source import matching
@@ -228,6 +229,7 @@ def _until(code: str, start: int, stops: str) -> str:
     return code[start:]
 
 
+@lru_cache(maxsize=4096)
 def _guard(body: str, name: str) -> str | None:
     m = re.search(rf"\b{re.escape(name)}\s*<(?![<=])\s*", body)
     if m:
@@ -238,12 +240,14 @@ def _guard(body: str, name: str) -> str | None:
     m = re.search(rf"\bif\s*\(\s*{re.escape(name)}\s*>=\s*", body)
     if m:
         return _until(body, m.end(), ";?&|,").strip() or None
-    m = re.search(rf"([A-Za-z_][\w.]*)\s*>(?![>=])\s*{re.escape(name)}\b", body)
-    if m:
-        return m.group(1)
+    for m in re.finditer(rf"(?<![->])>\s*{re.escape(name)}\b", body):
+        before = re.search(r"([A-Za-z_][\w.]*)\s*$", body[max(0, m.start() - 80):m.start()])
+        if before:
+            return before.group(1)
     return None
 
 
+@lru_cache(maxsize=4096)
 def _definition(body: str, name: str) -> str | None:
     m = re.search(rf"(?<![\w.>])(?:[A-Za-z_][\w:<>]*\s+(?:const\s+)?){re.escape(name)}\s*=(?!=)\s*", body)
     if not m:
@@ -258,6 +262,7 @@ def _definition(body: str, name: str) -> str | None:
 # --- roles and index expressions ---------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
 def aliases(body: str, name: str) -> dict[str, str]:
     """Local pointers derived from ``name``: alias -> the offset added to it ("0" for a cast)."""
     found: dict[str, str] = {}
@@ -280,7 +285,8 @@ def aliases(body: str, name: str) -> dict[str, str]:
     return found
 
 
-def index_expressions(body: str, name: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def index_expressions(body: str, name: str) -> tuple[str, ...]:
     """Every ``name[expr]`` index and every ``name + expr`` offset in ``body``."""
     out = []
     for m in re.finditer(rf"(?<![\w.])\b{re.escape(name)}\s*\[", body):
@@ -289,7 +295,7 @@ def index_expressions(body: str, name: str) -> list[str]:
             out.append(body[m.end():close])
     for m in re.finditer(rf"(?<![\w.])\b{re.escape(name)}\s*\+(?!\+)=?\s*", body):
         out.append(_until(body, m.end(), ";,?"))
-    return [e.strip() for e in out if e.strip()]
+    return tuple(e.strip() for e in out if e.strip())
 
 
 def written(body: str, name: str) -> tuple[bool, bool, bool]:
@@ -313,10 +319,14 @@ def written(body: str, name: str) -> tuple[bool, bool, bool]:
         for m in _ATOMIC.finditer(body):
             if m.group(1) == n:
                 wrote = read = True
-        for m in re.finditer(rf"\b([A-Za-z_]\w*)\s*(?:<[^<>;()]*>)?\s*\(([^;]*?)\b{re.escape(n)}\b", body):
-            callee = m.group(1)
+        for m in re.finditer(rf"(?<![\w.]){re.escape(n)}\b(?!\s*\[)", body):
+            before = body[max(0, m.start() - 160):m.start()]
+            call = re.search(r"([A-Za-z_]\w*)\s*(?:<[^<>;()]*>)?\s*\(([^();{}]*)$", before)
+            if not call:
+                continue
+            callee = call.group(1)
             if callee in ("if", "for", "while", "switch", "return", "sizeof", "reinterpret_cast", "static_cast",
-                          "__ldg", "min", "max") or callee.startswith("atomic") or "(" in m.group(2):
+                          "__ldg", "min", "max") or callee.startswith("atomic"):
                 continue
             handed = True
     return wrote, read, handed
@@ -328,7 +338,7 @@ def extent(kernel: Kernel, name: str, geometry: Geometry, dims: set[str],
     bounder = _Bounder(kernel, geometry, dims, template or {})
     terms: list[str] = []
     exprs = [(e, "0") for e in index_expressions(kernel.body, name)]
-    for alias, off in aliases(kernel.body, name).items():
+    for alias, off in dict(aliases(kernel.body, name)).items():
         exprs += [(e, off) for e in index_expressions(kernel.body, alias)]
         if not index_expressions(kernel.body, alias):
             exprs.append(("0", off))

@@ -173,6 +173,7 @@ _GGL = re.compile(r"\bhipLaunchKernelGGL\s*\(")
 def find_launches(text: str, path: str = "", kernels: set[str] | None = None) -> list[LaunchSite]:
     """Every launch in ``text`` (of ``kernels`` when given), with its host function's context."""
     code = masked(text)
+    pairs = _brace_pairs(code)
     out: list[LaunchSite] = []
     for m in _LAUNCH.finditer(code):
         name = m.group(1)
@@ -191,7 +192,7 @@ def find_launches(text: str, path: str = "", kernels: set[str] | None = None) ->
             continue
         targs = split_top(m.group(2)[1:-1]) if m.group(2) else []
         site = _site(text, code, m.start(), name, targs, split_top(code[m.end():cfg_end]),
-                     split_top(code[paren + 1:close]), path)
+                     split_top(code[paren + 1:close]), path, pairs)
         out.append(site)
     for m in _GGL.finditer(code):
         close = matching(code, m.end() - 1)
@@ -206,14 +207,14 @@ def find_launches(text: str, path: str = "", kernels: set[str] | None = None) ->
         if not tm or (kernels is not None and tm.group(1) not in kernels):
             continue
         targs = split_top(tm.group(2)) if tm.group(2) else []
-        out.append(_site(text, code, m.start(), tm.group(1), targs, parts[1:5], parts[5:], path))
+        out.append(_site(text, code, m.start(), tm.group(1), targs, parts[1:5], parts[5:], path, pairs))
     out.sort(key=lambda s: s.line)
     return out
 
 
 def _site(text: str, code: str, pos: int, name: str, targs: list[str], config: list[str], args: list[str],
-          path: str) -> LaunchSite:
-    fn_start, fn_name, fn_params = _enclosing_function(code, pos)
+          path: str, pairs: list[tuple[int, int]] | None = None) -> LaunchSite:
+    fn_start, fn_name, fn_params = _enclosing_function(code, pos, pairs)
     body = code[fn_start:pos]
     definitions: dict[str, str] = {}
     for dm in re.finditer(r"(?:^|(?<=[;{}(]))\s*((?:(?:const|constexpr|static|unsigned|signed|long|short|int|size_t|"
@@ -231,20 +232,23 @@ def _site(text: str, code: str, pos: int, name: str, targs: list[str], config: l
     return LaunchSite(name, path, line_of(text, pos), targs, config, args, fn_params, fn_name, definitions)
 
 
-def _enclosing_function(code: str, pos: int) -> tuple[int, str, list[str]]:
+def _brace_pairs(code: str) -> list[tuple[int, int]]:
+    """(open, close) of every brace pair of masked ``code``, by opening position."""
+    pairs, stack = [], []
+    for m in re.finditer(r"[{}]", code):
+        if m.group(0) == "{":
+            stack.append(m.start())
+        elif stack:
+            pairs.append((stack.pop(), m.start()))
+    pairs.sort()
+    return pairs
+
+
+def _enclosing_function(code: str, pos: int, pairs: list[tuple[int, int]] | None = None) -> tuple[int, str, list[str]]:
     """(body start, name, parameter names) of the function around ``pos``: the innermost enclosing brace
     that follows a parameter list whose name is no control keyword."""
-    depth, i, enclosing = 0, pos, []
-    while i > 0:
-        i -= 1
-        c = code[i]
-        if c == "}":
-            depth += 1
-        elif c == "{":
-            if depth == 0:
-                enclosing.append(i)
-            else:
-                depth -= 1
+    pairs = _brace_pairs(code) if pairs is None else pairs
+    enclosing = sorted((o for o, c in pairs if o < pos < c), reverse=True)
     for outer in enclosing:
         head = code[max(0, outer - 3000):outer].rstrip()
         head = re.sub(r"\)\s*(?:const|noexcept|override|mutable)?\s*(?:->\s*[\w:<>]+\s*)?$", ")", head)
