@@ -121,11 +121,14 @@ def test_a_wide_index_without_a_grid_stride_loop_flags_the_index_and_its_early_r
              "__global__ void s(float* y, int64_t n) {",
              "  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {",
              "    y[i] = 0;", "  }", "}"]
-    assert _grid_32bit(lines) == [1, 3, 6]  # the index, the early return (a continue), the close of the loop
+    # the index and the close of the loop; the early return (a continue) is within 3 lines of the index: one place
+    assert _grid_32bit(lines) == [1, 6]
+    far = [*lines[:2], *["  y[0] += 1;"] * 4, *lines[2:7]]  # the return 6 lines below the index is a place of its own
+    assert _grid_32bit(far) == [1, 7]  # and the close, 3 lines below the return, is the same place
     # a 2-D block: an int row index still launches rows x blockDim.x threads (FBGEMM's quantize_fused_8bit_rowwise)
     rows = ["__global__ void q(float* y, int n) {", "  const int row = (int)blockIdx.x * blockDim.y + threadIdx.y;",
             "  y[row] = 0;", "}"]
-    assert _grid_32bit(rows) == [1, 3]
+    assert _grid_32bit(rows) == [1]
     assert _grid_32bit([r.replace("blockDim.y + threadIdx.y", "blockDim.x + threadIdx.x") for r in rows]) == []
 
 

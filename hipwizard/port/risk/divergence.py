@@ -83,9 +83,11 @@ def _grid_32bit(lines: list[str]) -> list[int]:
             if kind and _NARROW.match(kind) and one_d and "int64" not in expr and "long" not in expr:
                 continue  # a 32-bit index of a 1-D grid: the CUDA code cannot go past 2^32 threads either
             hits.append(k)
-            hits.extend(r for r in range(k + 1, end + 1) if _RETURN.search(lines[r]))  # returns become continue
-            if GRID_LOOP_END:
-                hits.append(end)  # where the loop would close
+            # the early returns (they become continue) and where the loop would close, each unless a line already
+            # flagged is within 3 lines of it (one place in the review)
+            for r in [*(r for r in range(k + 1, end + 1) if _RETURN.search(lines[r])), *([end] if GRID_LOOP_END else [])]:
+                if r - hits[-1] > 3:
+                    hits.append(r)
             break
     return sorted(set(hits))
 
