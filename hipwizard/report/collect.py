@@ -186,7 +186,7 @@ def _layer_rows(layers) -> list[LayerRow]:
     for layer in layers if isinstance(layers, list) else []:
         if not isinstance(layer, dict):
             continue
-        m = layer.get("metrics") if isinstance(layer.get("metrics"), dict) else {}
+        m = found if isinstance(found := layer.get("metrics"), dict) else {}
         rows.append(LayerRow(str(layer.get("name", "?")), str(layer.get("verdict") or m.get("verdict", "?")),
                              _number(m.get("cosine")), _number(m.get("max_abs")), _number(m.get("rel_l2"))))
     return rows

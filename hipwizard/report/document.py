@@ -149,10 +149,10 @@ def _parity(q: ParitySection | None) -> list[tuple]:
         if chart:
             out.append(("chart", f"parity-{label}-error-by-depth", chart))
     if len(q.comparisons) > 1:
-        rows = [[STATUS.get(e.verdict, str(e.verdict)), f"{e.passed}/{e.total}", e.first_divergent or "—",
-                 e.tolerance or "—", e.label or ""] for e in q.comparisons]
+        earlier = [[STATUS.get(e.verdict, str(e.verdict)), f"{e.passed}/{e.total}", e.first_divergent or "—",
+                    e.tolerance or "—", e.label or ""] for e in q.comparisons]
         out += [("h3", "Earlier comparisons (newest first)"),
-                ("table", ["verdict", "passed", "first divergent", "tolerance", "label"], rows)]
+                ("table", ["verdict", "passed", "first divergent", "tolerance", "label"], earlier)]
     return out
 
 

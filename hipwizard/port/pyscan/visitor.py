@@ -77,8 +77,8 @@ class _Scan:
                     self.rocm_home_imported |= a.name == "ROCM_HOME"
         else:
             modules = [a.name for a in node.names]
-        rules = {IMPORT_RULES.get(m) or IMPORT_RULES.get(m.split(".")[0]) for m in modules} - {None}
-        for rule_id in sorted(rules):  # type: ignore[type-var]
+        rules = {rule for m in modules if (rule := IMPORT_RULES.get(m) or IMPORT_RULES.get(m.split(".")[0]))}
+        for rule_id in sorted(rules):
             self.add(rule_id, node)
 
     # --- names and attributes ----------------------------------------------------------------------------
@@ -233,7 +233,7 @@ class _Scan:
 
     # --- strings -------------------------------------------------------------------------------------------
     def string(self, node: ast.Constant) -> None:
-        if "nvidia-smi" not in node.value:
+        if not isinstance(node.value, str) or "nvidia-smi" not in node.value:
             return
         parent = self.src.parent.get(node)
         if isinstance(parent, ast.Expr):

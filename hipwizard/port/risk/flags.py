@@ -77,12 +77,12 @@ def flag_translation(ft: FileTranslation, rules: tuple[RiskRule, ...] = RULES,
     seen: set[tuple[str, str]] = set()
     untouched: list[RiskFlag] = []
     for f in find_risks(ft.translated, rules, masks[1] if masks else None):
-        hunk = owner.get(f.line)
-        if hunk is None:
+        at = owner.get(f.line)
+        if at is None:
             untouched.append(f.flag())
-        elif (hunk.hunk_id, f.rule.rule_id) not in seen:
-            seen.add((hunk.hunk_id, f.rule.rule_id))
-            hunk.flags.append(f.flag())
+        elif (at.hunk_id, f.rule.rule_id) not in seen:
+            seen.add((at.hunk_id, f.rule.rule_id))
+            at.flags.append(f.flag())
     # CUDA names the hunk renamed away: look at the old side of each hunk as well (each rule runs once over
     # the whole original; its hits are handed to the hunks whose old lines hold them)
     changed = [h for h in ft.hunks if h.old_lines]

@@ -90,7 +90,7 @@ def gpu_matches(a: str, b: str) -> bool:
 
 
 def calibration_key(config: TrainConfig, *, gpu: str, world_size: int, params: int | None, seq_len: int,
-                    lengths: str, versions: dict[str, str]) -> dict[str, Any]:
+                    lengths: str | None, versions: dict[str, str]) -> dict[str, Any]:
     return {"gpu": gpu, "world_size": world_size, "params": params, "finetuning_type": config.finetuning_type,
             "lora_target": config.lora_target, "lora_rank": config.lora_rank,
             "quantization_bit": config.quantization_bit, "dataset": config.dataset, "cutoff_len": config.cutoff_len,

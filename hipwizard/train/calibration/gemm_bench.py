@@ -39,7 +39,7 @@ def bench(sizes: list[int] | None = None, seconds: float = 1.0) -> dict:
                 break
         rates[n] = 2.0 * n**3 * iters / elapsed / 1e12
         del a, b
-    best = max(rates, key=rates.get)
+    best = max(rates, key=lambda n: rates[n])
     return {"tflops": rates[best], "n": best, "device": device,
             "gpu": torch.cuda.get_device_name(0) if cuda else "CPU", "torch": torch.__version__,
             "rates": {str(k): round(v, 2) for k, v in rates.items()}}

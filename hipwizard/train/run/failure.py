@@ -68,7 +68,7 @@ def diagnose(log_text: str, config: Mapping[str, Any] | None = None, returncode:
     if re.search(r"(cuda|hip|torch\.)\s*out ?of ?memory|outofmemoryerror|hipErrorOutOfMemory", log_text, re.I):
         m = re.search(r"Tried to allocate ([\d.]+ [GM]iB)", log_text)
         need = f" (tried to allocate {m.group(1)})" if m else ""
-        fld = "per_device_train_batch_size"
+        fld: str | None = "per_device_train_batch_size"
         if config.get("cutoff_len") and int(config.get("cutoff_len") or 0) > 4096:
             fld = "cutoff_len"
         return Failure("oom", f"GPU out of memory{need}: lower the batch size or sequence length, or use ZeRO-3/offload",

@@ -51,7 +51,7 @@ class StdoutScan:
         self.final_metrics: dict | None = None
 
     def reset(self) -> None:
-        self.__init__(self.lines.maxlen or 400)
+        type(self).__init__(self, self.lines.maxlen or 400)
 
     def feed(self, lines: Iterable[str]) -> None:
         for raw in lines:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import psutil
 
@@ -26,7 +26,7 @@ MAX_PLOT_POINTS = 400
 Series = list[tuple[float, float]]
 
 
-def thin(series: list[tuple[float, float]], limit: int = MAX_PLOT_POINTS) -> Series:
+def thin(series: Sequence[tuple[float, float]], limit: int = MAX_PLOT_POINTS) -> Series:
     """At most ``limit`` points, evenly picked, always keeping the last one."""
     if len(series) <= limit:
         return list(series)
@@ -134,7 +134,7 @@ def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_
         gpu_history=gpu_history.copy() if gpu_history else {}, run_vram=run_vram, host=host,
         vram_peak_gb=max(peaks) if peaks else None,
         alarms=tuple(a.line() for a in detect_alarms(metrics)), steady_tokens_per_s=steady,
-        utilisation=watch.utilisation(steady or now, ceiling=ceiling, gpu_name=gpu_name) if (steady or now) else "",
+        utilisation=watch.utilisation(rate, ceiling=ceiling, gpu_name=gpu_name) if (rate := steady or now) else "",
         stall=verdict.line() if verdict else "", incident=incident.diagnosis if incident else None,
         attempt=watch.manifest.attempt,
     )

@@ -107,7 +107,7 @@ def share(value: float | None) -> str:
     return "—" if value is None else f"{value:.2%}"
 
 
-def fmt(value: float, spec: str) -> str:
+def fmt(value: float | None, spec: str) -> str:
     if value is None:
         return "—"
     if isinstance(value, float) and math.isnan(value):

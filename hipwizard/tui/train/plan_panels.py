@@ -53,7 +53,7 @@ def memory_text(plan: Plan | None, narrow: bool = False) -> Text:
     dev = plan.device if plan else None
     text = Text(f"Memory per GPU — {dev.name if dev else '?'}"
                 f"{f', {dev.vram_gib:g} GiB' if dev and dev.vram_gib else ''}\n", style="bold")
-    if est is None or not est.available:
+    if plan is None or est is None or not est.available:
         text.append(f"✖ {est.reason if est else 'no estimate'}\n", style="red")
         return text
     scale = max(est.device_vram_gib or est.total_gib, est.total_gib) or 1.0
