@@ -321,3 +321,14 @@ def test_a_call_with_no_hip_counterpart_is_left_out_on_amd_and_flagged(tmp_path,
     (out / "main.cu").write_text(dual.replace("#if !(defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__))\n", "#if 1\n"))
     failed = _compile(hipcc, out)
     assert failed.returncode != 0 and "cudaLimitPersistingL2CacheSize" in failed.stderr
+
+
+def test_both_builds_skip_a_unit_another_file_includes(tmp_path):
+    from hipwizard.port.dual.check import skip_reasons
+
+    (tmp_path / "kernels.cu").write_text("__global__ void k(float* x) { x[0] = KEY_LENGTH; }\n")
+    (tmp_path / "main.cu").write_text('#define KEY_LENGTH 4\n#include "kernels.cu"\nint main() { return 0; }\n')
+    (tmp_path / "host.cpp").write_text("int add(int a, int b) { return a + b; }\n")
+    why = skip_reasons(tmp_path, ["kernels.cu", "main.cu", "host.cpp"])
+    assert why["kernels.cu"].startswith("#included by main.cu")
+    assert why["host.cpp"].startswith("CPU-only") and "main.cu" not in why

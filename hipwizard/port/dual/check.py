@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hipwizard.port.build.commands import buildfile_flags
-from hipwizard.port.build.units import unit_skip
+from hipwizard.port.build.units import closure, gpu_content, project_includes, unit_skip
 from hipwizard.port.dual.model import DualOptions
 from hipwizard.port.output.compile_check import (
     HIP_ENV,
@@ -84,6 +84,36 @@ def parse_nvcc(output: str, root: Path) -> list[CompileDiagnostic]:
     return diags
 
 
+def skip_reasons(root: Path, files: list[str]) -> dict[str, str]:
+    """{unit: why it is checked on neither side}: #included by another file (compiled through it), CPU-only or
+    another platform's (``port.build.units``), as the fork mode's check decides."""
+    cache: dict[str, str] = {}
+
+    def read(rel: str) -> str:
+        if rel not in cache:
+            try:
+                cache[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                cache[rel] = ""
+        return cache[rel]
+
+    included: dict[str, str] = {}
+    for rel in files:
+        for inc in project_includes(root, rel, read(rel)):
+            if inc.endswith(UNITS) and inc != rel:
+                included.setdefault(inc, rel)
+    skip: dict[str, str] = {}
+    for rel in files:
+        if rel in included:
+            skip[rel] = f"#included by {included[rel]}: compiled as part of it, not on its own"
+            continue
+        headers = closure(root, rel, read)[1:]
+        why = unit_skip(rel, read(rel), included_gpu=any(gpu_content(read(h)) for h in headers))
+        if why:
+            skip[rel] = why
+    return skip
+
+
 def _new_errors(now: list[CompileDiagnostic], before: list[CompileDiagnostic]) -> list[CompileDiagnostic]:
     """The errors of ``now`` the original did not have (by file and message: the branches move lines)."""
     seen = {(d.file, d.message) for d in before}
@@ -128,11 +158,10 @@ def check_both(root: str | os.PathLike[str], files: list[str], options: DualOpti
     tool = find_toolchain(runner, arch) if units else None
     done = 0
 
+    skips = skip_reasons(root_p, units)
+
     def one(rel: str) -> DualCheck:
-        try:
-            why = unit_skip(rel, (root_p / rel).read_text(encoding="utf-8", errors="replace"))
-        except OSError as exc:
-            why = f"unreadable: {exc.strerror or exc}"
+        why = skips.get(rel, "")
         if why:  # a CPU-only or other platform's file: no GPU unit on either side
             return DualCheck(rel, FileCheck(rel, "skipped", note=why), FileCheck(rel, "skipped", note=why))
         if nvcc is None:
