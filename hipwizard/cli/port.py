@@ -192,7 +192,7 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
           f"{hand['api']} with an API HIP lacks or the target is too old for)")
     print(f"  risks on unchanged lines: {sum(unt.values())}: ✖ {unt['high']} high  ⚠ {unt['med']} med  ● {unt['low']} low")
     if s["flags_by_rule"]:
-        print("  rules: " + ", ".join(f"{k} {v}" for k, v in s["flags_by_rule"].items()))
+        print("  rules (most telling first): " + ", ".join(f"{k} {v}" for k, v in s["flags_by_rule"].items()))
     if s["unsupported"]:
         names = list(s["unsupported"])
         print(f"  ✖ unsupported in HIP ({len(names)}): " + ", ".join(names[:12]) + (" ..." if len(names) > 12 else ""))

@@ -156,3 +156,13 @@ def test_a_quiet_kind_on_a_hunk_keeps_one_flag_there(table):
     budget.apply_budget([ft])
     assert [f.rule_id for f in hunk.flags] == ["QUIET"] and "also line 20" in hunk.flags[0].reason
     assert not ft.untouched_flags
+
+
+def test_the_summary_lists_rules_most_telling_kind_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(budget, "measured", lambda: {"SYNC_WARP_BUILTINS": {"places": 9, "near": 9, "precision": 0.9},
+                                                     "FULL_MASK_32": {"places": 9, "near": 3, "precision": 0.3}})
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text("__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n")
+    rules = list(port.translate(None, src, tmp_path / "out", check=False).report.summary()["flags_by_rule"])
+    assert rules.index("SYNC_WARP_BUILTINS") < rules.index("FULL_MASK_32")  # alphabetical order says the opposite

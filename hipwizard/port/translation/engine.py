@@ -22,6 +22,7 @@ from hipwizard.port.buildfiles.review import merge_build_files
 from hipwizard.port.buildfiles.walk import build_review_files
 from hipwizard.port.model import SEVERITY_ORDER, FileTranslation, UntouchedRisk, hand_edit_lines
 from hipwizard.port.pyscan import find_native, python_review_files
+from hipwizard.port.risk.budget import precision
 from hipwizard.port.risk.flags import attach_findings, flag_translation, summarize_flags
 from hipwizard.port.risk.tree import flag_tree
 from hipwizard.port.translation.backends import choose_backend
@@ -77,7 +78,8 @@ class PortReport:
                 h for f in self.files for h in f.hunks).items() if s != "total"},
             "flags_by_severity": {s: flags["hunks"].get(s, 0) for s in SEVERITY_ORDER},
             "untouched_flags_by_severity": {s: flags["untouched"].get(s, 0) for s in SEVERITY_ORDER},
-            "flags_by_rule": dict(sorted(flags["rules"].items())),
+            # the kinds that most often mark real AMD divergence first (measured: risk/budget.py's asset)
+            "flags_by_rule": dict(sorted(flags["rules"].items(), key=lambda kv: (-precision(kv[0]), kv[0]))),
             "unsupported": dict(sorted(unsupported.items())),
             # every line a person must edit: risks on unchanged lines and API lines that do not build as they are
             "hand_edit_lines": hand_edit_lines({f.path: UntouchedRisk.of(f) for f in self.files},
