@@ -332,3 +332,18 @@ def test_both_builds_skip_a_unit_another_file_includes(tmp_path):
     why = skip_reasons(tmp_path, ["kernels.cu", "main.cu", "host.cpp"])
     assert why["kernels.cu"].startswith("#included by main.cu")
     assert why["host.cpp"].startswith("CPU-only") and "main.cu" not in why
+
+
+def test_a_source_that_is_not_utf8_keeps_its_bytes_in_the_patch(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.cu").write_bytes(b"// caf\xe9 (latin-1)\n" + KERNEL.encode())
+    _dual(tmp_path, src, "--mode", "dual")
+    capsys.readouterr()
+    patch = (tmp_path / "out.dual.patch").read_bytes()
+    assert b"caf\xe9" in patch or b"#if defined(USE_ROCM)" in patch
+    applied = tmp_path / "applied"
+    shutil.copytree(src, applied)
+    subprocess.run(["git", "init", "-q"], cwd=applied, check=True)
+    subprocess.run(["git", "apply", str(tmp_path / "out.dual.patch")], cwd=applied, check=True)
+    assert (applied / "main.cu").read_bytes() == (tmp_path / "out" / "main.cu").read_bytes()

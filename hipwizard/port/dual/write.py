@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hipwizard.atomic import atomic_write_text
+from hipwizard.atomic import atomic_write_bytes
 from hipwizard.port.dual.check import DualCheck, check_both
 from hipwizard.port.dual.model import DualOptions
 from hipwizard.port.dual.patch import tree_patch
@@ -50,7 +50,8 @@ def finish(review: ReviewState, report: ApplyReport, tree: DualTree, options: Du
     report.files.append(FileResult(options.header, placed.status, placed.detail))
     paths = [f.path for f in report.files if f.status in ON_DISK]
     target = patch_path(out)
-    atomic_write_text(target, tree_patch(review.src, out, paths))
+    # sources that are not UTF-8 keep their bytes (read with surrogateescape, written back the same way)
+    atomic_write_bytes(target, tree_patch(review.src, out, paths).encode("utf-8", "surrogateescape"))
     result = DualWrite(target, placed.status)
     if check:
         by_path = {f.path: f for f in report.files if f.status in ON_DISK}
