@@ -214,6 +214,9 @@ def measure_bench(name: str, hecb: Path, work: Path) -> dict:
     except UserError as exc:
         row["error"] = str(exc)
         return row
+    except Exception as exc:  # a crash is a finding: named in the row, the run goes on
+        row["error"] = f"CRASH {type(exc).__name__}: {exc}"
+        return row
     # units neither side compiles on their own (#included by another, CPU-only) are not counted
     checks = [c for c in dual.written.dual.checks if not (c.nvidia.status == c.amd.status == "skipped")]
     row["nvidia"] = "ok" if checks and all(c.nvidia.status == "ok" for c in checks) else \
