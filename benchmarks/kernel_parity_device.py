@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/kp-work"))
     ap.add_argument("--json", type=Path, required=True)
     ap.add_argument("--timed", default="gelu_forward_kernel1")
+    ap.add_argument("--dry", action="store_true", help="stop after drafting and planting (no builds)")
     args = ap.parse_args()
     from hipwizard.port.translation.tables import load_tables
 
@@ -91,6 +92,9 @@ def main() -> None:
         planted.parent.mkdir(parents=True, exist_ok=True)
         planted.write_text(plant(text, k.start if old not in ("blockDim.x / WARP_SIZE",) else k.start, old, new))
         jobs.append((tree, rel, base[2], base[3], planted, kernel, f"plant:{kind}:{detector}"))
+    if args.dry:
+        print(f"{len(jobs)} jobs: " + ", ".join(f"{j[1]}[{j[6]}]" for j in jobs))
+        return
     start = time.perf_counter()
 
     def build_job(i_job):

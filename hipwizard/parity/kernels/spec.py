@@ -230,11 +230,11 @@ def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] |
     swept = []
     for name in [*int_scalars, *sorted(extra)]:
         fixed = BLOCKISH.search(name) is not None or not re.search(rf"\b{re.escape(name)}\b", used)
-        value = source_dims.get(name.removesuffix("_host"), 0)
+        literal = source_dims.get(name.removesuffix("_host"), 0)
         if fixed:
-            dims[name] = value if value > 0 else (256 if BLOCKISH.search(name) else 1)
+            dims[name] = literal if literal > 0 else (256 if BLOCKISH.search(name) else 1)
         else:
-            dims[name] = value if value > 0 else 4
+            dims[name] = literal if literal > 0 else 4
             swept.append(name)
     order = "".join("b" if p.pointer else "s" for p in kernel.params)
     return KernelSpec(kernel.name, kernel.path, kernel.line, template_args, buffers, scalars, dims, swept,
