@@ -289,7 +289,8 @@ def _check(args) -> int:
             for e in c.errors:
                 if not e.missing_header:
                     print(f"    {e.file}:{e.line}:{e.col}: {e.severity}: {e.message}")
-            if c.status in ("missing-header", "not built") or c.note.startswith(("a CUDA header left", "checked without")):
+            if c.status in ("missing-header", "not built") or (c.status == "failed" and c.note and (
+                    not c.errors or c.note.startswith(("a CUDA header left", "checked without")))):
                 print(f"    {c.note}")
             if c.ahead:
                 print(f"    still ahead in this unit, unchecked ({len(c.ahead)} flagged line(s)):")

@@ -209,6 +209,9 @@ def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str 
             note = missing_note(sorted({d.missing_header for d in diags}))
         elif status == "failed" and not diags:
             note = res.explain()
+            if rel.endswith(".c") and "not allowed with 'C'" in res.output:
+                note = ("hipcc compiles a .c file as C, nvcc compiled it as C++: the build needs `-x hip` (or "
+                        "`-x c++`) before it, or the file renamed .cpp; " + note)
         elif status == "failed":
             note = failure_note(diags) or note
         return FileCheck(rel, status, diags, note, tool.arch, res.duration_s, (flags_from or {}).get(rel, ""))
