@@ -205,7 +205,8 @@ def measure_bench(name: str, hecb: Path, work: Path) -> dict:
     row: dict = {"name": name}
     try:
         fork = port.translate(None, src, work / name / "fork", accept="all", check=True, arch=ARCH)
-        statuses = [f.check for f in fork.written.files if f.check and f.check != "skipped"]
+        written = fork.written.files if fork.written is not None else []
+        statuses = [f.check for f in written if f.check and f.check != "skipped"]
         row["fork"] = "ok" if statuses and all(s == "ok" for s in statuses) else \
             "none" if not statuses else "failed"
         t = time.time()
@@ -257,7 +258,7 @@ done
 
 
 def export_gpu(rows: list[dict], hecb: Path, work: Path, dest: Path, count: int) -> list[str]:
-    chosen = []
+    chosen: list[str] = []
     for row in rows:
         if len(chosen) >= count or row.get("nvidia") != "ok":
             continue
