@@ -26,11 +26,12 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hipwizard.doctor.state import environment_stamp, target_facts
 from hipwizard.errors import UserError
-from hipwizard.port.dual.model import choose as choose_mode, parse_backend
+from hipwizard.port.dual.model import choose as choose_mode
+from hipwizard.port.dual.model import parse_backend
 from hipwizard.port.review.state import ReconcileReport, ReviewState, state_path_for
 from hipwizard.port.risk.budget import apply_budget, budgeted
 from hipwizard.port.state import PortLink, read_link, record_link, review_path
@@ -128,10 +129,11 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     link = read_link(ws) if ws is not None else PortLink()
     options = choose_mode(mode, guard, link.mode if link.src is not None else None, link.guard or None,
                           previous.backend if previous else None)
+    limit: dict[str, Any] = {} if max_bytes is None else {"max_bytes": max_bytes}  # else port_tree's default
     report = port_tree(src_p, backend=backend, hip_version=hip, hip_kernel_execution_syntax=hip_kernel_execution_syntax,
                        roc=roc, experimental=experimental, exclude=[out_p], progress=progress,
                        arch=arch or _facts(ws).arch,  # build files compile for the arch the write checks
-                       **({} if max_bytes is None else {"max_bytes": max_bytes}))
+                       **limit)
     report.target = target
     if not report.files:
         why = "; ".join(f"{u.path}: {u.reason}" for u in [*report.unreadable, *report.skipped][:3])

@@ -289,7 +289,7 @@ def launch_demo(ws: Workspace, options: LaunchOptions | None = None, *, max_step
 
 
 # What a run.json must hold for a run to be followed or stopped (wrong types would reach os.killpg).
-_MANIFEST_TYPES = {"run_dir": (str, "text"), "name": (str, "text"), "pid": (int, "whole number"),
+_MANIFEST_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {"run_dir": (str, "text"), "name": (str, "text"), "pid": (int, "whole number"),
                    "pgid": (int, "whole number"), "log": (str, "text"), "output_dir": (str, "text"),
                    "command": (list, "list"), "pid_create_time": ((int, float), "number")}
 

@@ -172,7 +172,7 @@ def kernel_run(ws: Workspace, original: Path | None = None, port: Path | None = 
                 if not row.original_built and built["original"]:
                     row.first_failure = "original driver: " + next(
                         (ln for ln in built["original"].log.splitlines() if "error" in ln), "")[:300]
-            if not run or not all(built.get(v) and built[v].ok for v in ("original", "port")):
+            if not run or not all((one := built.get(v)) is not None and one.ok for v in ("original", "port")):
                 continue
             binaries = {v: b.path for v, b in built.items() if b and b.ok}
             for j, s in enumerate(specs):

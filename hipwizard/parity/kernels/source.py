@@ -42,7 +42,8 @@ def matching(code: str, pos: int) -> int:
 
 def split_top(text: str, sep: str = ",") -> list[str]:
     """``text`` split at ``sep`` outside brackets (parentheses, square, braces and template angles)."""
-    parts, depth, angle, cur = [], 0, 0, []
+    parts, depth, angle = [], 0, 0
+    cur: list[str] = []
     for i, c in enumerate(text):
         if c in "([{":
             depth += 1

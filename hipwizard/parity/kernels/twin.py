@@ -105,7 +105,7 @@ def drop_launchers(text: str) -> str:
 def lift_text(text: str) -> str:
     """``text`` with every device function and kernel widened to double (host code unchanged)."""
     code = masked(text)
-    spans = []
+    spans: list[tuple[int, int]] = []
     for m in _DEVICE_START.finditer(code):
         line_start = code.rfind("\n", 0, m.start()) + 1
         if code[line_start:m.start()].lstrip().startswith("#"):

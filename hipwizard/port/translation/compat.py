@@ -51,7 +51,7 @@ def fact(name: str) -> VersionFact | None:
 @lru_cache(maxsize=1)
 def newest_known() -> str:
     """The newest HIP version HIPIFY's tables know (the default target), e.g. '6.3'."""
-    best = (0, 0, 0)
+    best: tuple[int, ...] = (0, 0, 0)
     for row in load_tables()._rows.values():
         v = parse_version(row[5])
         if v and v > best:

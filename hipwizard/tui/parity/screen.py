@@ -207,14 +207,15 @@ class ParityScreen(StepScreen):
         self.refresh_bindings()
         direction = self.query_one("#parity-direction", Static)
         matrix = self.query_one("#parity-matrix", Static)
-        direction.update(views.direction_note(self.base, self.shown) if comp is not None else "")
-        direction.display = self.base is not None and self.base.backward is not None
+        base, shown = self.base, self.shown  # None exactly when comp is
+        direction.update(views.direction_note(base, shown) if base is not None and shown is not None else "")
+        direction.display = base is not None and base.backward is not None
         matrix.update(views.matrix_text(comp, self.backend) if comp is not None else "")
         matrix.display = bool(comp is not None and comp.matrix)
         headline = self.query_one("#parity-headline", Static)
         sides = self.query_one("#parity-sides", Static)
         table = self.query_one(ModuleTable)
-        if comp is None:
+        if comp is None or shown is None:
             hint = (f"Press [b]D[/b] to compare the demo's tiny Llama: float64 CPU reference vs {self.dtype} "
                     "candidate ([b]t[/b] changes the dtype)." if self._demo else
                     "Run [b]hipwizard parity compare ...[/b] in this folder (see [b]?[/b]); its result appears here.")
@@ -229,7 +230,6 @@ class ParityScreen(StepScreen):
         sides.update(views.sides(comp))
         sides.display = True
         self.query_one("#parity-body").display = True
-        shown = self.shown
         start = shown.first_divergent or (shown.layers[0].name if shown.layers else None)
         table.show(shown, cursor=start)
         self.query_one("#parity-spark", Sparkline).data = views.depth_series(shown)

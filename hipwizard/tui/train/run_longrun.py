@@ -6,33 +6,37 @@ snapshot and the launch job); the work is the train step's services (``train.res
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from hipwizard import train
 from hipwizard.tui.train.dialogs import ConfirmAction
 
+if TYPE_CHECKING:
+    from textual.containers import Vertical
 
-class _RunHost(Protocol):
-    """What the mixin uses of ``RunView`` (named here, not imported: the view imports this module)."""
+    from hipwizard.tui.workers import Jobs
 
-    attached: str | None
-    snap: Any
-    workspace: Any
-    app: Any
-
-    def notify(self, message: str, **kwargs: Any) -> None: ...
-    def _busy(self) -> bool: ...
-    def start_job(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any: ...
-    def _launched(self, launched: Any) -> None: ...
-    def _launch_failed(self, text: str) -> None: ...
-    def _relaunch(self, service: Any, run_dir: str) -> None: ...
-    def _ended_run(self, verb: str) -> str | None: ...
+    class _ViewBase(Jobs, Vertical):
+        """For the type checker only: the view ``LongRunActions`` is mixed into (``start_job``, widget API)."""
+else:
+    _ViewBase = object
 
 
-class LongRunActions:
+class LongRunActions(_ViewBase):
     """R and N on the attached run; ``stall_alarm`` when its state turns to stalled."""
 
-    def _ended_run(self: _RunHost, verb: str) -> str | None:
+    # What RunView holds, declared (named here, not imported: the view imports this module):
+    attached: str | None  # the run folder the view follows
+    snap: Any  # its last train.RunSnapshot, None before the first
+    workspace: Any  # the Workspace
+    if TYPE_CHECKING:
+        def _busy(self) -> bool: ...
+
+        def _launched(self, launched: Any) -> None: ...
+
+        def _launch_failed(self, text: str) -> None: ...
+
+    def _ended_run(self, verb: str) -> str | None:
         if not self.attached or self.snap is None:
             self.notify("attach a run first (enter or o)", severity="warning")
             return None
@@ -41,7 +45,7 @@ class LongRunActions:
             return None
         return self.attached
 
-    def action_resume(self: _RunHost) -> None:
+    def action_resume(self) -> None:
         """R: continue the attached run from its newest complete checkpoint, after a confirmation (a stalled
         run is stopped first by the confirmation's own words: the user stops it with X)."""
         run_dir = self._ended_run("resume it")
@@ -56,7 +60,7 @@ class LongRunActions:
                           "curve go on in this view.", "Resume"),
             lambda ok: self._relaunch(train.resume, run_dir) if ok else None)
 
-    def action_nccl_debug(self: _RunHost) -> None:
+    def action_nccl_debug(self) -> None:
         """N: run the attached run again with NCCL_DEBUG=INFO (from its last checkpoint when it has one)."""
         run_dir = self._ended_run("run it again")
         if run_dir is None or self.snap is None:
@@ -70,13 +74,13 @@ class LongRunActions:
                           "continues from the last checkpoint when there is one.", "Run again"),
             lambda ok: self._relaunch(train.run_again_with_nccl_debug, run_dir) if ok else None)
 
-    def _relaunch(self: _RunHost, service, run_dir: str) -> None:
+    def _relaunch(self, service, run_dir: str) -> None:
         if self._busy():
             return
         self.start_job("launch", service, self.workspace, run_dir, done=self._launched,
                        failed=self._launch_failed, progress=True)
 
-    def stall_alarm(self: _RunHost, before: str | None, now: str) -> None:
+    def stall_alarm(self, before: str | None, now: str) -> None:
         """The alarm, once, when the attached run turns stalled: a bell and a notice that stays."""
         if now == "stalled" and before != "stalled" and self.snap is not None:
             self.app.bell()

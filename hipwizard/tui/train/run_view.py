@@ -134,7 +134,8 @@ class RunView(LongRunActions, Jobs, Vertical):
 
     @on(OptionList.OptionSelected, "#run-list")
     def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.attach(event.option.id)
+        if event.option.id is not None:  # every row of the run list has its run folder as id
+            self.attach(event.option.id)
 
     def action_attach(self) -> None:
         run_dir = self._selected()
@@ -188,7 +189,7 @@ class RunView(LongRunActions, Jobs, Vertical):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # Jobs' own handler runs too (Textual calls the handler of each class): this one only speaks for
         # the watch stream, which is not a job.
-        if event.worker.group == "run-watch" and event.state == WorkerState.ERROR:
+        if event.worker.group == "run-watch" and event.state == WorkerState.ERROR and event.worker.error is not None:
             self.notify(f"✖ stopped following the run: {one_line(event.worker.error)}", severity="error")
 
     @on(RunUpdated)
