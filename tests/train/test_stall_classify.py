@@ -108,3 +108,20 @@ def test_newest_complete_checkpoint_skips_one_cut_short(tmp_path):
     _checkpoint(tmp_path, 16, weights=False)
     (tmp_path / "checkpoint-x").mkdir()
     assert newest_checkpoint(tmp_path).step == 8
+
+
+def test_a_killed_trainer_is_named_and_an_oom_kill_in_the_kernel_log_wins():
+    d = classify("{'loss': 1.2}\n", returncode=-9)
+    assert d.kind == "killed" and "SIGKILL" in d.line and "--resume" in d.fix
+    oom = ["[Fri Dec  4 18:47:06 2026] Out of memory: Killed process 19363 (python) total-vm:24983680kB"]
+    d = classify("{'loss': 1.2}\n", kernel=oom, returncode=-9)
+    assert d.kind == "host-oom" and d.evidence[0].startswith("kernel: [Fri Dec  4 18:47:06 2026] Out of memory")
+
+
+def test_kernel_lines_are_dated_so_old_ones_can_be_left_out():
+    from hipwizard.train.run.incident import line_time
+
+    old = line_time("[Fri Dec  4 18:47:06 2026] Out of memory: Killed process 19363 (python)")
+    new = line_time("[Sat Dec  5 08:05:53 2026] amdgpu 0000:05:00.0: amdgpu: GPU reset begin!")
+    assert old is not None and new is not None and new - old == 13 * 3600 + 18 * 60 + 47
+    assert line_time("amdgpu: no time here") is None

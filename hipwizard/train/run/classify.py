@@ -72,6 +72,9 @@ STOPPED_FIX = ("a trainer process is stopped (SIGSTOP, Ctrl-Z or a debugger hold
                "or stop the run and resume it from the last checkpoint")
 INPUT_FIX = ("the trainer waits for its data: tokenise ahead (tokenized_path), raise dataloader_num_workers, "
              "and check the dataset's disk or network mount")
+KILLED_FIX = ("SIGKILL comes from outside the trainer: the kernel's OOM killer (no such line was readable in the kernel "
+              "log since the run started), a job scheduler's time or memory limit, or kill -9; resume from the last "
+              "checkpoint (hipwizard train run RUN_DIR --resume)")
 UNKNOWN_STALL_FIX = ("no step came and nothing names why: read the stacks below (the innermost frame of each "
                      "trainer is where it waits), and run again with NCCL_DEBUG=INFO if it uses several GPUs")
 
@@ -121,6 +124,18 @@ def classify(log_text: str, *, kernel: list[str] | None = None, stacks: list[tup
         return Diagnosis("peer-lost", "another rank went away mid-collective (it crashed or was killed first)",
                          "look at the other ranks' (or nodes') logs for the first error: this rank only lost "
                          "its peer", evidence)
+    if not stalled and returncode is not None and returncode < 0:
+        killed = _matches(re.compile(r"Out of memory: Killed process|oom-kill", re.I), kernel, "kernel")
+        if killed:
+            return Diagnosis("host-oom", "host RAM exhausted: the kernel's OOM killer ended a process of the run",
+                             _FIXES["host-oom"], killed)
+        if "Traceback (most recent call last)" not in log_text:
+            sig = -returncode
+            name = {9: "SIGKILL", 15: "SIGTERM", 6: "SIGABRT", 11: "SIGSEGV", 7: "SIGBUS"}.get(sig, f"signal {sig}")
+            return Diagnosis("killed", f"the trainer was ended by {name} with no error of its own",
+                             KILLED_FIX if sig == 9 else f"{name} came from outside or from a crash in native code: "
+                             "read the end of train.log and the kernel lines; resume from the last checkpoint",
+                             [f"exit code {returncode}"])
     if not stalled:
         failure = diagnose(log_text, config or {}, returncode)
         if failure is not None:

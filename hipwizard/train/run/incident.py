@@ -150,14 +150,35 @@ def gpu_state(telemetry: GpuTelemetry | None = None) -> list[str]:
     return out
 
 
-def kernel_lines(limit: int = KEEP_LINES) -> tuple[list[str], str]:
-    """GPU-related lines of the kernel log (dmesg, else journalctl -k) and a note when it is not readable."""
+_CTIME = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]")
+_JOURNAL = re.compile(r"^(\w{3} +\d+ \d\d:\d\d:\d\d) ")
+
+
+def line_time(line: str) -> float | None:
+    """When a dmesg --ctime or journalctl line was logged (local time), or None."""
+    try:
+        if m := _CTIME.match(line):
+            return time.mktime(time.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y"))
+        if m := _JOURNAL.match(line):
+            year = time.localtime().tm_year
+            return time.mktime(time.strptime(f"{year} {' '.join(m.group(1).split())}", "%Y %b %d %H:%M:%S"))
+    except (ValueError, OverflowError):
+        return None
+    return None
+
+
+def kernel_lines(limit: int = KEEP_LINES, since: float | None = None) -> tuple[list[str], str]:
+    """GPU-related lines of the kernel log (dmesg, else journalctl -k) logged since ``since`` (epoch s; the run's
+    start, less a minute: older lines belong to other runs), and a note when it is not readable."""
     notes = []
     for argv in (["dmesg", "--ctime"], ["journalctl", "-k", "--no-pager", "-n", "20000"]):
         rc, text = _run(argv)
         if rc == 0 and text:
             lines = [ln for ln in text.splitlines() if _KERNEL.search(ln)]
-            return lines[-limit:], "" if lines else f"{argv[0]}: no amdgpu / GPU reset line in the kernel log"
+            if since is not None:
+                lines = [ln for ln in lines if (t := line_time(ln)) is None or t >= since - 60]
+            return lines[-limit:], "" if lines else f"{argv[0]}: no amdgpu / GPU reset line in the kernel log" + (
+                " since the run started" if since is not None else "")
         notes.append(f"{argv[0]}: {(text.splitlines() or ['no output'])[-1][:160]}")
     return [], "the kernel log is not readable here (" + "; ".join(notes) + ")"
 
@@ -186,7 +207,7 @@ def capture(manifest: RunManifest, trigger: str, *, attempt: int = 1, stall: str
     procs = trainer_processes(run_processes(manifest))
     stacks, stacks_note = python_stacks(procs)
     log_text = attempt_text(read_end(manifest.log_path))
-    kernel, kernel_note = kernel_lines()
+    kernel, kernel_note = kernel_lines(since=manifest.started_epoch or None)
     comm, comm_note = comm_lines(log_text)
     incident = Incident(trigger, datetime.now(timezone.utc).isoformat(timespec="seconds"), attempt, stacks,
                         stacks_note, gpu_state(telemetry), kernel, kernel_note, comm, comm_note, stall)
