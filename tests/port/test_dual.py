@@ -347,3 +347,24 @@ def test_a_source_that_is_not_utf8_keeps_its_bytes_in_the_patch(tmp_path, capsys
     subprocess.run(["git", "init", "-q"], cwd=applied, check=True)
     subprocess.run(["git", "apply", str(tmp_path / "out.dual.patch")], cwd=applied, check=True)
     assert (applied / "main.cu").read_bytes() == (tmp_path / "out" / "main.cu").read_bytes()
+
+
+def test_the_macro_takes_the_translators_usual_name_and_the_odd_line_is_a_branch(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.cu").write_text("""\
+#include <cuda_runtime.h>
+int main() {
+    cudaEvent_t a, b, c;
+    cudaEventCreate(&c, cudaEventDisableTiming);
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    return 0;
+}
+""")
+    out = _dual(tmp_path, src, "--mode", "dual")
+    capsys.readouterr()
+    assert re.search(r"^#define cudaEventCreate +hipEventCreate$", (out / "hipwizard_compat.h").read_text(), re.M)
+    amd = _branches((out / "main.cu").read_text())
+    assert ["    hipEventCreateWithFlags(&c, hipEventDisableTiming);"] in amd
+    assert not any("hipEventCreate(&a)" in x for b in amd for x in b)

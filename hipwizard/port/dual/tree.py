@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from hipwizard.port.buildfiles.review import BACKEND as BUILD_BACKEND
 from hipwizard.port.buildfiles.review import attach_flags
 from hipwizard.port.dual.build import dual_build_file
+from hipwizard.port.dual.classify import renames as rename_pairs
 from hipwizard.port.dual.compat import INTRINSICS, compat_header, used_intrinsics
 from hipwizard.port.dual.model import Branch, DualOptions
 from hipwizard.port.dual.source import Edit, dual_source
@@ -55,6 +56,7 @@ def dual_tree(files: list[FileTranslation], options: DualOptions, context: int =
     out: list[FileTranslation] = []
     masked: list[str] = []
     no_hip = _no_hip_names(files)
+    preferred = _preferred_renames(files)
     for ft in files:
         if ft.backend == PY_BACKEND:
             out.append(ft)
@@ -62,7 +64,7 @@ def dual_tree(files: list[FileTranslation], options: DualOptions, context: int =
         if ft.backend == BUILD_BACKEND:
             text, found, edits = dual_build_file(ft, options)
         else:
-            ds = dual_source(ft, options, renames, no_hip)
+            ds = dual_source(ft, options, {**preferred, **renames}, no_hip)
             text, found, edits = ds.text, ds.branches, ds.edits
             renames.update((k, v) for k, v in ds.renames.items() if k not in renames)
             masked.append(mask_non_code(ft.original))
@@ -72,6 +74,24 @@ def dual_tree(files: list[FileTranslation], options: DualOptions, context: int =
         out.append(dual)
     intrinsics = used_intrinsics(masked)
     return DualTree(out, compat_header(renames, intrinsics, options), renames, intrinsics, branches)
+
+
+def _preferred_renames(files: list[FileTranslation]) -> dict[str, str]:
+    """For each CUDA name the translator renamed, the HIP name it chose most often across the tree: the compat
+    header's macro; a line where it chose another (``cudaEventCreate(&e, flags)`` ->
+    ``hipEventCreateWithFlags``) becomes a branch, not the macro every other line then contradicts."""
+    counts: dict[str, dict[str, int]] = {}
+    for ft in files:
+        if ft.backend in (BUILD_BACKEND, PY_BACKEND):
+            continue
+        for h in ft.hunks:
+            if len(h.old_lines) != len(h.new_lines):
+                continue
+            for o, n in zip(h.old_lines, h.new_lines, strict=True):
+                for cuda, hip in rename_pairs(o, n) or []:
+                    by = counts.setdefault(cuda, {})
+                    by[hip] = by.get(hip, 0) + 1
+    return {cuda: max(sorted(by), key=by.__getitem__) for cuda, by in counts.items()}
 
 
 def _no_hip_names(files: list[FileTranslation]) -> frozenset[str]:
