@@ -371,7 +371,7 @@ def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, 
     commands or its build file's flags; GPU units only; the review beside the folder, when there is one, names
     the flagged lines a missing library header hides). ``build``: run the folder's own build (make / CMake)
     with hipcc instead and report each unit from it. Raises ``UserError`` when the folder holds no unit."""
-    from hipwizard.port.build.check import build_tree, check_tree
+    from hipwizard.port.build.check import build_tree, check_tree, review_beside
     from hipwizard.port.output.compile_check import DEFAULT_ARCH, UNITS
     from hipwizard.port.translation.scan import SKIP_DIRS
 
@@ -382,20 +382,9 @@ def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, 
                    if p.is_file() and p.suffix in UNITS and not (set(p.relative_to(root).parts) & SKIP_DIRS))
     if not files:
         raise UserError(f"no translation units ({' '.join(UNITS)}) under {folder}")
-    arch = arch or _facts(ws).arch
+    arch, review = arch or _facts(ws).arch, review_beside(root)
     if build:
         return build_tree(root, files, arch=arch or DEFAULT_ARCH, runner=runner, jobs=jobs, progress=progress,
-                          review=_review_beside(root))
-    return check_tree(root, files, arch=arch, jobs=jobs, runner=runner, progress=progress,
-                      review=_review_beside(root), build_runner=build_runner)
-
-
-def _review_beside(root: Path) -> ReviewState | None:
-    """The review whose output folder is ``root``, read without taking its lock; None when there is none."""
-    path = state_path_for(root.resolve())
-    if not path.is_file():
-        return None
-    try:
-        return ReviewState.load(path)
-    except (UserError, OSError):
-        return None
+                          review=review)
+    return check_tree(root, files, arch=arch, jobs=jobs, runner=runner, progress=progress, review=review,
+                      build_runner=build_runner)

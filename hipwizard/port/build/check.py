@@ -15,12 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hipwizard.errors import UserError
 from hipwizard.port.build.ahead import flagged_lines, lines_ahead
 from hipwizard.port.build.commands import Commands, buildfile_flags, project_commands
 from hipwizard.port.build.flags import check_flags
 from hipwizard.port.build.run import BuildRun, run_build
 from hipwizard.port.build.units import HEADERS, UNITS, closure, gpu_content, project_includes, unit_skip
 from hipwizard.port.output.compile_check import HIP_ENV, FileCheck, check_files, find_toolchain
+from hipwizard.port.review.state import ReviewState, state_path_for
 from hipwizard.progress import ProgressFn
 from hipwizard.runner import Runner, SubprocessRunner
 
@@ -43,6 +45,18 @@ class TreeCheck:
     def failed_units(self) -> int:
         """Units that do not compile (their code, not a missing library header)."""
         return sum(c.status in ("failed", "error") for c in self.files)
+
+
+def review_beside(root: Path):
+    """The ``ReviewState`` whose output folder is ``root``, read without taking its lock; None when there is
+    none or it cannot be read (the check goes on without the lines ahead of a missing header)."""
+    path = state_path_for(root.resolve())
+    if not path.is_file():
+        return None
+    try:
+        return ReviewState.load(path)
+    except (UserError, OSError):
+        return None
 
 
 def _reader(root: Path):
