@@ -368,3 +368,17 @@ int main() {
     amd = _branches((out / "main.cu").read_text())
     assert ["    hipEventCreateWithFlags(&c, hipEventDisableTiming);"] in amd
     assert not any("hipEventCreate(&a)" in x for b in amd for x in b)
+
+
+def test_a_rerun_without_a_workspace_keeps_the_reviews_mode(tmp_path):
+    from hipwizard import port
+    from hipwizard.port.dual.model import parse_backend
+
+    src = _tree(tmp_path, {"Makefile": MAKEFILE})
+    first = port.translate(None, src, tmp_path / "out", mode="dual", guard="BUILD_AMD", backend="builtin")
+    first.review.release()
+    again = port.translate(None, src, tmp_path / "out", backend="builtin")
+    options, _ = parse_backend(again.review.backend)
+    assert options is not None and options.guard == "BUILD_AMD" and again.dual is not None
+    r = again.reconciled
+    assert r is not None and r.new == 0 and r.dropped == 0 and r.changed == 0  # the same hunks, the same ids

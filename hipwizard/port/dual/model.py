@@ -77,15 +77,18 @@ class Branch:
 
 def choose(mode: str | None, guard: str | None, recorded_mode: str | None, recorded_guard: str | None,
            previous_backend: str | None) -> DualOptions | None:
-    """The options of a translation (None: fork mode): the mode asked for, else the workspace's recorded
-    choice, else fork; the guard likewise, else ``USE_ROCM``. An existing review of the other mode is
-    refused (its decisions are about other hunks)."""
+    """The options of a translation (None: fork mode): the mode asked for, else that of the review already at
+    the output folder, else the workspace's recorded choice, else fork; the guard likewise, else ``USE_ROCM``.
+    An existing review of the other mode (or guard) is refused (its decisions are about other hunks)."""
+    before = parse_backend(previous_backend)[0] if previous_backend is not None else None
+    if mode is None and previous_backend is not None:  # a re-run over a review goes on in its mode
+        mode = "dual" if before is not None else "fork"
+        recorded_guard = before.guard if before is not None else recorded_guard
     chosen = check_mode(mode or recorded_mode or "fork")
     options = DualOptions(guard or recorded_guard or DEFAULT_GUARD) if chosen == "dual" else None
     if guard and chosen == "fork":
         raise UserError("a guard macro is for the dual-target mode only (choose mode dual)", field="guard")
     if previous_backend is not None:
-        before, _ = parse_backend(previous_backend)
         if (before is None) != (options is None) or (before and options and before.guard != options.guard):
             was = f"dual-target ({before.guard})" if before else "fork"
             raise UserError(f"the output folder's review was made in {was} mode; choose another output folder "
