@@ -130,7 +130,8 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
     progress = progress or quiet
     ref_meta = read_meta(ref)
     run_meta = read_meta(ref_run) if ref_run is not None else {}
-    opts = replace(opts, dtype=opts.dtype or run_meta.get("dtype") or ref_meta.get("dtype", "fp32"))
+    dtype = str(opts.dtype or run_meta.get("dtype") or ref_meta.get("dtype") or "fp32")
+    opts = replace(opts, dtype=dtype)
     if opts.backward and not ref_meta.get("backward"):
         raise UserError(f"--backward asked for, but the reference capture {Path(ref).name} holds no gradients "
                         "(captured without --backward): capture it again with --backward")
@@ -147,7 +148,7 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
     if subject.harness is None and "input_ids" not in inputs:
         raise UserError(f"{ref} holds no input_ids: it cannot be re-run")
     if subject.harness is None:
-        return _compare_model_on_device(ref, subject, opts, inputs, keep, progress,
+        return _compare_model_on_device(ref, model_dir, dtype, subject, opts, inputs, keep, progress,
                                         dict(compare_kwargs, ref_run=ref_run), ref_meta)
     with _capture_dir(keep) as folder:
         t0 = time.perf_counter()
@@ -159,13 +160,14 @@ def compare_rerun(ref: Path, subject: Subject, opts: RunOptions, *, keep: Path |
     return result
 
 
-def _compare_model_on_device(ref: Path, subject: Subject, opts: RunOptions, inputs: dict, keep: Path | None,
-                             progress: ProgressFn, compare_kwargs: dict, ref_meta: dict) -> Comparison:
-    """Re-run a model on the reference's inputs and compare on the device the outputs are on."""
+def _compare_model_on_device(ref: Path, model_dir: Path, dtype: str, subject: Subject, opts: RunOptions, inputs: dict,
+                             keep: Path | None, progress: ProgressFn, compare_kwargs: dict,
+                             ref_meta: dict) -> Comparison:
+    """Re-run the model in ``model_dir`` (resolved) in ``dtype`` on the reference's inputs and compare on the
+    device the outputs are on."""
 
-    model_dir = subject.model
     t0 = time.perf_counter()
-    tensors, meta = capture_model(model_dir, dtype=opts.dtype, device=opts.device, seed=opts.seed, batch=opts.batch,
+    tensors, meta = capture_model(model_dir, dtype=dtype, device=opts.device, seed=opts.seed, batch=opts.batch,
                                   seq=opts.seq, layers=opts.layers, inputs_from=inputs, perturb=opts.perturb or None,
                                   attn=opts.attn, progress=progress, on_device=True,
                                   backward=backward_spec(opts, ref_meta), perturb_grad=opts.perturb_grad or None,
@@ -187,9 +189,10 @@ def _compare_model_on_device(ref: Path, subject: Subject, opts: RunOptions, inpu
     ref_run = compare_kwargs.pop("ref_run", None)
     run_tf = read_tensor_file(ref_run, decode_bf16=False) if ref_run else None
     # on a GPU the references go over in one copy each and are compared there with the candidate
-    ref_tf, run_tf = (metrics_torch.upload(tf, meta["device"]) if tf is not None else None for tf in (ref_tf, run_tf))
-    result = compare_captures(ref_tf, cand_tf, metric=metrics_torch.metric_for(meta["device"]),
-                              backward=opts.backward, ref_run=run_tf, **compare_kwargs)
+    ref_up = metrics_torch.upload(ref_tf, meta["device"])
+    run_up = metrics_torch.upload(run_tf, meta["device"]) if run_tf is not None else None
+    result = compare_captures(ref_up, cand_tf, metric=metrics_torch.metric_for(meta["device"]),
+                              backward=opts.backward, ref_run=run_up, **compare_kwargs)
     result.timings.update(timings)
     return result
 

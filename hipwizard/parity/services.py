@@ -91,11 +91,15 @@ def run_comparison(request: CompareRequest, *, ws: Workspace | None = None,
         check_output(request.keep, what="--keep", folder=True)
     def run_one(req: CompareRequest) -> Comparison:
         kwargs = req.tolerance.compare_kwargs()
+        # ``how`` checked what each way needs (CompareRequest.how): the asserts only tell the type checker.
         if how == "same machine":
+            assert req.subject is not None
             return runs.compare_same_machine(req.subject, req.options, keep=req.keep, progress=progress, **kwargs)
         if how == "two captures":
             progress(Progress("compare"))
+            assert req.ref is not None and req.cand is not None
             return compare_files(req.ref, req.cand, ref_run=req.ref_run, backward=req.options.backward, **kwargs)
+        assert req.ref is not None and req.subject is not None
         return runs.compare_rerun(req.ref, req.subject, req.options, keep=req.keep, progress=progress,
                                   ref_run=req.ref_run, **kwargs)
 

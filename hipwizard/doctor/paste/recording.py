@@ -102,7 +102,8 @@ def materialise(directory: Path) -> tuple[Path, PasteResult] | None:
         text = path.read_bytes()[: 8 * 2**20].decode("utf-8", errors="replace")
         merged.parts.extend(parse_paste(_body(text)).parts)
     recorded = {p.name for p in target.iterdir()}
-    fresh = PasteResult([p for p in merged.parts if not p.kind or f"{slug(probe_by_name(p.probe).argv)}.txt" not in recorded])
+    fresh = PasteResult([p for p in merged.parts if not p.kind or (probe := probe_by_name(p.probe)) is None
+                         or f"{slug(probe.argv)}.txt" not in recorded])
     write_paste(fresh, target, directory.name)
     return target, merged
 

@@ -109,7 +109,7 @@ def select_modules(model, patterns: list[str] | None) -> list[str]:
             raise UserError("found no decoder layers in this model: name the modules with --layers PATTERNS")
         return chosen
     all_names = [n for n, _m in model.named_modules() if n]
-    chosen: list[str] = []
+    chosen = []
     for pattern in patterns:
         hits = [n for n in all_names if fnmatch.fnmatchcase(n, pattern)]
         if not hits:
@@ -147,7 +147,8 @@ def load_model(model_dir: Path, dtype: str, device: str, attn: str | None = None
         raise UserError(f"cannot load a causal LM from {model_dir}: {str(exc).splitlines()[0]}") from None
     if adapter is not None:
         model = _with_adapter(model, Path(adapter))
-    return model.to(device).eval()
+    # transformers wraps PreTrainedModel.to in a decorator its types read as unbound: the call is right
+    return model.to(device).eval()  # type: ignore[arg-type]
 
 
 def _with_adapter(model, adapter: Path):

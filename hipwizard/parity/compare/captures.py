@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +33,8 @@ DEFAULT_K = 2.0
 def side_summary(meta: dict, path: Path) -> dict:
     """What the report shows about one side (file name, device, versions, model fingerprint)."""
     out = {k: meta.get(k) for k in SIDE_KEYS if meta.get(k) is not None}
-    if isinstance(out.get("backward"), dict):  # the row list is the table itself: keep the loss, not the rows
-        out["backward"] = {k: v for k, v in out["backward"].items() if k != "grads"}
+    if isinstance(bw := out.get("backward"), dict):  # the row list is the table itself: keep the loss, not the rows
+        out["backward"] = {k: v for k, v in bw.items() if k != "grads"}
     out["file"] = Path(path).name
     return out
 
@@ -83,7 +84,7 @@ def check_same_inputs(ref: TensorFile, cand: TensorFile) -> None:
 def check_same_backward(ref_meta: dict, cand_meta: dict, what: str = "candidate") -> None:
     """Refuse gradients of different losses (kind, seed) or different weight selections."""
     a, b = ref_meta.get("backward") or {}, cand_meta.get("backward") or {}
-    selection = {"lora-full": "lora"}  # the same parameters, stored whole: the form check below tells them apart
+    selection: dict[Any, Any] = {"lora-full": "lora"}  # the same parameters, stored whole: the form check below tells them apart
     for key, label in (("loss", "loss"), ("loss_seed", "loss seed"), ("weights", "--grad-weights")):
         if selection.get(a.get(key), a.get(key)) != selection.get(b.get(key), b.get(key)):
             raise UserError(f"the captures' gradients differ in {label}: {a.get(key)} (reference) ≠ "
@@ -177,7 +178,8 @@ def compare_captures(
                   overrides, tolerance_file)
     sides = {"reference": side_summary(ref_meta, ref.path), "candidate": side_summary(cand_meta, cand.path),
              "tolerance": tol.as_dict(), "triangle_k": k,
-             "reference_run": side_summary(run_meta, ref_run.path) if ref_run is not None else None}
+             "reference_run": side_summary(run_meta, ref_run.path) if ref_run is not None and run_meta is not None
+             else None}
     out_forms = {OUTPUT_PREFIX + m["name"]: m for m in ref_meta.get("modules", []) if m.get("form")}
     comp = _compare_rows(forward_rows(ref, ref_meta), OUTPUT_PREFIX, ref, cand, tol, metric, jump, ref_run, k, sides,
                          forms=out_forms)
@@ -241,7 +243,7 @@ def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, met
         stored = (forms or {}).get(rows[layer.order][1])  # a sketched row: its form and the tensor's own shape
         m = metrics.of_sketch(m, tol, stored["form"]) if stored else m
         shape = list(stored.get("full_shape") or layer.shape) if stored else layer.shape
-        triangle = Triangle(m.rel_l2, own_errors[at], k) if at in own_errors else None
+        triangle = Triangle(m.rel_l2, own_errors[at], k) if at in own_errors and k is not None else None
         layers[at] = LayerResult(layer.name, layer.order, shape, m.verdict, metrics=m,
                                  detail="; ".join(m.reasons), module=layer.module, triangle=triangle)
     known = {key for _n, key, _m in rows}
@@ -249,13 +251,13 @@ def _compare_rows(rows, prefix: str, ref: TensorFile, cand: TensorFile, tol, met
     for j, key in enumerate(extra):
         layers.append(LayerResult(key[len(prefix):], len(rows) + j, list(cand.tensors[key].shape), "extra",
                                   detail="only in the candidate capture; not compared"))
-    compared = [layer for layer in layers if layer.metrics is not None]
+    compared = [(layer, layer.metrics) for layer in layers if layer.metrics is not None]
     idx = metrics.first_divergent(
-        [layer.metrics.rel_l2 for layer in compared], [not layer.deciding_pass for layer in compared], jump,
+        [m.rel_l2 for _layer, m in compared], [not layer.deciding_pass for layer, _m in compared], jump,
     )
     return Comparison(
         reference=sides["reference"], candidate=sides["candidate"], tolerance=sides["tolerance"], layers=layers,
-        first_divergent=compared[idx].name if idx is not None else None, problems=problems,
+        first_divergent=compared[idx][0].name if idx is not None else None, problems=problems,
         direction=direction, triangle_k=sides["triangle_k"], reference_run=sides["reference_run"],
     )
 

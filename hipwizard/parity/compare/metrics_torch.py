@@ -99,7 +99,7 @@ def compute_many(pairs: list[tuple[Any, Any]], tol: Tolerance) -> list[Metrics]:
     """
     import torch  # heavy: torch
 
-    layouts: list[tuple[Any, int]] = [None] * len(pairs)  # (flat result, worst count) per pair
+    layouts: list[tuple[Any, int] | None] = [None] * len(pairs)  # (flat result, worst count) per pair
     with torch.inference_mode():
         groups: dict[tuple, list[int]] = {}
         cands = []
@@ -120,18 +120,19 @@ def compute_many(pairs: list[tuple[Any, Any]], tol: Tolerance) -> list[Metrics]:
                 flats, m = _reduce_rows(r, c, tol)
                 for i, flat in zip(rows, flats, strict=True):
                     layouts[i] = (flat, m)
-        parts = [flat for flat, _m in layouts]
+        filled = [lay for lay in layouts if lay is not None]  # every pair was given one above
+        parts = [flat for flat, _m in filled]
         # the single device->host copy (and sync) for every pair
         host_np = torch.cat([p.to(parts[0].device) for p in parts]).cpu().numpy() if parts else np.zeros(0)
     out, offset = [], 0
-    for (ref, _cand), cand, (_flat, m) in zip(pairs, cands, layouts, strict=True):
+    for (ref, _cand), cand, (_flat, m) in zip(pairs, cands, filled, strict=True):
         size = _HEAD + 4 * m
         out.append(_finish(ref, cand, tol, host_np[offset:offset + size], m))
         offset += size
     return out
 
 
-compute.many = compute_many  # compare_captures uses the batched form when a metric offers one
+compute.many = compute_many  # type: ignore[attr-defined]  # a function attribute: compare_captures uses the batched form when a metric offers one
 
 # Layout of one pair's flat float64 result: Σr², Σc², Σd², Σr·c, outside, zeros, max|Δ|, finite, histogram,
 # then m worst-element candidates: |Δ|, flat index (exact in float64 below 2**53), ref value, cand value.
@@ -150,15 +151,15 @@ def _reduce(ref: Any, cand, tol: Tolerance):
     c = cand.detach().reshape(-1)
     head = torch.zeros(_HEAD, dtype=torch.float64, device=cand.device)
     head[7] = 1.0  # finite, until a block says otherwise
-    worst = []
+    blocks = []
     for start in range(0, r.numel(), BLOCK):
         (flat,), m = _reduce_rows(r[start:start + BLOCK].unsqueeze(0), c[start:start + BLOCK].unsqueeze(0), tol)
         head = torch.cat((head[:6] + flat[:6], torch.maximum(head[6:7], flat[6:7]),
                           torch.minimum(head[7:8], flat[7:8]), head[8:] + flat[8:_HEAD]))
         block = flat[_HEAD:].view(4, m).clone()
         block[1] += start  # flat positions within the whole tensor (exact in float64 below 2**53)
-        worst.append(block)
-    worst = torch.cat(worst, 1) if worst else torch.zeros((4, 0), dtype=torch.float64, device=cand.device)
+        blocks.append(block)
+    worst = torch.cat(blocks, 1) if blocks else torch.zeros((4, 0), dtype=torch.float64, device=cand.device)
     return torch.cat((head, worst.reshape(-1))), worst.shape[1]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -140,5 +141,6 @@ def resolve(dtype: str, overrides: dict[str, float] | None = None, path: Path | 
     tol = profiles[dtype]
     if overrides:
         suffix = ",".join(f"{k}={v:g}" for k, v in sorted(overrides.items()))
-        tol = replace(tol, name=f"{tol.name}+{suffix}", **overrides)
+        changes: dict[str, Any] = {"name": f"{tol.name}+{suffix}", **overrides}
+        tol = replace(tol, **changes)
     return tol

@@ -218,7 +218,7 @@ def translate_libraries(line: str, table: LibraryTable, notes: list[Note]) -> st
                 notes.append(Note("unknown-library", "med", f"-l{name} looks like a CUDA library hipwizard's "
                                   "table does not know", "find its ROCm counterpart (or drop it) by hand"))
             return m.group(0)
-        if not lib.replaceable:
+        if lib.hip is None or not lib.replaceable:
             notes.append(Note("not-drop-in" if lib.hip else "no-counterpart", "high",
                               f"-l{name} ({lib.name}) has no drop-in HIP counterpart", lib.advice(), lib.source))
             return m.group(0)

@@ -8,12 +8,26 @@ fp16/bf16, ZeRO-3 bucket sizes) are ``"auto"``, so the YAML stays the one place 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+ZeroStage = Literal[0, 2, 3]
+
+
+def zero_stage(n: int) -> ZeroStage:
+    """ZeRO stage ``n`` as planned here (stage 1 runs as 2); ValueError for a stage DeepSpeed does not have."""
+    n = 2 if n == 1 else n
+    if n == 0:
+        return 0
+    if n == 2:
+        return 2
+    if n == 3:
+        return 3
+    raise ValueError(f"unknown ZeRO stage {n}")
 
 
 @dataclass(frozen=True)
 class ZeroSettings:
-    stage: int  # 0, 2 or 3
+    stage: ZeroStage
     offload_optimizer: bool = False
     offload_param: bool = False
 
@@ -99,9 +113,7 @@ def read_zero_settings(ds: Any) -> ZeroSettings:
         stage = int(zero.get("stage", 0))
     except (TypeError, ValueError):
         raise ValueError(f"zero_optimization.stage is not a number: {zero.get('stage')!r}") from None
-    stage = {1: 2}.get(stage, stage)
-    if stage not in (0, 2, 3):
-        raise ValueError(f"unknown ZeRO stage {stage}")
+    stage = zero_stage(stage)
 
     def offloaded(key: str) -> bool:
         part = zero.get(key)

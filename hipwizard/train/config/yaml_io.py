@@ -22,7 +22,7 @@ from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read_regular_text
 from hipwizard.train.config.command_line import convert, is_command_line
-from hipwizard.train.config.deepspeed import ZeroSettings, read_zero_settings
+from hipwizard.train.config.deepspeed import ZeroSettings, read_zero_settings, zero_stage
 from hipwizard.train.config.train_config import DERIVED_FIELDS, TrainConfig, build_config
 
 
@@ -164,8 +164,7 @@ def _zero_from_name(name: str) -> ZeroSettings | None:
     m = re.search(r"z(?:ero)?[_-]?([0123])", Path(name).name, re.IGNORECASE)
     if not m:
         return None
-    stage = int(m.group(1))
-    stage = 2 if stage == 1 else stage
+    stage = zero_stage(int(m.group(1)))  # the pattern allows 0-3 only
     offload = "offload" in name.lower()
     return ZeroSettings(stage, offload and stage in (2, 3), offload and stage == 3)
 
