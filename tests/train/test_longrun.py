@@ -162,3 +162,30 @@ def test_two_rank_gloo_run_with_one_rank_stopped_is_a_collective_timeout(tmp_pat
         for p in trainer_processes(run_processes(m)):
             p.send_signal(signal.SIGCONT)
         stop_run(m, grace_s=0.5, term_s=5)
+
+
+@pytest.mark.slow
+def test_auto_resume_after_a_stall_restarts_from_the_checkpoint_once(tmp_path, demo_assets):
+    d = tmp_path / "auto"
+    _config(d, demo_assets, max_steps=16)
+    m = launch(d, LaunchOptions(platform="cpu", extra_env=LF_ENV, auto_resume=1,
+                                stall=StallPolicy(k=3.0, floor_s=FLOOR_S)))
+    try:
+        wait_for(lambda: _steps(d) >= 10, timeout=300, poll=0.1)
+        [trainer] = trainer_processes(run_processes(m))
+        os.kill(trainer.pid, signal.SIGSTOP)
+        wait_for(lambda: len(read_attempts(d)) == 2, timeout=180, poll=0.3)  # the supervisor resumed by itself
+        wait_for(lambda: run_info(d).state not in ("running", "stalled"), timeout=300, poll=0.5)
+    finally:
+        for p in trainer_processes(run_processes(m)):
+            p.send_signal(signal.SIGCONT)
+        stop_run(m, grace_s=0.5, term_s=5)
+    assert run_info(d).state == "finished", run_info(d).cause
+    first, second = read_attempts(d)
+    assert (first.outcome, second.reason, second.outcome) == ("stalled", "auto-resume after stalled", "finished")
+    assert second.step is not None and second.step >= 8 and not trainer.is_running()
+    assert (d / "incident.attempt-1.json").is_file()  # the stall's incident, kept under its attempt
+    log = (d / "train.log").read_text()
+    assert "hipwizard: attempt 2: resuming from checkpoint-" in log
+    assert f"Resuming training from checkpoint with epoch 0 and global step {second.step}" in log
+    assert len(_losses(d)) == 16
