@@ -95,9 +95,9 @@ def compile_tree(name: str, src: Path, work: Path, tc_cuda: Toolchain, tc_hip: T
         if not specs:
             return f, {}
         d = work / "drivers" / f"{i}"
-        psrc = port / f.rel
+        psrc = port / f.unit_rel
         res: dict = {"alone": {}}
-        for variant, tc, source in (("original", tc_cuda, f.path), ("port", tc_hip, psrc)):
+        for variant, tc, source in (("original", tc_cuda, src / f.unit_rel), ("port", tc_hip, psrc)):
             if not source.is_file():
                 res[variant] = {}
                 res["alone"][variant] = False

@@ -81,7 +81,8 @@ def main() -> None:
         drafted = {f.rel: f for f in draft_tree(orig)}
         for rel in files:
             if rel in drafted:
-                jobs.append((tree, rel, drafted[rel], orig / rel, port / rel, None, "clean"))
+                unit = drafted[rel].unit_rel
+                jobs.append((tree, rel, drafted[rel], orig / unit, port / unit, None, "clean"))
     for tree, rel, kernel, old, new, kind, detector in PLANTS:
         base = next(j for j in jobs if j[0] == tree and j[1] == rel)
         text = base[4].read_text(encoding="utf-8")

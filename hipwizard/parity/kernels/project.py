@@ -8,6 +8,7 @@ and the draft it came from. Redrafting (after the source or the port changed) ke
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,26 @@ class FileSpecs:
     rel: str  # the path relative to the tree
     path: Path
     specs: list[KernelSpec]
+    unit: str = ""  # the translation unit a driver includes (relative): the file itself, or a source including it
+
+    @property
+    def unit_rel(self) -> str:
+        return self.unit or self.rel
+
+
+HEADERS = (".h", ".cuh", ".hpp", ".hxx", ".inc")
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def _includer(rel: str, texts: dict[str, tuple[Path, str]]) -> str:
+    """A source file of the tree that includes header ``rel`` (same folder first): its macros and types come first
+    there, as the kernel was compiled in the project."""
+    name = rel.rsplit("/", 1)[-1]
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    found = [r for r, (_, t) in texts.items() if not r.endswith(HEADERS) and "#" in t
+             and any(inc.rsplit("/", 1)[-1] == name for inc in _INCLUDE.findall(t))]
+    found.sort(key=lambda r: (not r.startswith(folder + "/") if folder else "/" in r, r))
+    return found[0] if found else ""
 
 
 def draft_tree(root: Path) -> list[FileSpecs]:
@@ -45,6 +66,7 @@ def draft_tree(root: Path) -> list[FileSpecs]:
         if "<<<" in text or "hipLaunchKernelGGL" in text:
             for s in find_launches(text, rel, names):
                 sites.setdefault(s.kernel, []).append(s)
+    types = type_aliases(texts.values())
     out = []
     for rel, kernels in found.items():
         path, text = texts[rel]
@@ -52,8 +74,30 @@ def draft_tree(root: Path) -> list[FileSpecs]:
         specs = []
         for k in kernels:
             own = [s for s in sites.get(k.name, []) if s.path == rel] or sites.get(k.name, [])
-            specs.append(draft(k, own[0] if own else None, literals))
-        out.append(FileSpecs(rel, path, specs))
+            specs.append(draft(k, own[0] if own else None, literals, types))
+        out.append(FileSpecs(rel, path, specs, _includer(rel, texts) if rel.endswith(HEADERS) else ""))
+    return out
+
+
+_TYPEDEF = re.compile(r"\btypedef\s+((?:unsigned\s+|signed\s+|long\s+|short\s+)*[A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*;"
+                      r"|\busing\s+([A-Za-z_]\w*)\s*=\s*((?:unsigned\s+|signed\s+|long\s+)*[A-Za-z_]\w*)\s*;"
+                      r"|^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+((?:unsigned\s+|signed\s+|long\s+)*"
+                      r"(?:float|double|int|char|short|long|half|__half|__nv_bfloat16))[ \t]*$", re.M)
+
+
+def type_aliases(texts) -> dict[str, str]:
+    """The tree's own names for number types (``typedef float dfloat;``, ``using index_t = int;``,
+    ``#define real double``), resolved through each other."""
+    out: dict[str, str] = {}
+    for _, text in texts:
+        if "typedef" not in text and "using" not in text and "define" not in text:
+            continue
+        for m in _TYPEDEF.finditer(masked(text)):
+            old, new = (m.group(1), m.group(2)) if m.group(2) else (m.group(4), m.group(3)) if m.group(3) else (
+                m.group(6), m.group(5))
+            out.setdefault(new, " ".join(old.split()))
+    for _ in range(3):
+        out = {k: out.get(v, v) for k, v in out.items()}
     return out
 
 

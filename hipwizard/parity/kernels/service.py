@@ -152,9 +152,10 @@ def kernel_run(ws: Workspace, original: Path | None = None, port: Path | None = 
             if progress:
                 progress(Progress("building drivers", i + 1, len(files), f.rel))
             d = work / f"f{i}"
-            psrc = report.port / f.rel
+            psrc = report.port / f.unit_rel
+            osrc = report.original / f.unit_rel
             built = {}
-            for variant, src, roots in (("original", f.path, [report.original]), ("twin", f.path, [report.original]),
+            for variant, src, roots in (("original", osrc, [report.original]), ("twin", osrc, [report.original]),
                                         ("port", psrc, [report.port, report.original])):
                 if variant == "twin" and not run:
                     continue

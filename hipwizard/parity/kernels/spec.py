@@ -103,7 +103,8 @@ def _template_args(kernel: Kernel, site: LaunchSite | None, resolve) -> tuple[li
     return args, notes
 
 
-def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] | None = None) -> KernelSpec:
+def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] | None = None,
+          types: dict[str, str] | None = None) -> KernelSpec:
     """The drafted spec of ``kernel`` (``site``: its first launch site; ``source_dims``: literals found in
     the source for host names, e.g. ``int B = 8``)."""
     notes: list[str] = []
@@ -169,8 +170,12 @@ def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] |
     notes += tnotes
     subst = {tp.name: a for tp, a in zip(kernel.template, template_args, strict=False)}
 
+    types = types or {}
+
     def concrete(type_text: str) -> str:
-        return subst.get(type_text, type_text)
+        t = subst.get(type_text, type_text)
+        resolved = types.get(t, t)
+        return resolved if element(resolved) is not None and element(t) is None else t
 
     # launch geometry
     if site is not None:
