@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from hipwizard.train.run.classify import classify
 from hipwizard.train.run.resume import newest_checkpoint
 from hipwizard.train.run.stall import StallClock, StallPolicy, read_stall, write_stall
@@ -125,3 +127,39 @@ def test_kernel_lines_are_dated_so_old_ones_can_be_left_out():
     new = line_time("[Sat Dec  5 08:05:53 2026] amdgpu 0000:05:00.0: amdgpu: GPU reset begin!")
     assert old is not None and new is not None and new - old == 13 * 3600 + 18 * 60 + 47
     assert line_time("amdgpu: no time here") is None
+
+
+HANGS = """mkdir -p output
+for i in 1 2 3 4; do
+  echo "{\\"current_steps\\": $i, \\"total_steps\\": 10, \\"loss\\": 1.$i}" >> output/trainer_log.jsonl
+  sleep 0.2
+done
+sleep 120
+"""
+
+
+@pytest.mark.slow
+def test_runs_and_attach_say_stalled_with_the_alarm_and_the_incident(tmp_path, capsys):
+    """A real process tree that logs four steps, then hangs alive: the supervisor's watchdog marks it stalled."""
+    from hipwizard.cli import main as cli_main
+    from hipwizard.train.run.launcher import LaunchOptions, launch
+    from hipwizard.train.run.runs import run_info
+    from hipwizard.train.run.stop import stop_run
+
+    from .helpers import run_dir_with, script, wait_for
+
+    d = run_dir_with(tmp_path)
+    m = launch(d, LaunchOptions(platform="cpu", llamafactory_cli=script(tmp_path, HANGS),
+                                stall=StallPolicy(k=3.0, floor_s=1.0, startup_s=30.0)))
+    try:
+        wait_for(lambda: run_info(d).state == "stalled", timeout=30, poll=0.1)
+        wait_for(lambda: (d / "incident.json").is_file(), timeout=60, poll=0.1)
+        assert cli_main(["attach", str(d), "--no-follow"]) == 1
+        out = capsys.readouterr().out
+        assert "ALARM ⏸ stalled: no new step for" in out and "after step 4" in out
+        assert "incident.txt" in out and "fix:" in out
+        assert cli_main(["runs", str(tmp_path), "--workspace", str(tmp_path)]) == 0
+        out = capsys.readouterr().out
+        assert "⏸ stalled" in out and "ALARM stalled" in out and "incident: stalled" in out
+    finally:
+        stop_run(m, grace_s=0.5, term_s=3)
