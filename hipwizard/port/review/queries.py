@@ -11,15 +11,12 @@ import bisect
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hipwizard.port.model import SEVERITY_ORDER, Diagnostic, Hunk, UntouchedRisk, hand_edit_lines
 from hipwizard.port.review.file_format import Decision
 from hipwizard.port.review.memo import ReviewMemo
 from hipwizard.port.translation.hunks import flagged_counts
-
-if TYPE_CHECKING:
-    from hipwizard.port.review.model import WriteRecord
 
 API_KINDS = ("unsupported", "too_new", "removed")  # diagnostics kept with the review: APIs that need a look
 
@@ -57,7 +54,7 @@ class ReviewQueries:
     untouched: dict[str, tuple[UntouchedRisk, ...]]
     diagnostics: dict[str, tuple[Diagnostic, ...]]
     revision: int
-    last_write: WriteRecord | None
+    last_write: Any  # a model.WriteRecord or None (not imported: model imports this module)
     hip_version: str
     memo: ReviewMemo
     _shifts_memo: tuple[tuple[int, list[Hunk], dict[str, Decision]], dict[str, Any]]
