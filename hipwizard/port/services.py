@@ -32,18 +32,22 @@ from hipwizard.doctor.state import environment_stamp, target_facts
 from hipwizard.errors import UserError
 from hipwizard.port.dual.model import choose as choose_mode
 from hipwizard.port.dual.model import parse_backend
+from hipwizard.port.output.worktree import WorkTree, WorktreeStatus, is_foreign
 from hipwizard.port.review.state import ReconcileReport, ReviewState, state_path_for
 from hipwizard.port.risk.budget import apply_budget, budgeted
 from hipwizard.port.state import PortLink, read_link, record_link, review_path
 from hipwizard.port.translation.compat import hipcc_version, target_version
+from hipwizard.port.translation.scan import SKIP_DIRS
 from hipwizard.progress import ProgressFn
 from hipwizard.runner import SubprocessRunner
 from hipwizard.workspace import Workspace
 
-if TYPE_CHECKING:  # the engine and the compile check load when an action runs, not with the screen
+# The translation engine, the writer, the compile check and the dual-target room are imported inside the
+# actions that use them: together about 0.6 s more on 2 cores, paid when an action runs, not when the Port
+# screen opens (the only deferred own-module imports here).
+if TYPE_CHECKING:
     from hipwizard.port.build.check import TreeCheck
     from hipwizard.port.output.apply import ApplyReport
-    from hipwizard.port.output.worktree import WorktreeStatus
     from hipwizard.port.translation.engine import PortReport
 
 Accept = Literal["all", "unflagged"]
@@ -104,7 +108,6 @@ def translate(ws: Workspace | None, src: str | Path, out: str | Path, *, backend
     ``mode`` "dual" (default: the workspace's choice, else "fork"): the review is of the dual-target form
     (``port.dual``: the CUDA tree kept, a compat header, branches guarded by ``guard``, default USE_ROCM).
     """
-    from hipwizard.port.output.worktree import is_foreign
     from hipwizard.port.translation.engine import port_tree
 
     src_p, out_p = _resolve(ws, src), _resolve(ws, out)
@@ -316,7 +319,6 @@ def resolve(review: ReviewState, rel: str, choice: str) -> None:
     """Settle the conflict of ``rel`` in the review's output folder: keep ``mine``, take ``new`` or write
     ``merged`` (with conflict markers). Raises ``UserError``."""
     from hipwizard.port.output.apply import safe_target
-    from hipwizard.port.output.worktree import WorkTree
 
     tree = WorkTree.load(review.out)
     try:
@@ -329,7 +331,6 @@ def output_hunks(review: ReviewState, *, edits: bool = True) -> list:
     """The output folder's own hunks (``worktree_hunks.OutputHunk``): each conflict region between the
     user's edits and the new result (to decide: mine or new), then (``edits``) each of the user's edits
     that every write keeps. Raises ``UserError`` when the record is damaged."""
-    from hipwizard.port.output.worktree import WorkTree
 
     try:
         return WorkTree.load(review.out).output_hunks(edits=edits)
@@ -341,7 +342,6 @@ def choose(review: ReviewState, rel: str, index: int, choice: str) -> bool:
     """Decide conflict ``index`` (1-based) of ``rel``: ``mine`` or ``new``; the file is written once all of its
     conflicts are decided (returns True then). Raises ``UserError``."""
     from hipwizard.port.output.apply import safe_target
-    from hipwizard.port.output.worktree import WorkTree
 
     tree = WorkTree.load(review.out)
     try:
@@ -354,7 +354,6 @@ def worktree_status(review: ReviewState, *, edited: bool = True) -> WorktreeStat
     """The output folder as a working tree: the files in conflict (path -> why) and the paths the user edited
     since hipwizard wrote them (``edited`` False: not looked for, it reads every written file). A damaged
     record reads as its one-line ``error``."""
-    from hipwizard.port.output.worktree import WorkTree, WorktreeStatus
 
     try:
         tree = WorkTree.load(review.out)
@@ -373,7 +372,6 @@ def check(ws: Workspace | None, folder: str | Path, *, arch: str | None = None, 
     with hipcc instead and report each unit from it. Raises ``UserError`` when the folder holds no unit."""
     from hipwizard.port.build.check import build_tree, check_tree, review_beside
     from hipwizard.port.output.compile_check import DEFAULT_ARCH, UNITS
-    from hipwizard.port.translation.scan import SKIP_DIRS
 
     root = Path(folder).expanduser()
     if not root.is_dir():
