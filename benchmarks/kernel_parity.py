@@ -38,6 +38,8 @@ from realworld_metrics import held_out  # noqa: E402
 
 from hipwizard.parity.kernels.project import draft_tree  # noqa: E402
 from hipwizard.parity.kernels.run import Toolchain, build  # noqa: E402
+from hipwizard.parity.kernels.twin import reverse_headers  # noqa: E402
+from hipwizard.port import load_tables  # noqa: E402
 
 
 def hipify(src: Path, out: Path, ws: Path) -> None:
@@ -64,7 +66,8 @@ def hecbench_tree(hecb: Path, dest: Path, limit: int | None) -> Path:
     return tree
 
 
-def compile_tree(name: str, src: Path, work: Path, tc_cuda: Toolchain, tc_hip: Toolchain, jobs: int) -> dict:
+def compile_tree(name: str, src: Path, work: Path, tc_cuda: Toolchain, tc_hip: Toolchain, jobs: int,
+                 tc_rev: Toolchain) -> dict:
     port = work / f"{name}-port"
     hipify(src, port, work / f"{name}-ws")
     start = time.perf_counter()
@@ -97,23 +100,28 @@ def compile_tree(name: str, src: Path, work: Path, tc_cuda: Toolchain, tc_hip: T
         d = work / "drivers" / f"{i}"
         psrc = port / f.unit_rel
         res: dict = {"alone": {}}
-        for variant, tc, source in (("original", tc_cuda, src / f.unit_rel), ("port", tc_hip, psrc)):
+        for variant, tc, source in (("original", tc_cuda, src / f.unit_rel), ("port", tc_hip, psrc),
+                                    ("port_nv", tc_rev, psrc)):
             if not source.is_file():
                 res[variant] = {}
                 res["alone"][variant] = False
                 continue
-            b = build(specs, source, variant, d, tc, [src] if variant == "original" else [port, src], name="all")
+            kind = "port" if variant == "port_nv" else variant
+            b = build(specs, source, kind, d / variant, tc, [src] if variant == "original" else [port, src],
+                      name="all")
             if b.ok:
                 res[variant] = {s.kernel: True for s in specs}
                 continue
             res[variant] = {}
             res.setdefault("log", {})[variant] = b.log
             in_driver = any(("all." in ln or "instantiat" in ln) and "error" in ln for ln in b.log.splitlines())
+            if variant == "port_nv":
+                continue  # counted per file only (the reverse-header build of the port, a check of the generator)
             res["alone"][variant] = alone(source, variant, tc, d / variant)
             if not in_driver and not res["alone"][variant]:
                 continue  # the user's file itself does not compile here: no driver can
             for j, s in enumerate(specs):
-                bk = build([s], source, variant, d, tc, [src] if variant == "original" else [port, src],
+                bk = build([s], source, kind, d / variant, tc, [src] if variant == "original" else [port, src],
                            name=f"k{j}")
                 res[variant][s.kernel] = bk.ok
                 if not bk.ok:
@@ -122,6 +130,7 @@ def compile_tree(name: str, src: Path, work: Path, tc_cuda: Toolchain, tc_hip: T
 
     with ThreadPoolExecutor(jobs) as pool:
         results = list(pool.map(one_file, enumerate(drafted)))
+    port_nv = sum(1 for f, res in results for s in f.specs if res.get("port_nv", {}).get(s.kernel))
     orig = port_ok = both = 0
     src_ok = {"original": 0, "port": 0}
     both_src = both_of_src = 0
@@ -150,11 +159,13 @@ def compile_tree(name: str, src: Path, work: Path, tc_cuda: Toolchain, tc_hip: T
            "port_compiles": port_ok, "both": both, "share_both": round(both / kernels, 3) if kernels else 0,
            "sources_compile": src_ok, "both_sources_compile": both_src, "both_of_those": both_of_src,
            "share_where_sources_compile": round(both_of_src / both_src, 3) if both_src else 0,
+           "port_driver_nvcc_reverse_headers": port_nv,
            "draft_seconds": round(draft_s, 2), "files": len(drafted), "failures": failures}
     print(f"{name}: {kernels} kernels in {len(drafted)} files; spec supported {supported}; original driver compiles "
           f"{orig}; port driver compiles {port_ok}; both {both} ({row['share_both']:.0%}); drafting {draft_s:.2f} s")
     print(f"  kernels whose own source compiles here: original {src_ok['original']}, port {src_ok['port']}, both "
           f"{both_src}; of those, both drivers compile: {both_of_src} ({row['share_where_sources_compile']:.0%})")
+    print(f"  port driver built with nvcc through the reverse-mapping headers (whole file only): {port_nv}")
     return row
 
 
@@ -171,6 +182,11 @@ def main() -> None:
     args = ap.parse_args()
     tc_cuda = Toolchain(include_dirs=args.nvcc_include, compile_only=True, cuda_arch=args.cuda_arch)
     tc_hip = Toolchain(compile_only=True, port_platform="amd")
+    tables = load_tables()
+    rev = Path(tempfile.mkdtemp(prefix="kernel-parity-reverse-"))
+    reverse_headers(rev, [(c, m.hip) for c in tables if (m := tables.get(c)) is not None and m.hip])
+    tc_rev = Toolchain(include_dirs=args.nvcc_include, compile_only=True, cuda_arch=args.cuda_arch,
+                       port_platform="nvidia", reverse_include=str(rev))
     rows = []
     with tempfile.TemporaryDirectory(prefix="kernel-parity-") as tmp:
         work = Path(tmp)
@@ -178,7 +194,7 @@ def main() -> None:
         if args.hecbench:
             todo.append(("hecbench-held-out", hecbench_tree(args.hecbench.expanduser().resolve(), work, args.limit)))
         for name, src in todo:
-            rows.append(compile_tree(name, src, work, tc_cuda, tc_hip, args.jobs))
+            rows.append(compile_tree(name, src, work, tc_cuda, tc_hip, args.jobs, tc_rev))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
 

@@ -149,9 +149,9 @@ def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] |
             if name in rename:
                 out.append(text[pos:m.start()] + rename[name])
                 pos = m.end()
-            elif name in scalars_by_name or name in _CONTROL or re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+            elif name in scalars_by_name or name in _CONTROL:
                 continue
-            elif name in site.host_params or name in site.definitions:
+            elif name in site.host_params or name in site.definitions:  # (before the macro test: B, NH, C)
                 new = name if name not in scalars_by_name else f"{name}_host"
                 extra.add(new)
                 out.append(text[pos:m.start()] + new)
