@@ -16,7 +16,7 @@ gfx90a`` (``--build``: ``check --build``), the product's own check, and
   per substantive human edit (``realworld_metrics.human_edits``) and the share of edits with a flag within 3 lines.
 
 HeCBench (``--hecbench DIR``): the fixed held-out split of ``realworld_metrics.held_out`` (every 5th paired benchmark
-by sorted name), its ``-cuda`` folders copied (sources and Makefiles, no data) into one tree and ported in one run,
+by sorted name), its ``-cuda`` folders copied (sources, build files and Python files, no data) into one tree and ported in one run,
 the ``-hip`` folders as the human port. Corpora are never vendored: pass checkouts (``fetch github:owner/name`` then
 ``git clone``); each commit is printed (``git -C PATH rev-parse HEAD``).
 
@@ -209,7 +209,7 @@ def hecbench_trees(hecb: Path, dest: Path, limit: int | None) -> tuple[Path, Pat
         for side, tree in (("cuda", cuda_tree), ("hip", hip_tree)):
             for p in (src / f"{name}-{side}").rglob("*"):
                 rel = p.relative_to(src / f"{name}-{side}")
-                if p.is_file() and (p.suffix in SOURCE_SUFFIXES or BUILD_FILE.search(p.name)):
+                if p.is_file() and (p.suffix in (*SOURCE_SUFFIXES, ".py") or BUILD_FILE.search(p.name)):
                     target = tree / f"{name}-cuda" / rel
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(p, target)
