@@ -160,18 +160,18 @@ def test_cmake_project_takes_its_include_dirs_and_definitions(tmp_path, capsys):
 @pytest.mark.slow
 def test_setup_py_extension_unit_is_checked_with_its_include_dirs(tmp_path, capsys):
     src, out = tmp_path / "proj", tmp_path / "out"
-    (src / "csrc").mkdir(parents=True)
-    (src / "csrc" / "util.h").write_text(UTIL_H)
+    (src / "csrc" / "inc").mkdir(parents=True)
+    (src / "csrc" / "inc" / "util.h").write_text(UTIL_H)  # found only through setup.py's include_dirs
     (src / "csrc" / "ops.cu").write_text(KERNEL.replace("<util.h>", "<util.h>\n#define BLOCK 32"))
     (src / "setup.py").write_text(
         "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
-        "setup(name='ops', ext_modules=[CUDAExtension('ops', ['csrc/ops.cu'], include_dirs=['csrc'],\n"
+        "setup(name='ops', ext_modules=[CUDAExtension('ops', ['csrc/ops.cu'], include_dirs=['csrc/inc'],\n"
         "      extra_compile_args={'nvcc': ['-O3', '--use_fast_math']})], cmdclass={'build_ext': BuildExtension})\n")
     assert _hipify(tmp_path, src, out) == 0
     capsys.readouterr()
     assert main(["check", str(out), "--json", *ARCH]) == 0
     (unit,) = json.loads(capsys.readouterr().out)["files"]
-    assert unit["status"] == "ok" and unit["flags_from"] == "the flags setup.py writes"
+    assert unit["status"] == "ok" and unit["flags_from"] == "the torch extension call in setup.py"
     assert main(["check", str(out), "--build", *ARCH]) == 0
     said = capsys.readouterr().out
     assert "pip install ." in said and "✔ ok             csrc/ops.cu" in said

@@ -271,6 +271,7 @@ def _python_extension_flags(d: Path, root: Path, name: str) -> tuple[list[str], 
                     computed.append(flag.split("=", 1)[0])
                     continue
                 flags.append(f"-I{d / flag[2:]}" if flag.startswith("-I") and not os.path.isabs(flag[2:]) else flag)
+        flags += [f"-I{d / q}" for m in _SETUP_INCLUDES.finditer(text) for q in _QUOTED.findall(m.group("v"))]
         where = f"the torch extension call in {py.relative_to(root).as_posix()}"
         if computed:
             where += f" (flags it computes, not known here: {', '.join(computed)})"
