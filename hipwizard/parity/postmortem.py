@@ -22,11 +22,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hipwizard import train
 from hipwizard.errors import UserError
 from hipwizard.parity import services, state
 from hipwizard.parity.requests import CompareRequest, RunOptions, Subject
 from hipwizard.progress import Progress, ProgressFn, quiet
-from hipwizard.train.run.watch import RunWatch
 from hipwizard.workspace import Workspace
 
 ALARM_KINDS = ("nonfinite", "grad_spike")  # what a post-mortem looks into (not throughput or plateaus)
@@ -74,7 +74,7 @@ def step_weights(run: Path, config: dict, model: Path, step: int) -> StepWeights
 
 def alarm_step(run_dir: Path) -> tuple[int, str] | None:
     """(step, the alarm's line) of the run's first NaN/inf or grad_norm spike; None when it has none."""
-    watch = RunWatch(run_dir)
+    watch = train.RunWatch(run_dir)  # the run as it is on disk, launched by hipwizard or not
     watch.attach()
     alarm = next((a for a in watch.alarms() if a.kind in ALARM_KINDS), None)
     return (alarm.step, alarm.line()) if alarm else None

@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
     from hipwizard.train.run.snapshot import GpuHistory, HostSample, RunSnapshot, host_sample
     from hipwizard.train.run.stall import STALL_FLOOR_S, STALL_K, StallPolicy
     from hipwizard.train.run.stop import StopResult
+    from hipwizard.train.run.watch import RunWatch
     from hipwizard.train.services import (
         Launched,
         LaunchRefused,
@@ -109,6 +110,7 @@ _LAZY = {
     "Attempt": "hipwizard.train.run.resume",
     **dict.fromkeys(("GpuHistory", "HostSample", "RunSnapshot", "host_sample"), "hipwizard.train.run.snapshot"),
     "StopResult": "hipwizard.train.run.stop",
+    "RunWatch": "hipwizard.train.run.watch",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
@@ -117,7 +119,7 @@ __all__ = [
     # services and their results
     "plan", "plan_file", "init_run_dir", "save_plan", "run_name_problem", "demo_ready", "build_demo", "launch", "launch_demo", "stop",
     "list_runs", "watch", "follow", "launched_manifest", "check_grace", "Launched", "LaunchRefused", "StopResult",
-    "RunDir", "RunFollower", "resume", "stall_policy", "incident", "attempts", "run_again_with_nccl_debug",
+    "RunDir", "RunFollower", "RunWatch", "resume", "stall_policy", "incident", "attempts", "run_again_with_nccl_debug",
     "bench", "calibrate", "calibrate_plan", "counts_problem",
     # state readers
     "load", "calibrations", "ceiling", "launched_run_dirs", "summarize", "TrainState",
