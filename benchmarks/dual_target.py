@@ -147,7 +147,7 @@ def measure_llmc(fork: Path, amd: Path, work: Path) -> dict:
     done = dual_port(src, work / "llmc-out")
     took = time.time() - t
     written = done.written
-    patch = written.dual.patch.read_text()
+    patch = written.dual.patch.read_text(errors="replace")
     ours_plus, ours_minus = patch_size(patch)
     subset = sorted(set(files_under(fork, rels)) | set(files_under(amd, rels)))
     human_subset = tree_diff_size(fork, amd, subset)
@@ -228,13 +228,13 @@ def measure_bench(name: str, hecb: Path, work: Path) -> dict:
                      for c in checks for side, fc in (("nvcc", c.nvidia), ("hipcc", c.amd))
                      if fc.status in ("failed", "error")][:4]
     row["dual"] = dict(dual.dual or {})
-    header = (work / name / "dual" / "hipwizard_compat.h").read_text()
+    header = (work / name / "dual" / "hipwizard_compat.h").read_text(errors="replace")
     row["header_names"] = len(DEFINE.findall(header))
     row["header_extra"] = header_extra(header, src)
     if (work / name / "dual" / "Makefile").is_file():
         row["make_nvidia"] = make_dry(work / name / "dual", False)
         row["make_amd"] = make_dry(work / name / "dual", True)
-    row["patch"] = dict(zip(("plus", "minus"), patch_size(dual.written.dual.patch.read_text()), strict=True))
+    row["patch"] = dict(zip(("plus", "minus"), patch_size(dual.written.dual.patch.read_text(errors="replace")), strict=True))
     return row
 
 
@@ -285,6 +285,7 @@ def main() -> int:
     ap.add_argument("--llmc-amd", type=Path)
     ap.add_argument("--hecbench", type=Path)
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--start", type=int, default=0, help="skip the first N held-out benchmarks (resume a run)")
     ap.add_argument("--cpath", help="extra CUDA library headers for nvcc (CPATH)")
     ap.add_argument("--export-gpu", type=Path)
     ap.add_argument("--gpu-count", type=int, default=6)
@@ -316,7 +317,7 @@ def main() -> int:
         if args.hecbench:
             src = args.hecbench / "src" if (args.hecbench / "src").is_dir() else args.hecbench
             names = sorted(p.name[:-5] for p in src.glob("*-cuda") if (src / f"{p.name[:-5]}-hip").is_dir())
-            chosen = sorted(held_out(names))[:args.limit]
+            chosen = sorted(held_out(names))[args.start:][:args.limit]
             print(f"HeCBench {git_commit(args.hecbench)[:10]}: held-out split, {len(chosen)} benchmarks")
             rows = []
             for name in chosen:
