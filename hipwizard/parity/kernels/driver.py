@@ -214,12 +214,13 @@ def driver_source(specs: list[KernelSpec], source: str, variant: str) -> str:
 
 
 def uses_library(text: str) -> list[str]:
-    """Link flags the source's includes call for (cuBLAS, cuBLASLt, cuRAND)."""
+    """Link flags the source's includes call for (cuBLAS, cuBLASLt, cuRAND; ``text``: the source and the project
+    headers it includes)."""
     flags = []
-    if re.search(r"#\s*include\s*[<\"]cublas", text):
+    if re.search(r"#\s*include\s*[<\"](?:cublas|hipblas)", text):
         flags += ["-lcublas"]
-    if re.search(r"#\s*include\s*[<\"]cublasLt", text):
+    if re.search(r"#\s*include\s*[<\"](?:cublasLt|hipblaslt|hipblasLt)", text):
         flags += ["-lcublasLt"]
-    if re.search(r"#\s*include\s*[<\"]curand", text):
+    if re.search(r"#\s*include\s*[<\"](?:curand|hiprand)", text):
         flags += ["-lcurand"]
     return flags

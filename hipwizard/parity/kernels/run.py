@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -75,7 +76,7 @@ def build(specs: list[KernelSpec], source: Path, variant: str, work: Path, tc: T
     dirs = [source.parent, *roots]
     dirs += [r / "include" for r in roots if (r / "include").is_dir()]  # the usual -Iinclude of a project
     includes = [f"-I{d}" for d in [*map(str, dirs), *tc.include_dirs]]
-    text = source.read_text(encoding="utf-8", errors="surrogateescape")
+    text = _with_headers(source, dirs)
     if cuda_side:
         if variant == "port":
             includes = [f"-I{tc.reverse_include}", *includes]
@@ -88,7 +89,7 @@ def build(specs: list[KernelSpec], source: Path, variant: str, work: Path, tc: T
     if tc.compile_only:
         argv += ["-c", str(drv), "-o", str(out)]
     else:
-        argv += [str(drv), "-o", str(out), *[f"-L{d}" for d in tc.lib_dirs], *uses_library(text)]
+        argv += [str(drv), "-o", str(out), *[f"-L{d}" for d in tc.lib_dirs], *(uses_library(text) if cuda_side else [])]
     start = time.perf_counter()
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=tc.timeout_s, env=env, check=False)
@@ -96,6 +97,19 @@ def build(specs: list[KernelSpec], source: Path, variant: str, work: Path, tc: T
     except (OSError, subprocess.TimeoutExpired) as exc:
         ok, log = False, str(exc)
     return Build(variant, ok, out, log, time.perf_counter() - start)
+
+
+def _with_headers(source: Path, dirs: list[Path], depth: int = 2) -> str:
+    """The source's text and that of the project headers it includes with quotes (found in ``dirs``)."""
+    text = source.read_text(encoding="utf-8", errors="surrogateescape")
+    if depth == 0:
+        return text
+    parts = [text]
+    for name in re.findall(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', text, re.M):
+        found = next((d / name for d in dirs if (d / name).is_file()), None)
+        if found is not None:
+            parts.append(_with_headers(found, dirs, depth - 1))
+    return "\n".join(parts)
 
 
 @dataclass

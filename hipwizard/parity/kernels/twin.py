@@ -128,10 +128,20 @@ def lift_text(text: str) -> str:
         if spans and start < spans[-1][1]:
             continue
         spans.append((start, end + 1))
+    for m in re.finditer(r"(?m)^[ \t]*(?:template\s*<[^>]*>\s*)?(?:struct|union)\b(?:[^;{()]|__align__\s*\([^)]*\)|alignas\s*\([^)]*\))*\{", code):
+        end = matching(code, m.end() - 1)
+        if end != -1 and not any(a <= m.start() < b for a, b in spans):
+            spans.append((m.start(), end + 1))  # a struct of floats a device function builds (llm.c's SumMax)
     for m in re.finditer(r"(?m)^[ \t]*(?:typedef\b|using\s+\w+\s*=)[^;{]*;", code):
         if not any(a <= m.start() < b for a, b in spans):
             spans.append((m.start(), m.end()))
-    spans.sort()
+    spans.sort(key=lambda ab: (ab[0], -ab[1]))
+    kept: list[tuple[int, int]] = []
+    for a, b in spans:  # a span inside another (a member function inside a lifted struct) goes with it
+        if kept and a < kept[-1][1]:
+            continue
+        kept.append((a, b))
+    spans = kept
     out, pos = [], 0
     for start, end in spans:
         out.append(text[pos:start])
@@ -236,15 +246,22 @@ _HEADER_GROUPS = {
     "hipcub/hipcub.hpp": ["cub/cub.cuh"],
 }
 _NAME = re.compile(r"[A-Za-z_]\w*")
+# HIP spellings a port uses that HIPIFY's tables do not list as a CUDA name's target (amd_hip_bf16.h's types)
+_HIP_ONLY = [("__nv_bfloat16", "__hip_bfloat16"), ("__nv_bfloat162", "__hip_bfloat162"),
+             ("__nv_bfloat16", "hip_bfloat16")]
 
 
 def reverse_defines(pairs: list[tuple[str, str]]) -> str:
     """``#define HIP CUDA`` for each (cuda, hip) pair whose names differ (the first CUDA name per HIP name)."""
     lines, done = [], set()
 
-    def preferred(pair: tuple[str, str]) -> int:  # the runtime API's spelling first (hipMalloc -> cudaMalloc)
+    def preferred(pair: tuple[str, str]) -> int:  # the same spelling first (hipMalloc -> cudaMalloc, not cuMemAlloc)
         cuda, hip = pair
-        return 0 if re.sub(r"^(__)?hip", r"\1cuda", hip) == cuda or hip.replace("HIP", "CUDA") == cuda else 1
+        if re.sub(r"^(__)?hip", r"\1cuda", hip) == cuda or hip.replace("HIP", "CUDA") == cuda:
+            return 0
+        if re.sub(r"^(__)?hip", r"\1cu", hip) == cuda or hip.replace("HIP", "CU") == cuda:
+            return 1
+        return 2
 
     for cuda, hip in sorted(pairs, key=preferred):
         if not hip or hip == cuda or hip in done or not _NAME.fullmatch(hip) or not _NAME.fullmatch(cuda):
@@ -265,7 +282,7 @@ def reverse_headers(dest: Path, pairs: list[tuple[str, str]]) -> list[Path]:
                       "#pragma once\n#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
                       "#define __HIP_PLATFORM_NVIDIA__ 1\n#define HIP_KERNEL_NAME(...) __VA_ARGS__\n"
                       "#define hipLaunchKernelGGL(k, g, b, s, st, ...) k<<<(g), (b), (s), (st)>>>(__VA_ARGS__)\n"
-                      + reverse_defines(pairs) + "\n", encoding="utf-8")
+                      + reverse_defines(_HIP_ONLY + list(pairs)) + "\n", encoding="utf-8")
     written.append(common)
     for hip_header, cuda_headers in _HEADER_GROUPS.items():
         path = dest / hip_header
