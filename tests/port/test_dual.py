@@ -382,3 +382,17 @@ def test_a_rerun_without_a_workspace_keeps_the_reviews_mode(tmp_path):
     assert options is not None and options.guard == "BUILD_AMD" and again.dual is not None
     r = again.reconciled
     assert r is not None and r.new == 0 and r.dropped == 0 and r.changed == 0  # the same hunks, the same ids
+
+
+def test_a_changed_if_under_an_added_include_stays_one_balanced_line(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "modP.h").write_text("#if (defined(__CUDACC__) || defined(__HIPCC__))\n  #define ESS __device__\n#else\n"
+                                "  #define ESS inline\n#endif\n")
+    (src / "main.cu").write_text('#include <cuda_runtime.h>\n#include "modP.h"\n__global__ void k(float* x) { x[0] = 1; }\n'
+                                 "int main() { float* d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); return 0; }\n")
+    out = _dual(tmp_path, src, "--mode", "dual")
+    capsys.readouterr()
+    header = (out / "modP.h").read_text()
+    assert header.splitlines()[0].startswith("#if (defined(USE_ROCM) || defined(__HIP_PLATFORM_AMD__)) ? (")
+    assert header.count("#if") == header.count("#endif") == 1 and header.count("#else") == 1

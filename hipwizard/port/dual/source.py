@@ -56,6 +56,7 @@ class DualSource:
     text: str
     branches: list[Branch] = field(default_factory=list)
     edits: list[Edit] = field(default_factory=list)
+    unguarded: list[int] = field(default_factory=list)  # original lines of changes no branch could hold
     renames: dict[str, str] = field(default_factory=dict)
     line_map: dict[int, int] = field(default_factory=dict)
 
@@ -83,8 +84,18 @@ def _units(ft: FileTranslation, known: dict[str, str]) -> tuple[list[_Unit], dic
                 units.append(_Unit([o], [n], kind))
         else:
             both = [x for x in h.old_lines + h.new_lines if x.strip()]
-            kind = "include" if both and all(is_include(x) for x in both) else "code"
-            units.append(_Unit(list(h.old_lines), list(h.new_lines), kind))
+            added = len(h.new_lines) - len(h.old_lines)
+            if both and all(is_include(x) for x in both):
+                units.append(_Unit(list(h.old_lines), list(h.new_lines), "include"))
+            elif added > 0 and all(is_include(x) for x in h.new_lines[:added]):
+                # a HIP include added above a changed line: the include apart, the rest line for line
+                units.append(_Unit([], list(h.new_lines[:added]), "include"))
+                for o, n in zip(h.old_lines, h.new_lines[added:], strict=True):
+                    kind, pairs = classify(o, n, {**known, **found})
+                    found.update(pairs)
+                    units.append(_Unit([o], [n], kind))
+            else:
+                units.append(_Unit(list(h.old_lines), list(h.new_lines), "code"))
         pos = start + len(h.old_lines)
     units.extend(_Unit([x], [x], "same") for x in lines[pos:])
     return units, found
@@ -208,6 +219,15 @@ def dual_source(ft: FileTranslation, options: DualOptions, known: dict[str, str]
         old = [x for k in range(i, j + 1) for x in units[k].old]
         new = [x for k in range(i, j + 1) for x in units[k].new]
         kind = u.kind
+        if kind == "code" and not (_balanced(old) and _balanced(new)):
+            # a branch would cut a conditional of the file's own: the CUDA lines stay, the review flags the place
+            for x in old:
+                old_line += 1
+                result.line_map[old_line] = len(out) + 1
+                out.append(x)
+            result.unguarded.append(old_line - len(old) + 1)
+            i = j + 1
+            continue
         if kind == "include":
             new = [x for x in new if x.strip()]
             if not old and not is_unit:
@@ -239,6 +259,24 @@ def dual_source(ft: FileTranslation, options: DualOptions, known: dict[str, str]
     result.text = "".join(out)
     result.renames = found
     return result
+
+
+_OPEN = re.compile(r"^\s*#\s*if(?:n?def)?\b")
+_MID = re.compile(r"^\s*#\s*(?:else|elif)\b")
+_CLOSE = re.compile(r"^\s*#\s*endif\b")
+
+
+def _balanced(lines: list[str]) -> bool:
+    """Whether ``lines`` close every conditional they open and touch none they did not open."""
+    depth = 0
+    for x in lines:
+        if _OPEN.match(x):
+            depth += 1
+        elif _MID.match(x) and depth == 0 or _CLOSE.match(x) and depth == 0:
+            return False
+        elif _CLOSE.match(x):
+            depth -= 1
+    return depth == 0
 
 
 def _ended(lines: list[str], eol: str) -> list[str]:

@@ -61,19 +61,27 @@ def dual_tree(files: list[FileTranslation], options: DualOptions, context: int =
         if ft.backend == PY_BACKEND:
             out.append(ft)
             continue
+        unguarded: list[int] = []
         if ft.backend == BUILD_BACKEND:
             text, found, edits = dual_build_file(ft, options)
         else:
             ds = dual_source(ft, options, {**preferred, **renames}, no_hip)
-            text, found, edits = ds.text, ds.branches, ds.edits
+            text, found, edits, unguarded = ds.text, ds.branches, ds.edits, ds.unguarded
             renames.update((k, v) for k, v in ds.renames.items() if k not in renames)
             masked.append(mask_non_code(ft.original))
         branches.extend(found)
         dual = _carried(ft, text, edits, context)
         attach_flags(dual, [_at(NO_HIP, b.line) for b in found if b.kind == "no-hip"])
+        where = _line_map(dual.hunks)
+        attach_flags(dual, [_at(UNGUARDED, where(n)) for n in unguarded])
         out.append(dual)
     intrinsics = used_intrinsics(masked)
     return DualTree(out, compat_header(renames, intrinsics, options), renames, intrinsics, branches)
+
+
+UNGUARDED = RiskFlag("DUAL_UNGUARDED", "high", "the translator changed this line, but a branch here would cut one "
+                     "of the file's own #if/#else blocks: the dual-target tree keeps the CUDA line for both builds",
+                     "write the AMD version by hand (a branch around the whole #if block)")
 
 
 def _preferred_renames(files: list[FileTranslation]) -> dict[str, str]:
