@@ -75,6 +75,9 @@ case "${1:-demo}" in
             || apt_install chromium chromium-driver
         setup
         shift || true
+        # Habits before the tests, in both lanes (docs/architecture.md): lint and types, each fails the run.
+        "$VENV/bin/ruff" check hipwizard tests benchmarks || { say "ruff check failed (see above)"; exit 1; }
+        "$VENV/bin/mypy" || { say "mypy failed (see above)"; exit 1; }
         if [ "${1:-}" = fast ]; then
             # The fast lane: everything not marked slow (no real trainer, no torch worker, no full TUI
             # session, no real browser); under 4 minutes on 2 cores (docs/benchmarks.md). Not what CI runs.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hipwizard.port.risk.rules import RULES, RULES_BY_ID
 from hipwizard.port.risk.flags import find_risks
+from hipwizard.port.risk.rules import RULES, RULES_BY_ID
 
 # rule id -> (code that must be flagged, similar code that must not be)
 CASES: dict[str, tuple[str, str]] = {
