@@ -246,6 +246,8 @@ def dual_source(ft: FileTranslation, options: DualOptions, known: dict[str, str]
             block.append(f"#else{eol}")
             block.extend(_ended(old, eol))
         block.append(f"#endif{eol}")
+        if old_line == 0 and old and old[0].startswith("\ufeff"):  # a byte-order mark stays the file's first
+            block = ["\ufeff" + block[0]] + [x.replace("\ufeff", "", 1) if x == old[0] else x for x in block[1:]]
         result.edits.append(Edit(old_line + 1, old, block))
         for k in range(len(old)):
             result.line_map[old_line + 1 + k] = start + len(new) + 2 + k
