@@ -104,7 +104,7 @@ def judge(buffers: list[BufferRuns], inputs: dict[str, np.ndarray], k: float = 2
         # identity: the port's output equals an input, the original's does not
         n = int(wrote.sum())
         for name, arr in inputs.items():
-            if n > 1 and len(arr) >= len(port) and np.array_equal(port[wrote], arr[:len(port)][wrote]) and \
+            if n >= 1 and len(arr) >= len(port) and np.array_equal(port[wrote], arr[:len(port)][wrote]) and \
                     not np.array_equal(ref[wrote], arr[:len(ref)][wrote]):
                 return CaseVerdict("fail", "identity", b.name, f"the port's output equals input {name}", ref_err,
                                    _error(port, b.oracle, mask))
@@ -112,7 +112,8 @@ def judge(buffers: list[BufferRuns], inputs: dict[str, np.ndarray], k: float = 2
         floor = FLOOR_ULPS * eps(b.family, b.size) if b.family != "int" else 0.0
         allowed = k * max(ref_err, floor)
         if port_err > allowed:
-            diff = np.abs(np.where(mask, port - b.oracle, 0))
+            with np.errstate(invalid="ignore"):
+                diff = np.abs(np.where(mask, port - b.oracle, 0))
             idx = np.argsort(-diff)[:5]
             return CaseVerdict("fail", "triangle", b.name, f"port error {port_err:.3g} > {k:g} x max(original "
                                f"{ref_err:.3g}, floor {floor:.3g})", ref_err, port_err, _worst(idx, b))
