@@ -214,7 +214,10 @@ def report_end(watch) -> int:
     else:
         print(f"{'■' if state == 'stopped' else '✖'} {state} · {watch.history.summary()}")
     if state in ("failed", "lost"):
-        incident = train.incident(watch.run_dir)
+        # A config the trainer rejected (a field to look at) is fixed in the config: the incident would repeat
+        # the cause, and resuming would meet the same rejection.
+        rejected = failure is not None and failure.field is not None
+        incident = None if rejected else train.incident(watch.run_dir)
         if incident is not None and incident.diagnosis is not None:
             d = incident.diagnosis
             print(f"  incident: {d.kind}: {inert_line(d.line)}")
@@ -223,7 +226,8 @@ def report_end(watch) -> int:
             print(f"  fix: {d.fix}")
             print(f"  stacks, GPU state, kernel log, NCCL lines: {Path(watch.run_dir) / 'incident.txt'}")
         print(f"  traceback and full output: {watch.manifest.log_path}")
-        print(f"  resume it: hipwizard train run {watch.run_dir} --resume  (add --nccl-debug for RCCL's account)")
+        if not rejected:
+            print(f"  resume it: hipwizard train run {watch.run_dir} --resume  (add --nccl-debug for RCCL's account)")
     return 1
 
 

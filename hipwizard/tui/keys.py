@@ -89,10 +89,13 @@ VERBS: tuple[Verb, ...] = (
     Verb("t", "change the candidate dtype", (PARITY,)),
     Verb("b", "switch forward / backward (gradients)", (PARITY,)),
     Verb("v", "show the next attention backend's table", (At("parity", "with --attn a,b,..."),)),
+    Verb("L", "check the port's kernels against the originals (kernel parity)", (PARITY,)),
     Verb("x", "launch the planned run (asks to confirm)", (TRAIN,)),
     Verb("X", "stop the run or the calibration (asks to confirm)",
          (At("train", "Run tab: the run; Plan tab: a calibration"),)),
     Verb("o", "open (attach to) a run", (RUN_TAB,)),
+    Verb("R", "resume an ended run from its newest complete checkpoint (asks to confirm)", (RUN_TAB,)),
+    Verb("N", "run it again with NCCL_DEBUG=INFO (asks to confirm)", (RUN_TAB,)),
     Verb("P", "post-mortem: the alarm step's batch through Parity",
          (At("train", "Run tab, on a run with a NaN/inf loss or a grad_norm spike; any step: "
                       "hipwizard parity postmortem RUN_DIR --step N"),)),

@@ -2,7 +2,7 @@
 kernel's first failing case and minimal case below it.
 
 Rows come from the last kernel report saved in the workspace (``parity.saved_kernels``: the CLI's
-``hipwizard parity kernels`` and this screen's K key write it). State is a symbol and a word, never colour only.
+``hipwizard parity kernels`` and this screen's L key write it). State is a symbol and a word, never colour only.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ class ParityScreen(StepScreen):
         "is the port's error against the high-precision reference divided by the reference machine's own "
         "run-dtype error: ✔ when at most k (default 2). Attention backends (--attn a,b,c) are listed under the "
         "table, each with its forward and backward verdict; v shows the next backend's table (▶ marks the one shown)."
-        "\n\nYour own kernels (K, or hipwizard parity kernels spec|build|run): each __global__ kernel of the port's "
+        "\n\nYour own kernels (L, or hipwizard parity kernels spec|build|run): each __global__ kernel of the port's "
         "original gets a spec (editable: .hipwizard/parity/kernels.json) and generated drivers; on an NVIDIA "
         "machine the original, its float64 twin and the port are swept over shapes x distributions and judged "
         "(✔ pass / ✖ FAIL with the detector / ! original broken); the table lists them, the highlighted kernel's "
@@ -68,7 +68,7 @@ class ParityScreen(StepScreen):
         Binding("r", "reload", "Reload", id="parity.reload"),
         Binding("b", "toggle_direction", "Fwd/Bwd", id="parity.direction"),
         Binding("v", "next_backend", "Backend", id="parity.backend"),
-        Binding("K", "check_kernels", "Kernels", id="parity.kernels"),
+        Binding("L", "check_kernels", "Kernels", id="parity.kernels"),
         # D and t have two bindings each, on purpose. Textual tries a key's bindings in order and moves on
         # when ``check_action`` refuses one: in the demo workspace the bindings above act; elsewhere
         # check_action refuses them (and the footer leaves them out) and these silent ones say why D and t
