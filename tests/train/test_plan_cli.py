@@ -44,7 +44,7 @@ def test_plan_json(tmp_path, capsys):
     code, out, _ = run(capsys, "plan", str(cfg), "--vram", "192", "--json", "--gpus", "2")
     data = json.loads(out)
     assert code == 0 and data["valid"] and data["world_size"] == 2
-    assert data["device"]["vram_gib"] == 192 and data["device"]["source"] == "--vram"
+    assert data["device"]["vram_gib"] == 192 and data["device"]["source"] == "the VRAM given"
     assert data["estimate"]["available"] and data["estimate"]["fits"]
     assert data["advice"]["suggestions"][0]["speedup"] > 1
     assert data["model"]["params"] == 8_030_261_248

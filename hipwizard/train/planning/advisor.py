@@ -180,7 +180,7 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
     if shape is None:
         return Advice(None, reason="no advice: the model's shape is unknown, so memory cannot be estimated")
     if vram_gib is None:
-        return Advice(None, reason="no advice: the device's memory is unknown (pass --vram)")
+        return Advice(None, reason="no advice: the device's memory is unknown (give the VRAM or run the doctor)")
     seq = max(1, min(seq_len or config.cutoff_len, config.cutoff_len))
     tokens_per_step = config.effective_batch(world_size) * seq
 

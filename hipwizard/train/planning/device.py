@@ -37,7 +37,7 @@ class DeviceTarget:
     name: str
     vram_gib: float | None
     arch: str = ""  # gfx942, sm_90, ...
-    source: str = ""  # "--vram", "doctor report", "default (...)"
+    source: str = ""  # "the VRAM given", "device h200", "doctor report", "default (...)": where it came from
 
     @property
     def bf16(self) -> bool | None:
@@ -70,15 +70,15 @@ def resolve_device(
         if key not in KNOWN_DEVICES:
             raise ValueError(f"unknown device {device!r}; known: {', '.join(KNOWN_DEVICES)}")
         name, vram, isa = KNOWN_DEVICES[key]
-        return DeviceTarget(name, vram if vram_gib is None else vram_gib, arch or isa, f"--device {key}")
+        return DeviceTarget(name, vram if vram_gib is None else vram_gib, arch or isa, f"device {key}")
     found = _from_doctor(doctor_gpus)
     if vram_gib is not None:
         base = found or DeviceTarget("GPU", None)
-        return DeviceTarget(base.name, vram_gib, arch or base.arch, "--vram")
+        return DeviceTarget(base.name, vram_gib, arch or base.arch, "the VRAM given")
     if found is not None:
         return DeviceTarget(found.name, found.vram_gib, arch or found.arch, found.source)
     name, vram, isa = KNOWN_DEVICES[DEFAULT_DEVICE]
-    return DeviceTarget(name, vram, arch or isa, f"default ({name}; pass --vram or run the doctor)")
+    return DeviceTarget(name, vram, arch or isa, f"default ({name}; give the VRAM or run the doctor)")
 
 
 def _from_doctor(gpus: "Sequence[GpuInfo]") -> DeviceTarget | None:
