@@ -31,6 +31,20 @@ def test_stall_threshold_is_k_times_the_median_gap_or_the_floor():
     assert fast.median_step_s == 0.5 and fast.step == 9
 
 
+def test_a_burst_read_at_once_gives_the_pace_not_the_start_up_floor():
+    """Fifteen steps faster than the watchdog's 0.6 s poll, all read in one poll: without spreading them the
+    clock had one arrival, no median, and a stall right after waited for the start-up floor (450 s here,
+    never the 10 s floor); the real-run test of auto-resume hung on it when steps ran at 60/s."""
+    clock = StallClock(0.0, StallPolicy(k=3.0, floor_s=10.0, startup_s=1800.0))
+    clock.record(5.0, 15, count=15, within_s=0.6)
+    assert clock.median_step_s is not None and clock.median_step_s == pytest.approx(0.04)
+    assert clock.threshold_s() == 10.0 and clock.step == 15
+    assert not clock.verdict(14.9).stalled and clock.verdict(15.0).stalled
+    one = StallClock(0.0, StallPolicy(k=3.0, floor_s=10.0, startup_s=1800.0))
+    one.record(5.0, 1, count=1, within_s=0.6)  # a single record is one arrival: no pace yet
+    assert one.median_step_s is None and one.threshold_s() == 450.0
+
+
 def test_a_stall_verdict_holds_only_until_the_trainer_log_grows(tmp_path):
     log = tmp_path / "trainer_log.jsonl"
     log.write_text('{"current_steps": 1}\n')

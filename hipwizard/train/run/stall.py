@@ -95,13 +95,20 @@ class StallClock:
         self.arrivals: list[float] = []
         self.step: int | None = None
 
-    def record(self, at: float, step: int | None) -> None:
-        """A record arrived at wall time ``at`` (several in one read count as one arrival: the watchdog
-        reads in bursts, and a burst's gaps would be zero)."""
-        if self.arrivals and at - self.arrivals[-1] < 1e-3:
-            self.step = step if step is not None else self.step
-            return
-        self.arrivals = (self.arrivals + [at])[-(WINDOW + 1):]
+    def record(self, at: float, step: int | None, *, count: int = 1, within_s: float = 0.0) -> None:
+        """``count`` records read at wall time ``at``, all written in the ``within_s`` seconds before it (the
+        watchdog's poll interval). One record is one arrival. A burst of several is spread evenly over that
+        interval: steps faster than the poll (a tiny model, a log read late) would otherwise leave one
+        arrival and no median, and a stall after them would wait for the start-up floor instead of the
+        pace's threshold. Spreading gives an upper bound of the real step time, so the threshold stays
+        on the safe side. A read at the same instant as the last arrival adds none (zero gaps)."""
+        times = [at]
+        if count > 1 and within_s > 0:
+            times = [at - within_s + within_s * (i + 1) / count for i in range(count)]
+        last = self.arrivals[-1] if self.arrivals else None
+        fresh = [t for t in times if last is None or t - last >= 1e-3]
+        if fresh:
+            self.arrivals = (self.arrivals + fresh)[-(WINDOW + 1):]
         self.step = step if step is not None else self.step
 
     @property

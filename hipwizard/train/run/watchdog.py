@@ -147,7 +147,8 @@ class Supervision:
             if batch.records:
                 step = next((r.get("current_steps") for r in reversed(batch.records)
                              if isinstance(r.get("current_steps"), int)), None)
-                clock.record(now, step)
+                steps = sum(isinstance(r.get("current_steps"), int) for r in batch.records)
+                clock.record(now, step, count=steps, within_s=poll_s)
                 if self.stalled:
                     self.stalled = False
                     clear_stall(self.run_dir)
