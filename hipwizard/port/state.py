@@ -152,7 +152,8 @@ def status_of(review: ReviewState) -> StepStatus:
         text += f", {c.high_pending} high-risk pending"
     write = review.last_write
     if write is not None and write.compile_errors:
-        return StepStatus("attention", f"{text}; last write: {write.compile_errors} compile error(s)")
+        n = write.compile_errors  # files that failed the check, not errors
+        return StepStatus("attention", f"{text}; last write: {n} file{'s' if n != 1 else ''} with compile errors")
     if c.pending == 0 and write is not None and write.revision == review.revision:
         return StepStatus("done", f"{text}; written to {review.out.name}/")
     if c.pending == 0:

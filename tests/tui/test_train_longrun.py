@@ -42,7 +42,8 @@ async def test_a_run_that_stops_logging_turns_stalled_with_an_alarm_then_stop_an
     async with app.run_test(size=(160, 48)) as pilot:
         await app.push_screen(screen)
         await until(pilot, lambda: _view(app).snap is not None and _view(app).snap.state == "stalled", timeout=60)
-        assert "STALLED" in "\n".join(notifications(app))  # the alarm stays on screen
+        # the alarm stays on screen (a notice is posted as a message: it lands a moment after the state)
+        await until(pilot, lambda: "STALLED" in "\n".join(notifications(app)), timeout=10)
         await until(pilot, lambda: _view(app).snap.incident is not None, timeout=60)
         box = str(app.screen.query_one("#run-failure").render())
         assert "⏸ STALLED: no new step" in box and "incident: stalled" in box, box
