@@ -13,7 +13,7 @@ from hipwizard.train.config.yaml_io import load_yaml
 from hipwizard.tui.train.plan import TrainPlanPane
 from hipwizard.workspace import Workspace
 from tests.train.plan_fixtures import recipe_dir
-from tests.tui.waiting import until
+from tests.tui.waiting import notifications, until
 
 SIZE = (160, 50)
 
@@ -362,13 +362,20 @@ async def test_stop_calibration_asks_then_ends_the_candidates_process_group(tmp_
         assert not app.query_one(TrainPlanPane).check_action("stop_calibration", ())  # X hidden: nothing to stop
         await pilot.click("#plan-calibrate")
         await until(pilot, lambda: app.screen.query("#calibrate-go"))
+        await settle(pilot)  # the dialog laid out before the click lands on its button
         await pilot.click("#calibrate-go")  # K and N as they were (2 and 40)
         runs = app.workspace.runs_dir
+
+        def seen() -> str:
+            return f"status {_status(app)!r}, toasts {notifications(app)}, runs {sorted(map(str, runs.glob('*/*')))}"
+
+        await until(pilot, lambda: not app.screen.query("#calibrate-go"), describe=seen)  # the click took
 
         def first():
             return next(iter(runs.glob("calibrate-*/1")), None)
 
-        await until(pilot, lambda: first() is not None and load_manifest(first()) is not None, timeout=120)
+        await until(pilot, lambda: first() is not None and load_manifest(first()) is not None, timeout=120,
+                    describe=seen)
         manifest = load_manifest(first())
         def stepping_first() -> bool:  # a step of the first candidate logged (arrivals can come several at once)
             import re
@@ -376,14 +383,14 @@ async def test_stop_calibration_asks_then_ends_the_candidates_process_group(tmp_
             found = re.search(r"calibrating (\d+)/(\d+)", _status(app))
             return found is not None and 1 <= int(found.group(1)) < 40
 
-        await until(pilot, stepping_first, timeout=240)
+        await until(pilot, stepping_first, timeout=240, describe=seen)
         pids = list(run_processes(manifest))
         assert pids
         app.query_one("#plan-calibrate", Button).focus()
         await pilot.press("X")
         await until(pilot, lambda: "Stop the calibration?" in str(app.screen.query_one("#confirm-text").render()))
         await pilot.press("y")
-        await until(pilot, lambda: "■ stopped" in _status(app), timeout=120)
+        await until(pilot, lambda: "■ stopped" in _status(app), timeout=120, describe=seen)
         assert not run_processes(manifest) and not pids_alive(pids)
         assert not (runs / first().parent.name / "2").exists()
         assert str(app.query_one("#plan-calibrate", Button).label) == "Calibrate"

@@ -5,14 +5,15 @@ from __future__ import annotations
 import time
 
 
-async def until(pilot, predicate, timeout: float = 30.0) -> None:
-    """Let the app run until ``predicate()`` holds; fail the test after ``timeout`` seconds."""
+async def until(pilot, predicate, timeout: float = 30.0, describe=None) -> None:
+    """Let the app run until ``predicate()`` holds; fail the test after ``timeout`` seconds (saying what
+    ``describe()`` returns then, when given: the app's state that explains the wait)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
         await pilot.pause(0.05)
-    raise AssertionError("condition not reached in time")
+    raise AssertionError("condition not reached in time" + (f": {describe()}" if describe else ""))
 
 
 def eventually(predicate, timeout: float = 30.0, step: float = 0.05) -> None:
