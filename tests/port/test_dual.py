@@ -370,6 +370,30 @@ int main() {
     assert not any("hipEventCreate(&a)" in x for b in amd for x in b)
 
 
+def test_an_overloaded_name_never_gets_its_other_forms_macro_even_when_the_tree_calls_only_that_form(tmp_path, capsys):
+    """Every call here passes flags: the majority would make ``cudaEventCreate`` a macro for
+    hipEventCreateWithFlags, and a one-argument call (in a header, or the next one written) would then not compile
+    on AMD. The flags calls are branches; no macro names the WithFlags form."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.cu").write_text("""\
+#include <cuda_runtime.h>
+int main() {
+    cudaEvent_t a, b;
+    cudaEventCreate(&a, cudaEventDisableTiming);
+    cudaEventCreate(&b, cudaEventBlockingSync);
+    return 0;
+}
+""")
+    out = _dual(tmp_path, src, "--mode", "dual")
+    capsys.readouterr()
+    header = (out / "hipwizard_compat.h").read_text()
+    assert "hipEventCreateWithFlags" not in header, header
+    amd = _branches((out / "main.cu").read_text())
+    assert ["    hipEventCreateWithFlags(&a, hipEventDisableTiming);",
+            "    hipEventCreateWithFlags(&b, hipEventBlockingSync);"] in amd, amd
+
+
 def test_a_rerun_without_a_workspace_keeps_the_reviews_mode(tmp_path):
     from hipwizard import port
     from hipwizard.port.dual.model import parse_backend

@@ -25,6 +25,7 @@ from hipwizard.port.model import FileTranslation, Hunk, RiskFlag, UntouchedRisk
 from hipwizard.port.pyscan.translation import BACKEND as PY_BACKEND
 from hipwizard.port.translation.hunks import split_lines, unique_ids
 from hipwizard.port.translation.lexer import mask_non_code
+from hipwizard.port.translation.overloads import RULES as OVERLOADS
 from hipwizard.port.translation.tables import load_tables
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -87,7 +88,11 @@ UNGUARDED = RiskFlag("DUAL_UNGUARDED", "high", "the translator changed this line
 def _preferred_renames(files: list[FileTranslation]) -> dict[str, str]:
     """For each CUDA name the translator renamed, the HIP name it chose most often across the tree: the compat
     header's macro; a line where it chose another (``cudaEventCreate(&e, flags)`` ->
-    ``hipEventCreateWithFlags``) becomes a branch, not the macro every other line then contradicts."""
+    ``hipEventCreateWithFlags``) becomes a branch, not the macro every other line then contradicts.
+
+    A name CUDA overloads by argument count (``translation.overloads``) keeps its plain HIP name as the macro
+    even where the tree calls only the other form: the macro must stay right for the plain call (a header's
+    ``cudaEventCreate(&e)``, or the next one the user writes); each call of the other form is a branch."""
     counts: dict[str, dict[str, int]] = {}
     for ft in files:
         if ft.backend in (BUILD_BACKEND, PY_BACKEND):
@@ -99,7 +104,14 @@ def _preferred_renames(files: list[FileTranslation]) -> dict[str, str]:
                 for cuda, hip in rename_pairs(o, n) or []:
                     by = counts.setdefault(cuda, {})
                     by[hip] = by.get(hip, 0) + 1
-    return {cuda: max(sorted(by), key=by.__getitem__) for cuda, by in counts.items()}
+    tables = load_tables()
+    preferred = {}
+    for cuda, by in counts.items():
+        variants = {o.hip for o in OVERLOADS.get(cuda, ()) if o.hip}
+        mapping = tables.get(cuda) if variants else None
+        plain = mapping.hip if mapping is not None else None
+        preferred[cuda] = plain or max(sorted(by), key=by.__getitem__)
+    return preferred
 
 
 def _no_hip_names(files: list[FileTranslation]) -> frozenset[str]:
