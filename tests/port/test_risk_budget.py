@@ -60,9 +60,10 @@ def test_with_demotion_off_a_quiet_kind_shows_once_per_file_and_names_the_lines_
 def test_a_precise_kind_has_its_own_larger_budget(table, monkeypatch):
     monkeypatch.setattr(budget, "PRECISE_PER_KIND", 6)
     ft = _file([_flag("PRECISE", n) for n in range(10, 90, 10)] + [_flag("MIDDLE", n) for n in (100, 110, 120)])
-    assert budget.apply_budget([ft]) == 3  # 2 PRECISE lines over its 6; MIDDLE keeps its 2 (the file's 3 untouched)
-    assert [f.line for f in ft.untouched_flags if f.rule_id == "PRECISE"] == [10, 20, 30, 40, 50, 60]
-    assert [f.line for f in ft.untouched_flags if f.rule_id == "MIDDLE"] == [100, 110]
+    assert budget.apply_budget([ft]) == 3  # 2 PRECISE lines over its 6; MIDDLE keeps 2 of its 3 (the first and the last)
+    # six of the eight, spread over the file (the first and the last among them)
+    assert [f.line for f in ft.untouched_flags if f.rule_id == "PRECISE"] == [10, 20, 40, 50, 70, 80]
+    assert [f.line for f in ft.untouched_flags if f.rule_id == "MIDDLE"] == [100, 120]
 
 
 def test_a_run_of_neighbouring_lines_is_one_place(table):
@@ -82,7 +83,7 @@ def test_the_file_budget_goes_to_the_more_precise_kinds_and_every_kind_still_sho
         del TABLE["OTHER"]
     shown = [(f.rule_id, f.line) for f in ft.untouched_flags]
     # UNKNOWN (unmeasured: 0.5) ranks above MIDDLE (0.3): two places; MIDDLE gets the last one; OTHER still shows once
-    assert [line for kind, line in shown if kind == "UNKNOWN"] == [70, 80]
+    assert [line for kind, line in shown if kind == "UNKNOWN"] == [70, 90]
     assert [line for kind, line in shown if kind == "MIDDLE"] == [10]
     assert [line for kind, line in shown if kind == "OTHER"] == [200]
 
@@ -93,8 +94,10 @@ def test_hunk_flags_are_ordered_most_precise_kind_first_and_folded_like_the_othe
     ft = _file([], hunks)
     budget.apply_budget([ft])
     assert [f.rule_id for f in hunks[0].flags] == ["PRECISE", "MIDDLE"]
-    assert [f.rule_id for f in hunks[2].flags] == ["PRECISE"]  # the third MIDDLE place folded into the first
-    assert "also line 15" in hunks[0].flags[1].reason
+    # MIDDLE's room of 2: the first and the last hunk; the middle one's place folded into the first
+    assert [f.rule_id for f in hunks[1].flags] == ["PRECISE"]
+    assert [f.rule_id for f in hunks[2].flags] == ["PRECISE", "MIDDLE"]
+    assert "also line 9" in hunks[0].flags[1].reason
 
 
 def test_the_translate_service_shows_the_budgeted_flags(tmp_path, table):
@@ -166,3 +169,10 @@ def test_the_summary_lists_rules_most_telling_kind_first(tmp_path, monkeypatch):
     (src / "k.cu").write_text("__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n")
     rules = list(port.translate(None, src, tmp_path / "out", check=False).report.summary()["flags_by_rule"])
     assert rules.index("SYNC_WARP_BUILTINS") < rules.index("FULL_MASK_32")  # alphabetical order says the opposite
+
+
+def test_a_kind_past_its_room_shows_places_spread_over_the_file(table):
+    ft = _file([_flag("MIDDLE", n) for n in (10, 20, 30, 40, 50)])
+    budget.apply_budget([ft])
+    # room 2: the first and the last place stand for the others, not the first two
+    assert [f.line for f in ft.untouched_flags] == [10, 50]

@@ -47,6 +47,7 @@ PRECISE_PER_KIND = 10
 QUIET_MIN_PLACES = 3
 DEMOTE_QUIET = True  # a quiet kind is a note (a "warning" diagnostic), not a flag
 DEMOTE_KEEPS_HUNKS = True  # ... but its first place on a changed line (a hunk) stays a flag, standing for the rest
+SPREAD = True  # a kind's places past its room: show ones spread over the file, not the first ones
 CLUSTER_GAP = 2  # a kind's lines this close are one place
 UNMEASURED = 0.5  # a kind the corpus never showed ranks in the middle
 _INCLUDE = re.compile(r"^\s*#\s*include\b")
@@ -115,6 +116,16 @@ def _cluster_heads(lines: list[int]) -> list[int]:
     return heads
 
 
+def _spread(heads: list[int], room: int) -> list[int]:
+    """``room`` of a kind's places, spread over the file (the first and the last among them) when there are more
+    than that: the places shown stand for the rest, so one function's cluster does not take the allowance."""
+    if len(heads) <= room or not SPREAD:
+        return heads[:room]
+    if room == 1:
+        return heads[:1]
+    return sorted({heads[round(k * (len(heads) - 1) / (room - 1))] for k in range(room)})
+
+
 def _budget_file(ft: FileTranslation) -> int:
     # every (kind, line) the file shows, with where it lives: a hunk or the untouched list
     where: dict[tuple[str, int], list[tuple[Hunk | None, RiskFlag]]] = {}
@@ -134,14 +145,14 @@ def _budget_file(ft: FileTranslation) -> int:
     for kind in sorted(by_kind, key=lambda k: (-precision(k), k)):
         heads = _cluster_heads(by_kind[kind])
         if precision(kind) >= PRECISE_AT:  # outside the file's budget
-            shown[kind] = heads[:max(1, PRECISE_PER_KIND, round(PRECISE_PER_KLINE * klines))]
+            shown[kind] = _spread(heads, max(1, PRECISE_PER_KIND, round(PRECISE_PER_KLINE * klines)))
             continue
         if quiet(kind) and DEMOTE_QUIET:  # a header HIP lacks stops the build; a hunk's flag gates its acceptance
             shown[kind] = [n for n in by_kind[kind] if (DEMOTE_KEEPS_HUNKS and any(h for h, _ in where[(kind, n)]))
                            or _INCLUDE.match(_line_text(ft, n))][:1]
             continue
         room = max(1, min(QUIET_PER_KIND if quiet(kind) else per_kind, budget))  # every kind shows once
-        shown[kind] = heads[:room]
+        shown[kind] = _spread(heads, room)
         budget -= len(shown[kind])
     folded = 0
     for kind, lines in by_kind.items():

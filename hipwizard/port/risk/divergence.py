@@ -14,6 +14,11 @@
 - ``CUB_WARP_THREADS``: CUB's warp-width constants (``CUB_WARP_THREADS(0)``, ``CUB_PTX_WARP_THREADS``) are 32;
   hipCUB's ``HIPCUB_WARP_THREADS`` is the wave (64 on gfx942) and, from ROCm 7, no longer a compile-time constant
   (mamba keeps its own constant on ROCm).
+- ``VENDOR_ALIAS``: a project's own alias of a CUDA library function or constant HIP lacks (jaxlib's vendor.h:
+  ``#define gpudnnRNNForward cudnnRNNForward``) hides the missing API from
+  every other rule at the call sites; jaxlib guards those calls with ``#ifdef JAX_GPU_HIP`` (MIOpen's RNN calls
+  take other arguments, rocSOLVER stands in for cuSOLVER's gesvdp and sparse solvers). The alias's uses are
+  flagged, in its own file by the rule and in the files that use it by ``tree.flag_tree``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import re
 
 from hipwizard.port.risk.base import RiskRule, _rx
+from hipwizard.port.translation.tables import load_tables
 
 _FBGEMM = "pytorch/FBGEMM@71d6f8b2 fbgemm_gpu/src"
 _MAMBA = "state-spaces/mamba@e9594ce1 csrc/selective_scan/reverse_scan.cuh"
@@ -33,6 +39,10 @@ _INDEX = re.compile(r"^\s*(?:const\s+)?(?P<type>[A-Za-z_][\w:<>]*(?:\s+(?:long|i
                     r"[^;]*\bblockDim\.[xyz]\b[^;]*\bblockIdx\.[xyz]\b[^;]*);")
 _NARROW = re.compile(r"^(?:int|unsigned|unsigned\s+int|int32_t|uint32_t|uint|short|unsigned\s+short)$")
 _RETURN = re.compile(r"\breturn\s*;")
+# a project's alias of one function or constant: #define A B (masked code lines). Type aliases (typedef, using,
+# a *_t name) are left out: the project picks the AMD type in that one place (TransformerEngine's common.h:
+# using fp8e4m3 = __nv_fp8_e4m3 / hip_f8<...>) and the uses need no change; a call has nothing to point to
+_ALIAS = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?P<d>\w+)[ \t]+(?P<dt>\w+)[ \t]*$", re.MULTILINE)
 GRID_LOOP_END = True  # also flag the kernel's last line, where the grid-stride loop closes
 
 
@@ -92,6 +102,42 @@ def _grid_32bit(lines: list[str]) -> list[int]:
     return sorted(set(hits))
 
 
+def lacking_aliases(text: str) -> dict[str, tuple[str, int]]:
+    """{alias: (the CUDA name it stands for, its 0-based line)} for the aliases in ``text`` (masked code) of CUDA
+    names HIP has no counterpart for (HIPIFY's tables: unsupported, or cuDNN without a MIOpen name)."""
+    if "define" not in text:
+        return {}
+    tables = load_tables()
+    out: dict[str, tuple[str, int]] = {}
+    for m in _ALIAS.finditer(text):
+        alias, target = m.group("d"), m.group("dt")
+        row = tables.get(target) if alias != target and not target.endswith("_t") else None
+        if row is not None and not row.supported:
+            out.setdefault(alias, (target, text.count("\n", 0, m.start())))
+    return out
+
+
+def alias_uses(lines: list[str], aliases: dict[str, tuple[str, int]], own: bool) -> list[tuple[int, str]]:
+    """(0-based line, alias) of each line that uses one of ``aliases``; ``own``: the aliases are this file's
+    (their definition lines are not uses)."""
+    if not aliases:
+        return []
+    text = "\n".join(lines)
+    rx = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(aliases, key=len, reverse=True))))
+    defined = {at for _, at in aliases.values()} if own else set()
+    out: dict[int, str] = {}
+    for m in rx.finditer(text):
+        k = text.count("\n", 0, m.start())
+        if k not in defined:
+            out.setdefault(k, m.group(0))
+    return sorted(out.items())
+
+
+def _own_alias_uses(lines: list[str]) -> list[int]:
+    text = getattr(lines, "text", None) or "\n".join(lines)
+    return [k for k, _ in alias_uses(lines, lacking_aliases(text), own=True)]
+
+
 DIVERGENCE_RULES: tuple[RiskRule, ...] = (
     RiskRule("GRID_32BIT_THREADS", "med",
              "one thread per item with a 64-bit or deduced index and no grid-stride loop: a HIP launch holds at most "
@@ -126,4 +172,13 @@ DIVERGENCE_RULES: tuple[RiskRule, ...] = (
              "HIPCUB_WARP_THREADS is no longer constexpr'); ROCm/HIP@c5e11fca docs/reference/kernel_language.rst "
              "(warpSize)",
              _rx(r"\b(?:CUB|HIPCUB)_(?:PTX_)?WARP_THREADS\b", r"\b(?:CUB|HIPCUB)_LOG_WARP_THREADS\b")),
+    RiskRule("VENDOR_ALIAS", "high",
+             "the project's alias of a CUDA library name HIP has no counterpart for (HIPIFY's tables): the alias "
+             "hides the missing API at this call",
+             "give the AMD build its own call here (MIOpen's RNN calls take other arguments; rocSOLVER stands in "
+             "for cuSOLVER's gesvdp and sparse solvers) or leave the feature out on AMD behind a guard",
+             f"{_JAX}/vendor.h (gpudnn*/gpusolver* aliases of cuDNN/cuSOLVER names) and {_JAX}/rnn_kernels.cc, "
+             "solver_kernels_ffi.cc ('#ifdef JAX_GPU_HIP' around the aliased calls); ROCm/HIPIFY@014177bc "
+             "docs/tables (unsupported names)",
+             _own_alias_uses),
 )

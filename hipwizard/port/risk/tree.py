@@ -10,6 +10,9 @@ and helpers are flagged (``WARP_KERNEL_USE``), as are the heads of functions a f
 and the lines that size something by a foreign warp constant (``WARP32_CONST_USE``: llm.c's ``#define WARP_SIZE
 32U`` in llmc/cuda_common.h sizes lines in every .cuh and .cu that includes it; its AMD port changed
 llmc/matmul.cuh's ``dim3 block_dim = {4, 8, (unsigned)block_size/WARP_SIZE}``).
+
+A project's alias of a CUDA name HIP lacks (jaxlib's vendor.h ``#define gpudnnRNNForward cudnnRNNForward``) is
+flagged where the other files of the tree use it (``VENDOR_ALIAS``; the alias's own file: the rule itself).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import posixpath
 import re
 
 from hipwizard.port.model import FileTranslation
+from hipwizard.port.risk.divergence import alias_uses, lacking_aliases
 from hipwizard.port.risk.flags import Finding, attach_findings, code_lines
 from hipwizard.port.risk.flow import reducers, warp_function_uses, warp_functions
 from hipwizard.port.risk.rules import RULES_BY_ID
@@ -30,6 +34,7 @@ _MARKERS = ("32", "31", "0x1f", "0x1F", ">> 5", ">>5")  # a file without any of 
 def flag_tree(files: list[FileTranslation]) -> int:
     """Add the cross-file flags to ``files`` (already flagged one by one); returns how many were added."""
     by_path = {ft.path: ft for ft in files}
+    alias_added = _flag_alias_uses(files)
     lines = {}
     consts: dict[str, set[str]] = {}
     for ft in files:
@@ -37,7 +42,7 @@ def flag_tree(files: list[FileTranslation]) -> int:
             lines[ft.path] = code_lines(ft.translated)
             consts[ft.path] = set(warp32_consts(lines[ft.path]).values())
     if not lines:
-        return 0
+        return alias_added
     folders: dict[str, list[str]] = {}
     for path in by_path:
         folders.setdefault(posixpath.dirname(path), []).append(path)
@@ -98,6 +103,32 @@ def flag_tree(files: list[FileTranslation]) -> int:
         kernel_lines = set(new_funcs.values()) | set(warp_function_uses(ls, set(new_funcs) | other_funcs))
         found += [Finding(RULES_BY_ID["WARP_KERNEL_USE"], i + 1) for i in sorted(kernel_lines)]
         added += attach_findings(ft, found)
+    return added + alias_added
+
+
+def _flag_alias_uses(files: list[FileTranslation]) -> int:
+    """``VENDOR_ALIAS`` where a file uses another file's alias of a CUDA name HIP lacks."""
+    defined: dict[str, dict[str, tuple[str, int]]] = {}
+    for ft in files:
+        if "define" in ft.translated:
+            found = lacking_aliases("\n".join(code_lines(ft.translated)))
+            if found:
+                defined[ft.path] = found
+    if not defined:
+        return 0
+    added = 0
+    rule = RULES_BY_ID["VENDOR_ALIAS"]
+    for ft in files:
+        foreign = {a: (t, path, at) for path, found in defined.items() if path != ft.path
+                   for a, (t, at) in found.items()}
+        foreign = {a: v for a, v in foreign.items() if a in ft.translated}
+        if not foreign:
+            continue
+        uses = alias_uses(code_lines(ft.translated), {a: (t, -1) for a, (t, _, _) in foreign.items()}, own=False)
+        added += attach_findings(ft, [Finding(rule, k + 1, f"{a} is the project's alias of {foreign[a][0]} "
+                                              f"({foreign[a][1]}:{foreign[a][2] + 1}), which HIP has no counterpart "
+                                              "for: the alias hides the missing API at this call")
+                                      for k, a in uses])
     return added
 
 
