@@ -84,12 +84,16 @@ def _pct(measured: float | None, predicted: float) -> str:
     return f"{100 * (predicted - measured) / measured:+.1f}%" if measured else "—"
 
 
+def _secs(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
 def render_calibration(cal) -> str:
     """A table: each candidate's measured step time, tokens/s and peak against the prediction."""
     out = [f"Calibration on {cal.machine} — {cal.key.get('gpu')}, torch {cal.versions.get('torch', '?')}, "
            f"llamafactory {cal.versions.get('llamafactory', '?')} ({cal.wall_s:.0f} s)"]
     out.append(f"  {'candidate':<48} {'step s':>7} {'pred':>7} {'err':>7} {'tok/s':>8} {'peak GiB':>9} "
-               f"{'pred':>7} {'err':>7}")
+               f"{'pred':>7} {'err':>7} {'start s':>7} {'ckpt s':>7}")
     for m in cal.measurements:
         if not m.ok:
             out.append(f"  ✖ {m.label:<46} failed: {m.error}")
@@ -97,7 +101,9 @@ def render_calibration(cal) -> str:
         peak = f"{m.peak_gib:9.2f}" if m.peak_gib is not None else f"{'—':>9}"
         out.append(f"  ✔ {m.label:<46} {m.step_s:7.3f} {m.predicted_step_s:7.3f} {_pct(m.step_s, m.predicted_step_s):>7} "
                    f"{m.tokens_per_s or 0:8,.0f} {peak} {m.predicted_peak_gib:7.2f} "
-                   f"{_pct(m.peak_gib, m.predicted_peak_gib):>7}")
+                   f"{_pct(m.peak_gib, m.predicted_peak_gib):>7} {_secs(m.startup_s):>7} {_secs(m.checkpoint_s):>7}")
+    out.append("  start s: launch to the first steady step, less the steady steps before it; ckpt s: one checkpoint "
+               "save timed inside the run (— not measured: too few steps)")
     if cal.ceiling_tflops:
         out.append(f"  measured bf16 GEMM ceiling: {cal.ceiling_tflops:,.3g} TFLOP/s")
     out.append("■ stopped: the run in flight was stopped; what was measured is kept" if cal.stopped else

@@ -95,8 +95,10 @@ def render_plan(plan: Plan, top: int = 5) -> str:
         for note in est.notes:
             out.append(f"  ℹ {note}")
     out.append("")
-    out.append("Advisor (same effective batch and sequence length, fastest first)")
     advice = plan.advice
+    planned = advice is not None and advice.baseline is not None and advice.baseline.wall_s is not None
+    order = f"shortest run of the planned {plan.config.max_steps} steps first" if planned else "fastest first"
+    out.append(f"Advisor (same effective batch and sequence length, {order})")
     if advice is None or advice.reason:
         out.append(f"  ⚠ {advice.reason if advice else 'no advice'}")
     if advice is not None and advice.calibration:
@@ -105,12 +107,14 @@ def render_plan(plan: Plan, top: int = 5) -> str:
         base = advice.baseline
         out.append(f"  your config: {base.label}, ~{base.throughput.tokens_per_s:,.0f} tokens/s "
                    f"({_words(base)}){utilisation_note(plan, base)}")
+        if base.wall_s is not None:
+            out.append(f"       {base.planned_words}")
     for n, cand in enumerate(advice.ranked[:top] if advice else [], 1):
         changes = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in cand.changes.items()) or "no change"
         out.append(f"  {n}. {cand.speedup:.2f}x  {cand.label}  [{changes}]  ~{cand.throughput.tokens_per_s:,.0f} "
                    f"tokens/s, {cand.estimate.total_gib:.1f} GiB ({_words(cand)}){utilisation_note(plan, cand)}")
         if cand.wall_s is not None:  # ranked by the planned run's wall time (max_steps set)
-            out.append(f"       planned run: ~{cand.wall_s / 60:.1f} min relative ({cand.wall_note})")
+            out.append(f"       {cand.planned_words}")
         if n == 1:
             for reason in cand.reasons:
                 out.append(f"       - {reason}")

@@ -69,13 +69,12 @@ class Measurement:
     wall_s: float = 0.0
     error: str = ""
     run_dir: str = ""
-
-    @property
-    def startup_s(self) -> float | None:
-        """Seconds of the measured run that were not steady steps: launch, model load, first (warm-up) steps."""
-        if not self.ok or not self.step_s or not self.wall_s or self.steps <= 0:
-            return None
-        return max(0.0, self.wall_s - self.steps * self.step_s)
+    # Costs beyond the steady steps, for the wall time of a planned run (``planning.wall``); None: not measured
+    # (older calibrations, a window too short to hold a checkpoint, steps too fast for the clock):
+    first_step_s: float | None = None  # launch to the first logged step (the calibrator's clock)
+    startup_s: float | None = None  # launch to the first steady step, less what steady steps would have taken
+    checkpoint_s: float | None = None  # one checkpoint save: the step after it less the median steady step
+    checkpoint_step: int | None = None  # the step whose save was timed
 
     @classmethod
     def from_dict(cls, d: dict) -> "Measurement":
@@ -228,7 +227,9 @@ class Calibration:
         if peak is not None and estimate.available:
             memory_source = source
             estimate = replace(estimate, parts=[*estimate.parts, MemoryPart(
-                "calibration", peak - estimate.total_gib, f"{source} on {self.machine or 'this machine'}")])
+                "calibration", peak - estimate.total_gib,
+                f"corrected by calibration ({SOURCE_WORDS[source]}, {self.machine or 'this machine'}): the model "
+                f"said {estimate.total_gib:.1f} GiB")])
         return Applied(throughput, estimate, source, m, memory_source, borrowed)
 
 

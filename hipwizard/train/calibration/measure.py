@@ -1,12 +1,19 @@
 """Run the advisor's top candidates for a few real steps each and measure them: ``hipwizard train calibrate``.
 
 For each candidate a run directory is written under ``runs/calibrate-<time>/`` (the user's YAML with the
-candidate's settings, ``max_steps`` = steps, ``logging_steps`` 1, no checkpoints, no eval), launched through
+candidate's settings, ``max_steps`` = steps, ``logging_steps`` 1, one checkpoint, no eval), launched through
 the real launcher (detached, ``RECORD_VRAM=1``) and watched:
 
 - step arrivals: trainer_log.jsonl polled every ``POLL_S``; the steady step time is the mean over the steps
   after ``warmup`` (start-up, compilation and the allocator's growth are in the first ones);
-- tokens/s: trainer_log's ``total_tokens`` over the same steps (``batch x accumulation x seq`` without it);
+- start-up: launch to the first steady step, less the steady steps up to it; launch to the first logged step
+  is kept beside it (``steady_timing``);
+- one checkpoint: ``save_steps`` puts exactly one save inside the steady window (``save_step``, when it holds
+  at least four steps): the step after it arrives late by the save's cost (that interval less the median), and
+  never less than the span of the checkpoint's file times (the trainer's own clock, ``save_span``);
+- tokens/s: ``throughput.steady_rate`` over the same steps: trainer_log's ``total_tokens`` (real tokens with
+  ``include_num_input_tokens_seen: non_padding``, padding included with ``true``); without it the samples of each
+  step (the short last step of an epoch as it is, from the trainer's banner) x ``seq``;
 - peak device memory: ``hipwizard.gpu`` telemetry every 0.2 s, minus what was in use before the run (what
   decides an OOM); RECORD_VRAM's torch max allocated / reserved beside it. No GPU (CPU runs): no peak.
 
@@ -20,21 +27,24 @@ from __future__ import annotations
 import json
 import platform as _platform
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from hipwizard.errors import UserError
 from hipwizard.gpu import GpuTelemetry
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.train.calibration.corrections import Calibration, Measurement, compute_seconds, knobs_of, per_token_gib
 from hipwizard.train.planning.advisor import Candidate
 from hipwizard.train.run.failure import diagnose_run
 from hipwizard.train.run.history import parse_duration
-from hipwizard.train.run.launcher import LaunchOptions, launch
+from hipwizard.train.run.launcher import LaunchOptions, launch, read_config
 from hipwizard.train.run.rundir import save_run_dir
 from hipwizard.train.run.runs import is_running
 from hipwizard.train.run.stop import stop_run
 from hipwizard.train.run.tail import TrainerLogTail
+from hipwizard.train.run.throughput import banner_of, steady_rate, token_count_mode
 
 POLL_S = 0.05
 TELEMETRY_S = 0.2
@@ -62,9 +72,19 @@ class GpuPeak:
         return None
 
 
-def _candidate_config(cand: Candidate, steps: int):
+def save_step(steps: int, warmup: int) -> int | None:
+    """The step whose checkpoint the calibration times: inside the steady window, with at least two other steady
+    step intervals beside the one it delays (their median is the step time it is measured against), and the only
+    multiple of itself before the last step (one save; the last step's own save is after the timing). None when
+    the window is too short."""
+    if steps - warmup - 1 < 3:
+        return None
+    return max(warmup + 1, steps // 2 + 1)
+
+
+def _candidate_config(cand: Candidate, steps: int, save_at: int | None):
     return cand.config.model_copy(update={
-        "max_steps": steps, "logging_steps": 1, "save_steps": 10**9, "output_dir": "output",
+        "max_steps": steps, "logging_steps": 1, "save_steps": save_at or 10**9, "output_dir": "output",
         "overwrite_output_dir": True, "plot_loss": False, "report_to": "none", "val_size": 0.0,
         "resume_from_checkpoint": None})
 
@@ -73,7 +93,8 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
             options: LaunchOptions, seq_len: int, should_stop: Callable[[], bool], gpu: GpuPeak | None,
             on_step: Callable[[int], None] | None = None) -> tuple[Measurement, bool]:
     """Run one candidate; (its measurement, whether a stop was asked for)."""
-    config = _candidate_config(cand, steps)
+    save_at = save_step(steps, warmup)
+    config = _candidate_config(cand, steps, save_at)
     save_run_dir(run_dir, config, document, base_dir=base_dir)
     m = Measurement(cand.label, knobs_of(cand.config), False, predicted_step_s=cand.throughput.step_seconds,
                     predicted_compute_s=compute_seconds(cand.throughput), predicted_peak_gib=cand.estimate.total_gib,
@@ -103,16 +124,20 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
     steady = sorted(s for s in arrivals if s > warmup)
     if len(steady) >= 2:
         first, last = steady[0], steady[-1]
-        span = arrivals[last] - arrivals[first]
-        if span <= 0:  # the steps reached the log together (a fast run, one poll): the trainer's own clock,
+        timing = steady_timing(arrivals, warmup=warmup, save_at=save_at, start=start)
+        if timing.step_s <= 0:  # the steps reached the log together (a fast run, one poll): the trainer's own clock,
             span = _trainer_span(run_dir, records, first, last)  # warm-up included when only that is left
-        if span > 0:
-            m.step_s = step_s = span / (last - first)
-            tok0, tok1 = (records[s].get("total_tokens") for s in (first, last))
-            per_step = ((tok1 - tok0) / (last - first)
-                        if isinstance(tok0, (int, float)) and isinstance(tok1, (int, float))
-                        else cand.config.effective_batch(options.nproc_per_node or 1) * seq_len)
-            m.tokens_per_s = per_step / step_s
+            timing = steady_timing(arrivals, warmup=warmup, save_at=None, start=start,
+                                   step_s=span / (last - first) if span > 0 else 0.0)
+        if timing.step_s > 0:
+            m.step_s = step_s = timing.step_s
+            m.first_step_s, m.startup_s = timing.first_step_s, timing.startup_s
+            m.checkpoint_s, m.checkpoint_step = timing.checkpoint_s, timing.checkpoint_step
+            written = save_span(run_dir / "output" / f"checkpoint-{save_at}") if save_at else None
+            if written is not None:  # the trainer's own clock (file times): the save took at least this long
+                m.checkpoint_s, m.checkpoint_step = max(m.checkpoint_s or 0.0, written), save_at
+            m.tokens_per_s = _tokens_per_s(run_dir, manifest.log_path, records, first, last, step_s, seq_len,
+                                           cand.config.effective_batch(options.nproc_per_node or 1) * seq_len)
             m.ok = True
         else:
             m.error = (f"the {len(steady)} steady steps reached the log at once: too fast to time "
@@ -137,6 +162,83 @@ def _trainer_span(run_dir: Path, records: dict, first: int, last: int) -> float:
     except (OSError, ValueError, KeyError, TypeError):
         return 0.0
     return runtime * (last - first) / steps if runtime > 0 and steps else 0.0
+
+
+@dataclass(frozen=True)
+class Timing:
+    """What a run's step arrivals say: the steady step time and the costs beyond it (None: not measured)."""
+
+    step_s: float
+    first_step_s: float | None = None
+    startup_s: float | None = None
+    checkpoint_s: float | None = None
+    checkpoint_step: int | None = None
+
+
+def _median(values: list[float]) -> float:
+    s = sorted(values)
+    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+
+def steady_timing(arrivals: dict[int, float], *, warmup: int, save_at: int | None, start: float,
+                  step_s: float | None = None) -> Timing:
+    """Time a run from its step arrivals (step -> seconds on the clock ``start`` was read from; launch at ``start``).
+
+    - step time: the mean over the steady steps (after ``warmup``), the interval that holds the timed save left out;
+    - checkpoint: the step after ``save_at`` arrives late by the save: that interval less the median of the others;
+    - start-up: launch to the first steady step less the steady steps up to it (``first`` x step time): model
+      load, data, compilation and slow warm-up steps; first step: launch to the first logged step, as seen.
+    ``step_s`` given (a run too fast for the clock, timed by the trainer): no checkpoint, start-up from the last
+    arrival (the one the clock stamps best when the steps came in a burst)."""
+    steady = sorted(s for s in arrivals if s > warmup)
+    if len(steady) < 2:
+        return Timing(0.0)
+    first, last = steady[0], steady[-1]
+    first_step = arrivals[min(arrivals)] - start
+    if step_s is not None:
+        startup = arrivals[last] - start - last * step_s if step_s > 0 else None
+        return Timing(step_s, first_step, None if startup is None else max(0.0, startup))
+    gaps = {s: arrivals[s] - arrivals[s - 1] for s in steady[1:] if s - 1 in arrivals}
+    held = save_at + 1 if save_at is not None and first <= save_at and save_at + 1 in gaps else None
+    others = [g for s, g in gaps.items() if s != held]
+    span = arrivals[last] - arrivals[first]
+    if held is None or len(others) < 2:
+        mean = span / (last - first)
+        return Timing(mean, first_step, max(0.0, arrivals[first] - start - first * mean) if mean > 0 else None)
+    mean = (span - gaps[held]) / (last - first - 1)
+    if mean <= 0:
+        return Timing(0.0)
+    return Timing(mean, first_step, max(0.0, arrivals[first] - start - first * mean),
+                  max(0.0, gaps[held] - _median(others)), save_at)
+
+
+def save_span(folder: Path) -> float | None:
+    """Seconds between the first and the last file a checkpoint save wrote (their modification times, every file
+    under ``folder``: DeepSpeed's shards too); None without files. A lower bound of the save's cost: the work
+    before its first file and after its last is not in it."""
+    try:
+        times = [p.stat().st_mtime for p in folder.rglob("*") if p.is_file()]
+    except OSError:
+        return None
+    return max(times) - min(times) if len(times) >= 2 else None
+
+
+def _tokens_per_s(run_dir: Path, log_path: Path, records: dict, first: int, last: int, step_s: float,
+                  seq_len: int, full_step_tokens: float) -> float | None:
+    """Tokens/s of the steps after ``first`` up to ``last`` (``throughput.steady_rate``): the trainer's count
+    when it logged one, else each step's samples (the epoch's cut from the trainer's banner) x ``seq_len``."""
+    try:
+        config = read_config(run_dir)
+    except UserError:  # the run's own config.yaml, written above: unreadable only if it was taken away
+        config = {}
+    tokens = {s: r.get("total_tokens") for s, r in records.items()}
+    counted = all(isinstance(tokens.get(s), (int, float)) for s in (first, last))
+    shape = banner_of(log_path, drop_last=bool(config.get("dataloader_drop_last")))
+    rate = steady_rate({first: 0.0, last: step_s * (last - first)}, first, last,
+                       total_tokens=tokens if counted else None,
+                       token_count=token_count_mode(config.get("include_num_input_tokens_seen")), shape=shape,
+                       sample_tokens=None if counted else seq_len, full_step_tokens=full_step_tokens)
+    return rate.tokens_per_s if rate else None
 
 
 def _follow(manifest, tail, arrivals: dict, records: dict, gpu: GpuPeak | None, should_stop, on_step,
@@ -173,8 +275,8 @@ def run_calibration(plan_advice, *, config_path: Path, document, base_dir: Path,
                     progress: ProgressFn | None = None,
                     should_stop: Callable[[], bool] = lambda: False) -> Calibration:
     """Measure the top ``candidates`` of ``plan_advice`` (an ``Advice``); returns the ``Calibration``.
-    (Checkpoints: ``save_steps`` is set past ``max_steps``; the adapter LLaMA-Factory saves at the end is
-    written after the last step, outside the timing.)"""
+    (Checkpoints: one save inside the steady window, ``save_step``, is timed; the one transformers writes after
+    the last step is outside the timing.)"""
     ranked = [c for c in plan_advice.ranked][:candidates]
     if not ranked:
         ranked = [plan_advice.baseline] if plan_advice.baseline else []

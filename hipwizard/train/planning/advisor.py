@@ -23,6 +23,7 @@ from hipwizard.train.planning.knobs import KnobAvailability, exclusion
 from hipwizard.train.planning.memory import MemoryEstimate, estimate_memory
 from hipwizard.train.planning.model_shape import ModelShape
 from hipwizard.train.planning.throughput import Throughput, estimate_throughput
+from hipwizard.train.planning.wall import planned_wall
 
 ZERO_CHOICES: tuple[tuple[int | None, bool, bool], ...] = (
     (None, False, False), (2, False, False), (2, True, False), (3, False, False), (3, True, False), (3, True, True),
@@ -51,7 +52,8 @@ class Candidate:
     memory_source: Source = "predicted"  # where the peak comes from
     borrowed: bool = False  # calibrated from configs with other settings
     wall_s: float | None = None  # expected wall time of the planned steps (None: no step count planned)
-    wall_note: str = ""  # how wall_s was made (measured start-up, or the H200 priors)
+    wall_note: str = ""  # how wall_s was made (measured start-up and checkpoint cost, or the H200 priors)
+    wall_source: str = ""  # where its start-up and checkpoint costs come from: "measured here", "prior", ...
 
     @property
     def source_words(self) -> str:
@@ -72,6 +74,16 @@ class Candidate:
         return f"{ds}, {gc}, batch {c.per_device_train_batch_size} x {c.gradient_accumulation_steps}" + "".join(
             f", {e}" for e in extra)
 
+    @property
+    def planned_words(self) -> str:
+        """The planned run's expected wall time and how it was made, in words ("" without a planned step count):
+        "planned run ~1.6 min; start-up and checkpoints measured here (40 steps x 0.09 s; ...)"."""
+        if self.wall_s is None:
+            return ""
+        t = f"{self.wall_s:.0f} s" if self.wall_s < 120 else f"{self.wall_s / 60:.1f} min"
+        rel = " (relative: what every config pays alike is left out)" if self.wall_source == "prior" else ""
+        return f"planned run ~{t}{rel}; start-up and checkpoints {self.wall_source} ({self.wall_note})"
+
     def to_dict(self) -> dict:
         return {
             "label": self.label, "changes": {k: {"from": a, "to": b} for k, (a, b) in self.changes.items()},
@@ -79,33 +91,22 @@ class Candidate:
             "peak_gib": round(self.estimate.total_gib, 1), "fits": self.estimate.fits, "reasons": self.reasons,
             "source": self.source, "memory_source": self.memory_source, "borrowed": self.borrowed,
             "wall_s": None if self.wall_s is None else round(self.wall_s, 1), "wall_note": self.wall_note,
+            "wall_source": self.wall_source,
         }
 
 
-# What DeepSpeed costs beyond its steps, measured on an H200 (issue 33: ZeRO-2 vs no DeepSpeed, 8B LoRA): 12 s more
-# to the first step, 11 s more per checkpoint. Used where this machine's calibration did not measure start-up.
-DS_STARTUP_S = 12.0
-DS_CHECKPOINT_S = 11.0
-
-
-def expected_wall(cand: Candidate, base: Candidate, *, steps: int, save_steps: int, tokens_per_step: float) -> None:
-    """Set ``cand.wall_s``: start-up + ``steps`` x the step time + the extra cost of its checkpoints. Start-up is
-    measured here when both ``cand`` and ``base`` were (their difference counts), else the H200 prior for
-    DeepSpeed; only differences between candidates matter, so what every config pays alike is left out."""
-    step_s = tokens_per_step / cand.throughput.tokens_per_s if cand.throughput.tokens_per_s > 0 else float("inf")
-    ds = cand.config.zero_stage is not None
-    saves = steps // max(1, save_steps)
-    mine = cand.measured.startup_s if cand.measured is not None else None
-    theirs = base.measured.startup_s if base.measured is not None else None
-    if mine is not None and theirs is not None:
-        startup, how = mine - theirs, f"start-up measured here ({mine:.0f} s)"
-    else:
-        startup, how = (DS_STARTUP_S if ds else 0.0), ("DeepSpeed start-up +12 s (H200)" if ds else "")
-    ckpt = saves * (DS_CHECKPOINT_S if ds else 0.0)
-    cand.wall_s = startup + steps * step_s + ckpt
-    parts = [f"{steps} steps x {step_s:.2f} s"] + ([how] if how else []) + (
-        [f"{saves} checkpoints x +{DS_CHECKPOINT_S:g} s (DeepSpeed, H200; not measured here)"] if ckpt else [])
-    cand.wall_note = "; ".join(parts)
+def expected_wall(cand: Candidate, *, steps: int, save_steps: int, tokens_per_step: float, world_size: int = 1,
+                  calibration: Calibration | None = None) -> None:
+    """Set ``cand.wall_s``: start-up + ``steps`` x the step time + its checkpoints (``wall.planned_wall``: each
+    extra measured by ``calibration`` where it can be, else the H200 prior), and say how in ``wall_note``.
+    The step time is the (measured, calibrated or predicted) one on one GPU; on several, the planned tokens per
+    step over the run's tokens/s (data-parallel efficiency included)."""
+    rate = cand.throughput.tokens_per_s
+    step_s = (cand.throughput.step_seconds if world_size == 1 and cand.throughput.step_seconds > 0
+              else tokens_per_step / rate if rate > 0 else float("inf"))
+    cand.wall_s, cand.wall_note, cand.wall_source = planned_wall(
+        cand.config, step_s=step_s, steps=steps, save_steps=save_steps, measured=cand.measured,
+        calibration=calibration)
 
 
 @dataclass
@@ -230,8 +231,8 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
         advice.ranked.append(cand)
     if planned_steps:
         for cand in [baseline, *advice.ranked]:
-            expected_wall(cand, baseline, steps=planned_steps, save_steps=config.save_steps,
-                          tokens_per_step=tokens_per_step)
+            expected_wall(cand, steps=planned_steps, save_steps=config.save_steps, tokens_per_step=tokens_per_step,
+                          world_size=world_size, calibration=calibration)
     # Fastest first (the planned run's wall time when there is one, else steady tokens/s); at equal speed: not
     # repacking the data, less memory, fewer changes.
     advice.ranked.sort(key=lambda c: (round(c.wall_s, 3) if c.wall_s is not None else 0.0,

@@ -66,7 +66,8 @@ def memory_text(plan: Plan | None, narrow: bool = False) -> Text:
             text.append(" " + "█" * max(0, round(24 * part.gib / scale)))
         text.append("\n")
     text.append(f"{'total':<{name_w}}{est.total_gib:{num_w}.1f} GiB\n", style="bold")
-    text.append(f"↳ {SOURCE_WORDS.get(plan.source, plan.source)}\n", style="dim")
+    text.append(f"↳ {SOURCE_WORDS.get(plan.source, plan.source)}"
+                f"{': corrected by calibration' if plan.source != 'predicted' else ''}\n", style="dim")
     if est.fits is not None:
         word = "✔ fits" if est.fits else "✖ does not fit"
         text.append(f"{word}: margin {est.margin_gib:.1f} GiB\n", style="green" if est.fits else "red")
@@ -79,8 +80,10 @@ def suggestions(plan: Plan | None, top: int = 5) -> list:
 
 
 def advice_text(plan: Plan | None, selected: int) -> Text:
-    text = Text("Advisor — same effective batch, fastest first\n", style="bold")
     advice = plan.advice if plan else None
+    planned = advice is not None and advice.baseline is not None and advice.baseline.wall_s is not None
+    order = f"shortest {plan.config.max_steps}-step run first" if plan is not None and planned else "fastest first"
+    text = Text(f"Advisor — same effective batch, {order}\n", style="bold")
     if advice is None or advice.reason:
         text.append(f"⚠ {advice.reason if advice else 'no advice'}\n", style="yellow")
         return text
@@ -97,6 +100,8 @@ def advice_text(plan: Plan | None, selected: int) -> Text:
     if ranked:
         for reason in ranked[selected].reasons:
             text.append(f"  · {reason}\n", style="dim")
+        if ranked[selected].wall_s is not None:  # ranked by the run planned (max_steps), extras measured or prior
+            text.append(f"  · {ranked[selected].planned_words}\n", style="dim")
         text.append("ctrl+g applies ▶, ctrl+n picks the next\n", style="italic")
     return text
 
