@@ -54,3 +54,23 @@ def test_an_alias_from_another_file_is_flagged_at_its_use_with_where_it_is_defin
     assert not any("VENDOR_ALIAS" in k for k in _rules_at(files["plain.cu"]).values())
     # the definitions themselves are not uses
     assert not any("VENDOR_ALIAS" in k for k in _rules_at(files["vendor.h"]).values())
+
+
+def test_an_index_written_over_two_lines_is_a_wide_index():
+    from hipwizard.port.risk.divergence import _grid_32bit
+
+    # FBGEMM's quantize_padded_fp8_rowwise.cu before its ROCm grid-stride loop
+    lines = ["__global__ void q(float* y, int64_t n) {", "  const auto row =",
+             "      static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;", "  if (row >= n) {", "    return;",
+             "  }", "  y[row] = 0;", "}"]
+    assert _grid_32bit(lines) == [1, 7]  # the index (its return within 3 lines) and where the loop would close
+    narrow = [*lines[:1], "  const int row =", "      blockIdx.x * blockDim.x + threadIdx.x;", *lines[3:]]
+    assert _grid_32bit(narrow) == []  # a 32-bit index of a 1-D grid: CUDA cannot go past 2^32 threads either
+
+
+def test_a_full_warp_mask_with_digit_separators_is_32_bits():
+    from hipwizard.port.risk.flags import find_risks
+
+    text = ("static constexpr uint32_t kFullWarpMask = 0xff'ff'ff'ffu;\n"
+            "static constexpr uint64_t kFullWarpMask64 = 0xff'ff'ff'ff'ff'ff'ff'ffull;\n")
+    assert [f.line for f in find_risks(text) if f.rule.rule_id == "FULL_MASK_32"] == [1]

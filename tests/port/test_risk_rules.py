@@ -89,6 +89,7 @@ CASES: dict[str, tuple[str, str]] = {
                          "cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlock, dev);"),
     "DLPACK_DEVICE": ("DLDevice d{kDLCUDA, 0};", "DLDevice d{kDLROCM, 0};"),
     "CUB_WARP_THREADS": ("#define WARP_THREADS CUB_WARP_THREADS(0)", "#define WARP_THREADS warpSize"),
+    "FP8_OCP_DTYPE": ("using fp8_e4m3_t = at::Float8_e4m3fn;", "using fp8_e4m3_t = at::Float8_e4m3fnuz;"),
     # an alias of a cuDNN call MIOpen lacks, used; an alias of a call HIP has is translated, not a risk
     "VENDOR_ALIAS": ("#define gpudnnRNNForward cudnnRNNForward\nvoid f() { gpudnnRNNForward(h, d); }",
                      "#define gpuMalloc cudaMalloc\nvoid f() { gpuMalloc(&p, 4); }"),
@@ -100,7 +101,7 @@ def _ids(text: str) -> set[str]:
 
 
 def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
-    assert len(RULES) == 53 and set(CASES) == set(RULES_BY_ID)
+    assert len(RULES) == 54 and set(CASES) == set(RULES_BY_ID)
     for rule in RULES:
         assert rule.severity in ("high", "med", "low")
         assert rule.reason and rule.hint and rule.source

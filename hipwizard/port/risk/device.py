@@ -135,7 +135,9 @@ DEVICE_RULES: tuple[RiskRule, ...] = (
              "start the loop at warpSize / 2", f"{_HIP_DOC} L1801-1823 (warpSize); {_HECB}", _shfl_loop_16),
     RiskRule("FULL_MASK_32", "high", "32-bit full lane mask; HIP's _sync builtins take a 64-bit mask (0xffffffff names lanes 0-31 only)",
              "use a 64-bit mask: 0xffffffffffffffffull or __activemask()", f"{_HIP_DOC} L1827-1837; {_BNB}",
-             _rx(r"(?i)0xf{8}u?(?!l)\b.*(?:mask|sync|shfl|ballot|vote|any|all)", r"(?i)(?:mask|sync|shfl|ballot)\w*.*0xf{8}u?(?!l)\b")),
+             # with C++14 digit separators too (FBGEMM's cuda_prelude.cuh: kFullWarpMask = 0xff'ff'ff'ffu)
+             _rx(r"(?i)0x(?:f'?){7}f(?!'?f)u?(?!l)\b.*(?:mask|sync|shfl|ballot|vote|any|all)",
+                 r"(?i)(?:mask|sync|shfl|ballot)\w*.*0x(?:f'?){7}f(?!'?f)u?(?!l)\b")),
     RiskRule("SYNC_WARP_BUILTINS", "high", "*_sync warp builtins: absent before HIP 6.2, opt-in in 6.x (HIP_ENABLE_WARP_SYNC_BUILTINS), default in ROCm 7",
              "use the non-_sync forms (__shfl_xor, __ballot) or require ROCm 7 / define HIP_ENABLE_WARP_SYNC_BUILTINS",
              f"ROCm/HIPIFY@014177bc src/CUDA2HIP_Device_functions.cpp:675-682; {_HIP_DOC} L1832-1837",

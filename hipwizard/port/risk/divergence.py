@@ -19,6 +19,9 @@
   every other rule at the call sites; jaxlib guards those calls with ``#ifdef JAX_GPU_HIP`` (MIOpen's RNN calls
   take other arguments, rocSOLVER stands in for cuSOLVER's gesvdp and sparse solvers). The alias's uses are
   flagged, in its own file by the rule and in the files that use it by ``tree.flag_tree``.
+- ``FP8_OCP_DTYPE``: PyTorch's OCP FP8 dtype (``at::kFloat8_e4m3fn``, ``c10::Float8_e4m3fn``) chosen as the FP8
+  type; gfx942 (MI300X) computes in the FNUZ encodings (``Float8_e4m3fnuz``: another bias, max 240 not 448), gfx950
+  in OCP, so the projects pick the dtype per arch on ROCm (FBGEMM's ``fp8_e4m3_t``, ``getNFP8ScalarType``).
 """
 
 from __future__ import annotations
@@ -85,8 +88,11 @@ def _grid_32bit(lines: list[str]) -> list[int]:
         if any("gridDim" in lines[k] for k in body):
             continue  # already a grid-stride loop (or sized by the grid)
         for k in body:
-            m = _INDEX.match(lines[k])
-            if not m or "threadIdx" not in m.group("expr") or lines[k].lstrip().startswith("for"):
+            line = lines[k]
+            if line.rstrip().endswith("=") and k + 1 <= end:  # the index's expression on the next line
+                line = line.rstrip() + " " + lines[k + 1].strip()
+            m = _INDEX.match(line)
+            if not m or "threadIdx" not in m.group("expr") or line.lstrip().startswith("for"):
                 continue
             kind, expr = (m.group("type") or "").strip(), m.group("expr")
             one_d = not re.search(r"\b(?:blockDim|threadIdx)\.[yz]\b", expr)
@@ -172,6 +178,16 @@ DIVERGENCE_RULES: tuple[RiskRule, ...] = (
              "HIPCUB_WARP_THREADS is no longer constexpr'); ROCm/HIP@c5e11fca docs/reference/kernel_language.rst "
              "(warpSize)",
              _rx(r"\b(?:CUB|HIPCUB)_(?:PTX_)?WARP_THREADS\b", r"\b(?:CUB|HIPCUB)_LOG_WARP_THREADS\b")),
+    RiskRule("FP8_OCP_DTYPE", "high",
+             "PyTorch's OCP FP8 dtype (Float8_e4m3fn, max 448) is chosen here; MI300X (gfx942) computes FP8 in the "
+             "FNUZ encodings (Float8_e4m3fnuz: exponent bias 8, max 240, no negative zero), gfx950 in OCP",
+             "pick the dtype per arch on ROCm (at::kFloat8_e4m3fnuz on gfx942/gfx90a, e4m3fn on gfx950) and "
+             "re-derive the scales and the 448 maximum from it",
+             "ROCm/ROCm@e396b489 docs/reference/precision-support.rst (FP8: FNUZ on gfx942, OCP on gfx950); "
+             f"{_FBGEMM.replace(' fbgemm_gpu/src', '')} fbgemm_gpu/include/fbgemm_gpu/utils/dispatch_macros.h "
+             "('#if defined(USE_ROCM) using fp8_e4m3_t = at::Float8_e4m3fnuz'), embedding_common.h "
+             "(getNFP8ScalarType, relabel_nfp8_for_dispatch)",
+             _rx(r"\b(?:(?:at|c10)::)?(?:ScalarType::)?k?Float8_e4m3fn\b", r"\bfloat8_e4m3fn\b")),
     RiskRule("VENDOR_ALIAS", "high",
              "the project's alias of a CUDA library name HIP has no counterpart for (HIPIFY's tables): the alias "
              "hides the missing API at this call",
