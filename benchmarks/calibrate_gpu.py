@@ -210,7 +210,8 @@ def phase_ratio(cfg: Path, ws: Path) -> None:
                 running = start(run_dir)
                 while running() and time.monotonic() - t < 300:
                     time.sleep(0.05)
-            tps = steady_tokens_per_s(clock.arrivals, per_step, WARMUP)
+            tps = steady_tokens_per_s(clock.arrivals, per_step, WARMUP, rows=clock.rows, run_dir=run_dir,
+                                      sample_tokens=SEQ)  # real tokens: the short last step as it is
             rows.append({"who": who, "pair": i, "tokens_per_s": tps, "steps": max(clock.arrivals, default=0),
                          "wall_s": round(time.monotonic() - t, 1)})
             print("ratio", json.dumps(rows[-1]), flush=True)

@@ -17,7 +17,9 @@ Phases:
 Throughput: steady state, not LLaMA-Factory's cumulative `throughput`. A watcher polls each run's
 trainer_log.jsonl every 20 ms and stamps each step's arrival; tokens/s = tokens of steps k..N / time
 between their arrivals (k = --warmup). Every sample is ~830 tokens (fixed-length dataset), so a step's
-tokens are batch x accumulation x the measured sample length. Peak VRAM: hipwizard's own telemetry
+tokens are its samples x the sample length (hipwizard.train.run.throughput: the short last step of an epoch
+counted by its samples, read from the trainer's banner; the trainer's total_tokens, padding included, and
+the naive every-step-full rate are kept beside it). Peak VRAM: hipwizard's own telemetry
 (`hipwizard.gpu`, NVML here) sampled every 0.2 s, minus what was in use before, against RECORD_VRAM's
 `vram_reserved`/`vram_allocated` in trainer_log.jsonl. Prints a table last; writes results.json.
 """
@@ -38,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import memory_validate as mv  # noqa: E402
-from gpu_tour_clock import Poller, StepClock, steady_tokens_per_s  # noqa: E402
+from gpu_tour_clock import Poller, StepClock, rate_fields, steady_rate_of  # noqa: E402
 
 from hipwizard.train.run.rundir import save_run_dir  # noqa: E402
 
@@ -105,9 +107,11 @@ def run_training(kind: str, run_dir: Path, config, tokens_per_step: float, warmu
                                     stderr=subprocess.STDOUT, timeout=900).returncode
     wall = time.monotonic() - start
     rows = clock.rows
+    rate = steady_rate_of(clock.arrivals, tokens_per_step, warmup, rows=rows, run_dir=run_dir,
+                          sample_tokens=tokens_per_step / 16)  # fixed-length samples: 16 a full step
     result = {
         "exit": rc, "wall_s": round(wall, 1), "steps": max(clock.arrivals, default=0),
-        "tokens_per_s": steady_tokens_per_s(clock.arrivals, tokens_per_step, warmup),
+        "tokens_per_s": rate.tokens_per_s if rate else None, **rate_fields(rate),
         "telemetry_peak_gib": round(telemetry_peak.peak - before, 2) if telemetry_peak.peak else None,
         "record_vram_reserved_gib": max((r.get("vram_reserved", 0) for r in rows), default=None),
         "record_vram_allocated_gib": max((r.get("vram_allocated", 0) for r in rows), default=None),

@@ -71,11 +71,32 @@ class StepClock(Poller):
                 self.arrivals.setdefault(row["current_steps"], now)
 
 
-def steady_tokens_per_s(arrivals: dict[int, float], tokens_per_step: float, warmup: int) -> float | None:
+def steady_rate_of(arrivals: dict[int, float], tokens_per_step: float, warmup: int, *, rows=(),
+                   run_dir: Path | None = None, sample_tokens: float | None = None, token_count: str | None = "all"):
+    """hipwizard's ``steady_rate`` over the steps from ``warmup`` on: real tokens per step (the short last step of
+    an epoch counted by its samples, read from the trainer's banner in the run's *.log), padding apart from the
+    trainer's ``total_tokens`` in ``rows``; ``tokens_per_step`` (a full step) gives the naive rate beside it."""
+    from hipwizard.train.run.throughput import banner_of, steady_rate
+
     steps = sorted(s for s in arrivals if s >= warmup)
     if len(steps) < 2:
         return None
-    first, last = steps[0], steps[-1]
-    return (last - first) * tokens_per_step / (arrivals[last] - arrivals[first])
+    shape = next(filter(None, (banner_of(p) for p in sorted(run_dir.glob("*.log")))), None) if run_dir else None
+    tokens = {r["current_steps"]: r["total_tokens"] for r in rows if "loss" in r and "total_tokens" in r}
+    return steady_rate(arrivals, steps[0], steps[-1], total_tokens=tokens or None, token_count=token_count,
+                       shape=shape, sample_tokens=sample_tokens, full_step_tokens=tokens_per_step)
 
 
+def steady_tokens_per_s(arrivals: dict[int, float], tokens_per_step: float, warmup: int, **kw) -> float | None:
+    """The headline of ``steady_rate_of`` (real tokens/s when known); ``kw`` as there."""
+    rate = steady_rate_of(arrivals, tokens_per_step, warmup, **kw)
+    return rate.tokens_per_s if rate else None
+
+
+def rate_fields(rate) -> dict:
+    """A ``SteadyRate``'s numbers for a results file (all None without one)."""
+    keys = ("real_tokens_per_s", "padded_tokens_per_s", "naive_tokens_per_s", "samples_per_s")
+    out = {k: (round(getattr(rate, k), 1) if rate and getattr(rate, k) is not None else None) for k in keys}
+    out["short_steps"] = list(rate.short_steps) if rate else []
+    out["tokens_counted"] = rate.counted if rate else None
+    return out

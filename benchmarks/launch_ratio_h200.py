@@ -45,7 +45,8 @@ def timed_run(run_dir: Path, start, tokens_per_step: float) -> dict:
         running = start()
         while running() and time.monotonic() - t < 240:
             time.sleep(0.05)
-    tps = steady_tokens_per_s(clock.arrivals, tokens_per_step, WARMUP)
+    tps = steady_tokens_per_s(clock.arrivals, tokens_per_step, WARMUP, rows=clock.rows, run_dir=run_dir,
+                              sample_tokens=SEQ)  # real tokens: the short last step of an epoch as it is
     return {"wall_s": round(time.monotonic() - t, 1), "steps": max(clock.arrivals, default=0), "tokens_per_s": tps}
 
 

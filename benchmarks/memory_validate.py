@@ -213,7 +213,8 @@ def run_one(run_dir: Path, config: TrainConfig, timeout: float, seq_len: int) ->
         "device_peak_gib": round((peak.peak_mib - before) / 1024, 2) if peak.peak_mib else None,
         "tokens_per_s": tps[-1] if tps else None,
         "steady_tokens_per_s": steady_tokens_per_s(
-            clock.arrivals, config.per_device_train_batch_size * config.gradient_accumulation_steps * seq_len, 2),
+            clock.arrivals, config.per_device_train_batch_size * config.gradient_accumulation_steps * seq_len, 2,
+            rows=clock.rows, run_dir=run_dir, sample_tokens=seq_len),
     }
 
 

@@ -20,6 +20,7 @@ from hipwizard.train.run.failure import Failure
 from hipwizard.train.run.incident import read_incident
 from hipwizard.train.run.logscan import LogLine
 from hipwizard.train.run.stall import read_stall
+from hipwizard.train.run.throughput import SteadyRate
 from hipwizard.train.run.watch import RunWatch
 
 MAX_PLOT_POINTS = 400
@@ -95,7 +96,8 @@ class RunSnapshot:
     host: HostSample | None = None
     vram_peak_gb: float | None = None
     alarms: tuple[str, ...] = ()  # alarms.Alarm.line() of each alarm so far
-    steady_tokens_per_s: float | None = None  # median per-record rate after the first records
+    steady_tokens_per_s: float | None = None  # median window rate after the first records (``steady_rate``)
+    steady_rate: SteadyRate | None = None  # that window: how its tokens were counted, samples/s, short steps
     utilisation: str = ""  # "412 TFLOP/s, MFU 54% of measured GEMM, 42% of spec" (empty when unknown)
     stall: str = ""  # stall.StallVerdict.line() while the run is stalled
     incident: Diagnosis | None = None  # the diagnosis captured when it stalled or failed (incident.txt has all)
@@ -117,8 +119,8 @@ def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_
         run_vram = {s.index: s.vram_of(run_pids) for s in gpu.samples}
     peaks = [p.vram_reserved_gb for p in h.points if p.vram_reserved_gb is not None]
     metrics = metric_points(h.points, scan.grad_by_key)
-    rates = sorted(m.tokens_per_s for m in metrics[3:] if m.tokens_per_s)
-    steady = rates[len(rates) // 2] if rates and h.last and h.last.total_tokens is not None else None
+    window = watch.steady()
+    steady = window.tokens_per_s if window is not None and window.counted != "(every step a full batch)" else None
     now = h.current_tokens_per_s
     gpu_name = next((s.name for s in gpu.samples if s.name), "") if gpu is not None else ""
     return RunSnapshot(
@@ -133,7 +135,7 @@ def snapshot(watch: RunWatch, state: str, *, gpu: GpuReading | None = None, gpu_
         invalid_lines=h.invalid_lines, sampled=h.sampled, failure=failure, gpu=gpu,
         gpu_history=gpu_history.copy() if gpu_history else {}, run_vram=run_vram, host=host,
         vram_peak_gb=max(peaks) if peaks else None,
-        alarms=tuple(a.line() for a in detect_alarms(metrics)), steady_tokens_per_s=steady,
+        alarms=tuple(a.line() for a in detect_alarms(metrics)), steady_tokens_per_s=steady, steady_rate=window,
         utilisation=watch.utilisation(rate, ceiling=ceiling, gpu_name=gpu_name) if (rate := steady or now) else "",
         stall=verdict.line() if verdict else "", incident=incident.diagnosis if incident else None,
         attempt=watch.manifest.attempt,

@@ -16,10 +16,12 @@ from hipwizard.train.planning.model_shape import load_shape
 from hipwizard.train.run.alarms import Alarm, detect_alarms, metric_points
 from hipwizard.train.run.failure import Failure, diagnose_run
 from hipwizard.train.run.history import RunHistory
+from hipwizard.train.run.launcher import read_config
 from hipwizard.train.run.logscan import StdoutScan
 from hipwizard.train.run.manifest import RunManifest, load_manifest
 from hipwizard.train.run.runs import RunState, run_state
 from hipwizard.train.run.tail import FileTail, TrainerLogTail
+from hipwizard.train.run.throughput import EpochShape, SteadyRate, banner_of, steady_of_records, token_count_mode
 
 STDOUT_ATTACH_BYTES = 256 * 1024  # the log view shows recent lines; older ones stay in the file
 
@@ -106,6 +108,23 @@ class RunWatch:
         nproc = int(self.manifest.env_delta.get("NPROC_PER_NODE", "1") or 1)
         return utilisation(tokens_per_s, self._config, self._shape, gpus=nproc, ceiling=ceiling,
                            gpu_name=gpu_name).line()
+
+    def steady(self) -> SteadyRate | None:
+        """The run's steady rate so far (``throughput.steady_of_records``): tokens as the config says the trainer
+        counts them (``include_num_input_tokens_seen``: padding included with ``true``, real with
+        ``non_padding``), samples of each step from the trainer's banner (the short last step of an epoch as it
+        is). Config and banner are read once (the banner is in the log before the first step)."""
+        if not hasattr(self, "_counting"):
+            try:
+                raw = read_config(self.run_dir)
+            except UserError:
+                raw = {}
+            self._counting = (token_count_mode(raw.get("include_num_input_tokens_seen")),
+                              bool(raw.get("dataloader_drop_last")))
+            self._epoch: EpochShape | None = None
+        if self._epoch is None and self.history.points:
+            self._epoch = banner_of(self.manifest.log_path, drop_last=self._counting[1], max_bytes=4 << 20)
+        return steady_of_records(self.history.points, token_count=self._counting[0], shape=self._epoch)
 
     def state(self) -> RunState:
         return run_state(self.manifest, self.run_dir)[0]

@@ -55,8 +55,12 @@ def rates_text(snap: RunSnapshot) -> Text:
     parts = []
     if snap.tokens_per_s is not None:
         parts.append(f"tokens/s {snap.tokens_per_s:,.0f} now")
+    rate = snap.steady_rate
     if snap.steady_tokens_per_s is not None:
-        parts.append(f"{snap.steady_tokens_per_s:,.0f} steady")
+        how = "" if rate is None else " (real)" if rate.real_tokens_per_s is not None else " (incl. padding)"
+        parts.append(f"{snap.steady_tokens_per_s:,.0f} steady{how}")
+    elif rate is not None and rate.samples_per_s is not None:
+        parts.append(f"samples/s {rate.samples_per_s:,.3g} steady")
     if snap.tokens_per_s_avg is not None:
         parts.append(f"{snap.tokens_per_s_avg:,.0f} average")
     if snap.steps_per_s is not None:
