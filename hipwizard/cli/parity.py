@@ -49,6 +49,9 @@ def add_commands(sub) -> None:
     cmp_.add_argument("--triangle", action="store_true",
                       help="with --reference cpu: also capture the reference in the run dtype (triangle verdicts)")
     cmp_.add_argument("--k", type=float, metavar="K", help="the triangle's factor (default 2)")
+    cmp_.add_argument("--lean", action="store_true",
+                      help="with --reference cpu --triangle: every side sketched and kept in memory (no file), "
+                           "full tensors re-run only for the rows the triangle flags (fails or near K)")
     cmp_.add_argument("--forward-only", dest="backward", action="store_false", default=None,
                       help="skip the gradients even when the reference holds them")
     cmp_.add_argument("--tolerance", choices=TOLERANCE_CHOICES, help="tolerance profile (default: the less precise dtype)")
@@ -152,7 +155,7 @@ def _options(args):
                       grad_sketch=_grad_sketch(getattr(args, "grad_sketch", None)),
                       compact=bool(getattr(args, "compact", False)),
                       perturb_grad=_scales(args.perturb_grad, "--perturb-grad"),
-                      triangle=bool(getattr(args, "triangle", False)),
+                      triangle=bool(getattr(args, "triangle", False)), lean=bool(getattr(args, "lean", False)),
                       inputs=str(args.inputs) if getattr(args, "inputs", None) else None)
 
 
@@ -201,6 +204,8 @@ def cmd_capture(args) -> int:
 def cmd_compare(args) -> int:
     if args.triangle and args.reference != "cpu":
         raise UserError("--triangle goes with --reference cpu; with a reference capture give --reference-run FILE")
+    if args.lean and not (args.reference == "cpu" and args.triangle):
+        raise UserError("--lean goes with --reference cpu --triangle (rows are settled by the triangle)")
     request = parity.CompareRequest(
         ref=args.ref, cand=args.cand, subject=_subject(args), same_machine=args.reference == "cpu",
         options=_options(args), keep=args.keep, ref_run=args.reference_run,

@@ -62,6 +62,7 @@ class RunOptions:
     compact: bool = False  # module outputs as count sketches too (``capture.capture_model``'s ``compact``)
     perturb_grad: dict[str, float] = field(default_factory=dict)  # a slightly wrong backward (demo fault)
     triangle: bool = False  # same machine: also capture the reference in the run dtype (triangle verdicts)
+    lean: bool = False  # same machine with the triangle: sketches in memory, full tensors for flagged rows (``lean``)
     environment: dict | None = None  # doctor.fingerprint of this machine, stamped in a capture's metadata
     inputs: str | None = None  # a file of input/* tensors (a run's step batch, ``step_batch``) instead of seeded ones
 

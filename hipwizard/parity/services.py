@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from hipwizard.errors import UserError
-from hipwizard.parity import runs, state
+from hipwizard.parity import lean, runs, state
 from hipwizard.parity.capture.model import CaptureResult
 from hipwizard.parity.compare.captures import compare_files
 from hipwizard.parity.compare.curves import CurveGap, compare_curves, read_curve
@@ -94,6 +94,8 @@ def run_comparison(request: CompareRequest, *, ws: Workspace | None = None,
         # ``how`` checked what each way needs (CompareRequest.how): the asserts only tell the type checker.
         if how == "same machine":
             assert req.subject is not None
+            if req.options.lean:
+                return lean.compare_lean(req.subject, req.options, progress=progress, **kwargs)
             return runs.compare_same_machine(req.subject, req.options, keep=req.keep, progress=progress, **kwargs)
         if how == "two captures":
             progress(Progress("compare"))
