@@ -69,4 +69,6 @@ def cmd_kernels(args) -> int:
             print(f"      first failure: {inert_line(r.first_failure)}")
         if r.minimal_case:
             print(f"      minimal case:  {inert_line(r.minimal_case)}")
+        for check in r.checks:
+            print(f"      sanitizer:     {inert_line(check)}")
     return report.exit_code

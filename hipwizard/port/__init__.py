@@ -39,6 +39,7 @@ from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
     from hipwizard.port.build.check import TreeCheck
+    from hipwizard.port.build.commands import buildfile_flags
     from hipwizard.port.dual.service import check_dual
     from hipwizard.port.output.apply import ApplyReport
     from hipwizard.port.output.compile_check import FileCheck
@@ -83,6 +84,7 @@ _LAZY = {
     "ApplyReport": "hipwizard.port.output.apply",
     "FileCheck": "hipwizard.port.output.compile_check",
     "TreeCheck": "hipwizard.port.build.check",
+    "buildfile_flags": "hipwizard.port.build.commands",
     "PortReport": "hipwizard.port.translation.engine",
     **dict.fromkeys(("WorkTree", "WorktreeStatus"), "hipwizard.port.output.worktree"),
     "ReviewCounts": "hipwizard.port.review.queries",
@@ -110,4 +112,6 @@ __all__ = [
     "newest_known", "edit_lines", "editor_command", "WorkTree", "WorktreeStatus", "ReviewCounts",
     # HIPIFY's CUDA -> HIP name tables (parity's reverse-mapping headers read them)
     "load_tables",
+    # the -I/-D/-std flags of a file's nearest build file (parity's generated kernel drivers build with them)
+    "buildfile_flags",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from hipwizard.parity.kernels.spec import FLOAT_TYPES, KernelSpec, element
+from hipwizard.parity.kernels.spec import FLOAT_TYPES, INT_TYPES, KernelSpec, element
 from hipwizard.parity.kernels.twin import widened
 
 _SIZES = {"float": 4, "double": 8, "half": 2, "__half": 2, "__nv_bfloat16": 2, "nv_bfloat16": 2, "hip_bfloat16": 2,
@@ -74,7 +74,9 @@ def _kernel_block(i: int, spec: KernelSpec, variant: str) -> str:
     dims = list(spec.dims)
     lines = [f"// kernel {i}: {spec.kernel} ({spec.file}:{spec.line})",
              f"static void hw_dims_{i}(const long long* hw_d, long long* hw_ext, long long* hw_geo, double* hw_sc) {{"]
-    lines += [f"  const int {name} = (int)hw_d[{j}]; (void){name};" for j, name in enumerate(dims)]
+    types = {s.name: s.type for s in spec.scalars if s.type in INT_TYPES}  # a long dimension stays long (ceil_div)
+    lines += [f"  const {types.get(name, 'int')} {name} = ({types.get(name, 'int')})hw_d[{j}]; (void){name};"
+              for j, name in enumerate(dims)]
     lines += [f"  hw_ext[{j}] = (long long)({b.extent});" for j, b in enumerate(spec.buffers)]
     for j, e in enumerate([*spec.grid, *spec.block]):
         lines.append(f"  hw_geo[{j}] = (long long)({e});")

@@ -219,13 +219,19 @@ def _site(text: str, code: str, pos: int, name: str, targs: list[str], config: l
     definitions: dict[str, str] = {}
     for dm in re.finditer(r"(?:^|(?<=[;{}(]))\s*((?:(?:const|constexpr|static|unsigned|signed|long|short|int|size_t|"
                           r"int64_t|uint64_t|int32_t|uint32_t|auto|float|double|dim3)\s+)+)([A-Za-z_]\w*)\s*"
-                          r"(?:=\s*([^;{]+?)|\(([^;]*?)\)|\{([^;]*?)\})\s*;", body):
+                          r"(?:=\s*([^;{]+?)|\(([^;]*?)\)|=?\s*\{([^;]*?)\})\s*;", body, re.M):
         value = (dm.group(3) or dm.group(4) or dm.group(5) or "").strip()
         words = [w for w in dm.group(1).split() if w not in ("const", "constexpr", "static")]
         typ = " ".join(words)
-        if value and typ and typ not in ("auto", "dim3"):
+        if value and typ == "dim3" and not value.startswith("dim3"):
+            value = f"dim3({value})"  # dim3 g(1, n) / dim3 g{1, n}: the launch's config reads as a dim3
+        elif value and typ and typ != "auto" and typ != "dim3":
             value = f"({typ})({value})"  # the local's own type: an inlined expression keeps it (ceil_div<T>)
         definitions[dm.group(2)] = value
+    for dm in re.finditer(r"(?:^|(?<=[;{}]))\s*(?:(?:unsigned|signed|long|short|int|size_t|int64_t|uint64_t|"
+                          r"int32_t|uint32_t)\s+)+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*;", body, re.M):
+        for local in dm.group(1).replace(" ", "").split(","):  # int in, hid, out; (assigned below, or a dimension)
+            definitions[local] = local
     for dm in re.finditer(r"(?:^|(?<=[;{}]))\s*([A-Za-z_]\w*)\s*=\s*([^;=][^;]*?)\s*;", body):  # plain assignments
         if dm.group(1) in definitions:
             definitions[dm.group(1)] = dm.group(2).strip()

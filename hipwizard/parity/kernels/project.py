@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hipwizard import port as port_step
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.parity.kernels.find import find_kernels, find_launches
 from hipwizard.parity.kernels.source import masked
-from hipwizard.parity.kernels.spec import KernelSpec, draft, source_literals
+from hipwizard.parity.kernels.spec import FLOAT_TYPES, INT_TYPES, KernelSpec, draft, source_literals
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".hip", ".h", ".hpp")
 SPEC_FILE = "kernels.json"
@@ -72,9 +73,10 @@ def draft_tree(root: Path) -> list[FileSpecs]:
         path, text = texts[rel]
         literals = source_literals(masked(text))
         specs = []
+        local = {**types, **build_aliases(root, rel)}
         for k in kernels:
             own = [s for s in sites.get(k.name, []) if s.path == rel] or sites.get(k.name, [])
-            specs.append(draft(k, own[0] if own else None, literals, types))
+            specs.append(draft(k, own[0] if own else None, literals, local))
         out.append(FileSpecs(rel, path, specs, _includer(rel, texts) if rel.endswith(HEADERS) else ""))
     return out
 
@@ -98,6 +100,17 @@ def type_aliases(texts) -> dict[str, str]:
             out.setdefault(new, " ".join(old.split()))
     for _ in range(3):
         out = {k: out.get(v, v) for k, v in out.items()}
+    return out
+
+
+def build_aliases(root: Path, rel: str) -> dict[str, str]:
+    """Number types the project's build file defines for ``rel`` (``-Ddfloat=float`` in a Makefile)."""
+    flags, _where = port_step.buildfile_flags(root, rel)
+    out = {}
+    for f in flags:
+        m = re.fullmatch(r"-D([A-Za-z_]\w*)=((?:unsigned |signed |long )*\w+)", f)
+        if m and (m.group(2) in FLOAT_TYPES or m.group(2) in INT_TYPES):
+            out[m.group(1)] = m.group(2)
     return out
 
 

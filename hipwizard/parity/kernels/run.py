@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hipwizard import port as port_step
 from hipwizard.parity.kernels.driver import driver_source, uses_library
 from hipwizard.parity.kernels.inputs import (
     DISTRIBUTIONS,
@@ -30,6 +31,7 @@ from hipwizard.parity.kernels.inputs import (
     shapes,
     values,
 )
+from hipwizard.parity.kernels.sanitize import SanitizerCheck, check_case
 from hipwizard.parity.kernels.spec import KernelSpec
 from hipwizard.parity.kernels.twin import twin_source
 from hipwizard.parity.kernels.verdict import BufferRuns, CaseVerdict, judge
@@ -75,16 +77,18 @@ def build(specs: list[KernelSpec], source: Path, variant: str, work: Path, tc: T
     out = work / f"{name}.{variant}{'.o' if tc.compile_only else ''}"
     dirs = [source.parent, *roots]
     dirs += [r / "include" for r in roots if (r / "include").is_dir()]  # the usual -Iinclude of a project
-    includes = [f"-I{d}" for d in [*map(str, dirs), *tc.include_dirs]]
+    project = project_flags(source, roots[0])
+    includes = [f"-I{d}" for d in [*map(str, dirs), *tc.include_dirs]] + project
+    std = [] if any(f.startswith("-std=") for f in project) else ["-std=c++17"]
     text = _with_headers(source, dirs)
     if cuda_side:
         if variant == "port":
             includes = [f"-I{tc.reverse_include}", *includes]
-        argv = [tc.nvcc, "-std=c++17", "-O2", f"-arch={tc.cuda_arch}", "-w", "--expt-relaxed-constexpr",
+        argv = [tc.nvcc, *std, "-O2", f"-arch={tc.cuda_arch}", "-w", "--expt-relaxed-constexpr",
                 "-diag-suppress", "177,550,20012", *includes]
         env = None
     else:
-        argv = [tc.hipcc, "-std=c++17", "-O2", f"--offload-arch={tc.hip_arch}", "-w", *includes]
+        argv = [tc.hipcc, *std, "-O2", f"--offload-arch={tc.hip_arch}", "-w", *includes]
         env = {**os.environ, "HIP_PLATFORM": "amd"}
     if tc.compile_only:
         argv += ["-c", str(drv), "-o", str(out)]
@@ -97,6 +101,25 @@ def build(specs: list[KernelSpec], source: Path, variant: str, work: Path, tc: T
     except (OSError, subprocess.TimeoutExpired) as exc:
         ok, log = False, str(exc)
     return Build(variant, ok, out, log, time.perf_counter() - start)
+
+
+def project_flags(source: Path, root: Path) -> list[str]:
+    """The -I/-D/-std flags the project's own build file gives ``source`` (the port step's reader: the nearest
+    Makefile / CMakeLists.txt / setup.py above it in ``root``); [] outside ``root`` or without one. A C++ standard
+    older than 17 is raised to 17 (the driver needs it)."""
+    try:
+        rel = source.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return []
+    flags, _where = port_step.buildfile_flags(root, rel)
+    out = []
+    for f in flags:
+        if f.startswith("-std="):
+            m = re.fullmatch(r"-std=(?:c|gnu)\+\+(\d+)", f)
+            if not m or int(m.group(1)) < 17:
+                continue  # c++11/14 (or a C standard): the driver's own c++17 stays
+        out.append(f)
+    return out
 
 
 def _with_headers(source: Path, dirs: list[Path], depth: int = 2) -> str:
@@ -151,6 +174,7 @@ class KernelResult:
     status: str = ""  # pass, fail, original broken, not run
     first_failure: Case | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    checks: list[str] = field(default_factory=list)  # the sanitizer tools' one-line summaries
 
 
 def _run_driver(binary: Path, k: int, manifest: list[str], work: Path, env: dict | None) -> dict[int, str]:
@@ -181,8 +205,9 @@ def _run_driver(binary: Path, k: int, manifest: list[str], work: Path, env: dict
 def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, seed: int = 0,
           distributions: tuple[str, ...] = DISTRIBUTIONS, dims_list: list[dict[str, int]] | None = None,
           k_factor: float = 2.0, env: dict | None = None, capture: Path | None = None,
-          stamp: dict | None = None) -> KernelResult:
-    """Every shape x distribution of ``spec`` through the three drivers (``binaries``: variant -> driver)."""
+          stamp: dict | None = None, sanitizer: str = "", tools: tuple[str, ...] = ()) -> KernelResult:
+    """Every shape x distribution of ``spec`` through the three drivers (``binaries``: variant -> driver); with
+    ``sanitizer`` (compute-sanitizer's path) and ``tools``, one small case also under each tool (``sanitize``)."""
     start_t = time.perf_counter()
     work.mkdir(parents=True, exist_ok=True)
     dims_list = dims_list or shapes(spec)
@@ -261,7 +286,8 @@ def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, se
                     entries[f"{variant}/case{c.index}/{buf.name}"] = (kind.tag, [len(arrs[0])], arrs[0])
         inputs = {b.name: data[c.index][b.name] for b in spec.buffers if b.role != "out"}
         c.verdict = judge(bufs, inputs, k_factor)
-    result = KernelResult(spec.kernel, cases, time.perf_counter() - start_t)
+    checks = _sanitize(spec, cases, status, manifests, binaries, k, work, env, sanitizer, tools)
+    result = KernelResult(spec.kernel, cases, time.perf_counter() - start_t, checks=[c.summary() for c in checks])
     for c in cases:
         key = c.verdict.status if c.verdict else "not run"
         result.counts[key] = result.counts.get(key, 0) + 1
@@ -280,6 +306,22 @@ def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, se
         write_tensor_file(capture, entries, meta)
     shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def _sanitize(spec: KernelSpec, cases: list[Case], status: dict, manifests: dict, binaries: dict, k: int,
+              work: Path, env: dict | None, sanitizer: str, tools: tuple[str, ...]) -> list[SanitizerCheck]:
+    """Run ``tools`` on one small case both drivers ran (the inner dimension nearest 129, normal inputs); a
+    verdict they add becomes one more case."""
+    ran = [c for c in cases if status["original"].get(c.index) == "ok" and status["port"].get(c.index) == "ok"]
+    if not (sanitizer and tools and ran):
+        return []
+    inner = spec.swept[-1] if spec.swept else ""
+    pick = min(ran, key=lambda c: (abs(c.dims.get(inner, 129) - 129), c.distribution != "normal", c.index))
+    checks = check_case(sanitizer, tools, binaries, k, manifests["port"][pick.index], work, env)
+    for chk in checks:
+        if chk.verdict is not None:
+            cases.append(Case(len(cases), pick.dims, f"{pick.distribution} ({chk.tool})", chk.verdict))
+    return checks
 
 
 def _meta_json(spec: KernelSpec, stamp: dict | None) -> str:

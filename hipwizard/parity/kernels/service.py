@@ -21,8 +21,10 @@ from pathlib import Path
 from hipwizard import port as port_step
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
+from hipwizard.parity.kernels.find import find_kernels
 from hipwizard.parity.kernels.project import FileSpecs, save_specs, spec_key, specs_for
 from hipwizard.parity.kernels.run import Toolchain, build, minimal_failure, sweep
+from hipwizard.parity.kernels.sanitize import sanitizer_path, uses_shared_memory
 from hipwizard.parity.kernels.twin import reverse_headers
 from hipwizard.progress import Progress
 from hipwizard.workspace import Workspace
@@ -52,6 +54,7 @@ class KernelRow:
     first_failure: str = ""
     minimal_case: str = ""
     seconds: float = 0.0
+    checks: list[str] = field(default_factory=list)  # the sanitizer's one-line results (racecheck)
 
 
 @dataclass
@@ -176,14 +179,20 @@ def kernel_run(ws: Workspace, original: Path | None = None, port: Path | None = 
             if not run or not all((one := built.get(v)) is not None and one.ok for v in ("original", "port")):
                 continue
             binaries = {v: b.path for v, b in built.items() if b and b.ok}
+            sanitizer = sanitizer_path()
+            bodies = {k.name: k.body for k in find_kernels(f.path.read_text(encoding="utf-8", errors="replace"),
+                                                           f.rel)} if sanitizer else {}
             for j, s in enumerate(specs):
                 if progress:
                     progress(Progress("sweeping", j + 1, len(specs), s.kernel))
                 row = by_key[(f.rel, s.kernel)]
                 capture = ws.state_dir / "parity" / "kernels" / f"{s.kernel}.safetensors"
                 capture.parent.mkdir(parents=True, exist_ok=True)
-                res = sweep(s, j, binaries, d / f"k{j}", seed=seed, k_factor=k, capture=capture)
+                shared = sanitizer and uses_shared_memory(bodies.get(s.kernel, ""), s.shared_bytes)
+                res = sweep(s, j, binaries, d / f"k{j}", seed=seed, k_factor=k, capture=capture,
+                            sanitizer=sanitizer if shared else "", tools=("racecheck",) if shared else ())
                 row.status, row.cases, row.counts, row.seconds = res.status, len(res.cases), res.counts, res.seconds
+                row.checks = res.checks
                 if res.first_failure and res.first_failure.verdict:
                     v = res.first_failure.verdict
                     row.first_failure = (f"{_dims(res.first_failure.dims)} {res.first_failure.distribution}: "
@@ -197,7 +206,7 @@ def kernel_run(ws: Workspace, original: Path | None = None, port: Path | None = 
 
 
 def kernel_check(ws: Workspace, progress: Callable[[Progress], None] | None = None) -> KernelReport:
-    """What the Parity screen's K key does for the workspace's port: sweep the kernels where this machine has an
+    """What the Parity screen's L key does for the workspace's port: sweep the kernels where this machine has an
     NVIDIA GPU and nvcc (the port through the reverse-mapping headers), else build the drivers (the port with
     hipcc when it is here, with nvcc through the reverse-mapping headers otherwise), else draft the specs."""
     gpu = shutil.which("nvidia-smi") is not None and shutil.which("nvcc") is not None

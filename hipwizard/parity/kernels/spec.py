@@ -96,6 +96,9 @@ def _template_args(kernel: Kernel, site: LaunchSite | None, resolve) -> tuple[li
             if value and any(n for n in identifiers(value) if n not in _CONTROL and not n[0].isupper()
                              and tp.kind != "type" and not n.startswith("__")):
                 value = ""
+            if tp.kind == "type" and (value in {t.name for t in kernel.template}
+                                      or re.fullmatch(r"[A-Z][A-Za-z0-9]?", value)):
+                value = ""  # the host function's own template parameter (kernel<T><<<..>>> inside a template)
         if not value:
             value = tp.default or ("float" if tp.kind == "type" else "256" if BLOCKISH.search(tp.name) else "4")
             notes.append(f"template argument {tp.name} = {value} (drafted: edit to taste)")
@@ -123,14 +126,16 @@ def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] |
             for m in list(re.finditer(r"(?<![\w.])([A-Za-z_]\w*)\s*\.\s*([xyz])\b", text))[::-1]:
                 d = site.definitions.get(m.group(1))
                 if d is not None:  # a dim3's component
-                    parts = [*split_top(d), "1", "1", "1"]
+                    inner = re.fullmatch(r"dim3\s*[({](.*)[)}]", d.strip(), re.S)
+                    parts = [*split_top(inner.group(1) if inner else d), "1", "1", "1"]
                     text = text[:m.start()] + f"({parts['xyz'.index(m.group(2))]})" + text[m.end():]
                     changed = True
             for name in set(identifiers(text)):
                 d = site.definitions.get(name)
                 if name in rename:
                     continue  # passed to the kernel as is: the kernel's own name for it
-                if d is not None and "argv" not in d and "[" not in d and d != name and not d.startswith("{"):
+                if d is not None and "argv" not in d and "[" not in d and "->" not in d and d != name and \
+                        not d.startswith("{"):
                     text = re.sub(rf"(?<![\w.]){re.escape(name)}\b", f"({d})" if not IDENT.fullmatch(d) else d, text)
                     changed = True
             if not changed:
@@ -241,17 +246,42 @@ def draft(kernel: Kernel, site: LaunchSite | None, source_dims: dict[str, int] |
         else:
             dims[name] = literal if literal > 0 else 4
             swept.append(name)
+    swept = _inner_last(swept, grid)
     order = "".join("b" if p.pointer else "s" for p in kernel.params)
     return KernelSpec(kernel.name, kernel.path, kernel.line, template_args, buffers, scalars, dims, swept,
                       list(grid), list(block), shared, launch, notes, unsupported, order)
 
 
+def _inner_last(swept: list[str], grid: list[str]) -> list[str]:
+    """The swept dimensions with those the grid does not count last: a row-wise kernel (a block per row, its threads
+    over the columns) gets its column count straddled over 32/64 lanes, not its row count."""
+    text = " ".join(grid)
+    counted = [n for n in swept if re.search(rf"\b{re.escape(n)}\b", text)]
+    free = [n for n in swept if n not in counted]
+    return counted + free if counted and free else swept
+
+
 def _dim3(expr: str) -> list[str]:
     e = expr.strip()
+    while e.startswith("(") and e.endswith(")") and len(split_top(e[1:-1])) == 1 and _closes_last(e):
+        e = e[1:-1].strip()  # (dim3(1, n)): a substituted local keeps its parentheses
     m = re.fullmatch(r"dim3\s*[({](.*)[)}]", e, re.S)
     parts = split_top(m.group(1)) if m else [e]
+    if m and len(parts) == 1 and re.match(r"[(\s]*dim3\b", parts[0]):
+        return _dim3(parts[0])  # dim3(block1D) with block1D a dim3 local
     parts = [p for p in parts if p] + ["1", "1", "1"]
     return parts[:3]
+
+
+def _closes_last(e: str) -> bool:
+    """Does the opening parenthesis at 0 close at the very end (not "(a) * (b)")?"""
+    depth = 0
+    for i, ch in enumerate(e):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return i == len(e) - 1
+    return False
 
 
 def _fallback(grid: list[str], block: list[str]) -> str:

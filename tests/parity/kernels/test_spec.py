@@ -71,7 +71,7 @@ def test_demo_kernels_shared_memory_and_template_argument_from_launch():
     assert sm.template_args == ["__half"]
     assert [b.type for b in sm.buffers] == ["__half", "float"]
     sc = files["kernels/scale.cu"].specs[0]
-    assert sc.grid[0].replace(" ", "") == "((n+(256)-1)/(256))"  # dim3 components resolved
+    assert sc.grid[0].replace(" ", "") == "(n+(256)-1)/(256)"  # dim3 components resolved
     assert [b.role for b in sc.buffers] == ["inout"]
 
 
