@@ -113,8 +113,8 @@ def render_plan(plan: Plan, top: int = 5) -> str:
         changes = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in cand.changes.items()) or "no change"
         out.append(f"  {n}. {cand.speedup:.2f}x  {cand.label}  [{changes}]  ~{cand.throughput.tokens_per_s:,.0f} "
                    f"tokens/s, {cand.estimate.total_gib:.1f} GiB ({_words(cand)}){utilisation_note(plan, cand)}")
-        if cand.wall_s is not None:  # ranked by the planned run's wall time (max_steps set)
-            out.append(f"       {cand.planned_words}")
+        if cand.wall_s is not None:  # ranked by the planned run's wall time (max_steps set); how, for the first
+            out.append(f"       {cand.planned_words if n == 1 else cand.planned_short}")
         if n == 1:
             for reason in cand.reasons:
                 out.append(f"       - {reason}")

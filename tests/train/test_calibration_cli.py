@@ -1,6 +1,6 @@
 """`hipwizard train calibrate` through the real CLI (a subprocess, as a user runs it) on the tiny demo model on
-CPU: 2 candidates x 3 real steps through the launcher; the calibration is kept and `train plan` then labels
-its numbers measured here / calibrated here; bad input is one line and exit 2."""
+CPU: 2 candidates x 8 real steps through the launcher (start-up and one checkpoint timed); the calibration is
+kept and `train plan` then labels its numbers measured here / calibrated here; bad input is one line and exit 2."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from hipwizard.cli.train_calibrate import render_calibration
 from hipwizard.train import state
+from hipwizard.train.calibration.measure import save_span
 from hipwizard.train.run.manifest import load_manifest
 from hipwizard.train.run.stop import run_processes
 from hipwizard.workspace import Workspace
@@ -34,15 +37,23 @@ def demo_config(tmp_path, demo_assets):
 
 
 @pytest.mark.slow
-def test_calibrate_two_candidates_three_steps_then_plan_labels_measured_and_calibrated(tmp_path, demo_config):
+def test_calibrate_two_candidates_eight_steps_then_plan_labels_measured_and_calibrated(tmp_path, demo_config):
+    """Also issue 33 item 4: each run times its start-up and one checkpoint (save_steps 5 of 8, two warm-up
+    steps), and `train plan` of the demo (max_steps 8) ranks the planned run with them, saying measured here."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    done = hipwizard("train", "calibrate", demo_config, "--candidates", 2, "--steps", 3, "--warmup", 1,
+    done = hipwizard("train", "calibrate", demo_config, "--candidates", 2, "--steps", 8, "--warmup", 2,
                      "--platform", "cpu", "--workspace", ws, "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     printed = json.loads(done.stdout)
     assert [m["ok"] for m in printed["measurements"]] == [True, True]
-    assert [m["steps"] for m in printed["measurements"]] == [3, 3]
+    assert [m["steps"] for m in printed["measurements"]] == [8, 8]
+    for m in printed["measurements"]:  # launch -> model load -> first step takes seconds even for the tiny model
+        assert 1.0 < m["first_step_s"] < m["wall_s"] and 0.5 < m["startup_s"] < m["wall_s"], m
+        assert m["checkpoint_step"] == 5 and m["checkpoint_s"] is not None and m["checkpoint_s"] >= 0, m
+        written = save_span(Path(m["run_dir"]) / "output" / "checkpoint-5")  # the save really happened in the run
+        assert written is not None and m["checkpoint_s"] >= written, (m, written)
+        assert (Path(m["run_dir"]) / "config.yaml").read_text().count("save_steps: 5") == 1
     assert printed["measurements"] and all(m["step_s"] > 0 and m["tokens_per_s"] > 0 for m in printed["measurements"])
     (cal,) = state.calibrations(Workspace(ws))
     assert len(cal.good) == 2 and not cal.stopped and cal.key["world_size"] == 1
@@ -54,6 +65,15 @@ def test_calibrate_two_candidates_three_steps_then_plan_labels_measured_and_cali
     plan = hipwizard("train", "plan", demo_config, "--workspace", ws, timeout=300)
     assert plan.returncode == 0, plan.stderr[-2000:]
     assert "ℹ calibrated on" in plan.stdout, plan.stdout
+    assert "shortest run of the planned 8 steps first" in plan.stdout, plan.stdout
+    own = [line for line in plan.stdout.splitlines() if "planned run ~" in line]
+    assert own and all("start-up and checkpoints measured here" in line for line in own), own
+    assert sum("measured here (8 steps x" in line for line in own) == 2, own  # your config's and the first's
+    starts = [float(x) for line in own for x in re.findall(r"start-up (\d+\.\d+) s measured here", line)]
+    measured = [m.startup_s for m in cal.good if m.startup_s is not None]
+    assert starts and measured and all(min(measured) - 0.01 <= x <= max(measured) + 0.01 for x in starts), own
+    table = render_calibration(cal)
+    assert "start s" in table and "ckpt s" in table and f"{cal.good[0].checkpoint_s:.2f}" in table
     # a CPU has no device memory to read: the time is measured, the peak stays the prediction and says so
     assert cal.good and all(m.peak_gib is None for m in cal.good)
     assert "(measured here; memory predicted)" in plan.stdout, plan.stdout
@@ -68,6 +88,7 @@ def test_calibrate_two_candidates_three_steps_then_plan_labels_measured_and_cali
     fresh.mkdir()
     before = hipwizard("train", "plan", demo_config, "--workspace", fresh, timeout=300)
     assert "(measured here)" not in before.stdout and "predicted, H200-fitted model" in before.stdout
+    assert "start-up and checkpoints prior" in before.stdout and "measured here (8 steps" not in before.stdout
 
 
 @pytest.mark.parametrize("args, says", [

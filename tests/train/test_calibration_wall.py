@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from hipwizard.train.calibration.corrections import Calibration, knobs_of
+from hipwizard.train.calibration.corrections import Calibration, Measurement, knobs_of
 from hipwizard.train.calibration.measure import save_span, save_step, steady_timing
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.advisor import advise
@@ -92,7 +92,7 @@ def test_old_calibrations_load_and_fall_back_to_the_priors():
     wall, how, source = planned_wall(zero2, step_s=0.8, steps=40, save_steps=500, measured=cal.find(zero2),
                                      calibration=cal)
     assert source == "prior" and wall == pytest.approx(DS_STARTUP_S + 40 * 0.8 + DS_CHECKPOINT_S)
-    assert "H200 prior, not measured here" in how
+    assert "H200 prior, not timed here" in how
     # round trip keeps the new fields
     m = replace(cal.good[0], first_step_s=20.0, startup_s=18.5, checkpoint_s=0.4, checkpoint_step=5)
     back = Calibration.from_dict({**cal.to_dict(), "measurements": [vars(m)]})
@@ -177,11 +177,32 @@ def test_issue_18s_short_calibration_times_move_the_crossover():
     assert found is not None and 280 <= found <= 300
 
 
+def test_start_up_is_pooled_over_runs_that_differ_only_where_it_does_not_matter():
+    """Two no-DeepSpeed runs that differ in gradient checkpointing start in 9.3 and 14.5 s on a loaded CPU: both
+    get their median, so a short plan is not decided by one noisy start-up; packing keeps its own."""
+    plain = TrainConfig(**recipe_values(zero_stage=None, **PICK))
+    ckpt = plain.model_copy(update={"disable_gradient_checkpointing": False})
+    packed = plain.model_copy(update={"packing": True})
+    ms = [Measurement("a", knobs_of(plain), True, step_s=0.1, startup_s=9.3, checkpoint_s=0.1),
+          Measurement("b", knobs_of(ckpt), True, step_s=0.15, startup_s=14.5, checkpoint_s=0.3),
+          Measurement("c", knobs_of(packed), True, step_s=0.16, startup_s=12.6, checkpoint_s=0.05)]
+    cal = Calibration({}, ms)
+    for cfg, m in ((plain, ms[0]), (ckpt, ms[1])):
+        wall, how, _ = planned_wall(cfg, step_s=m.step_s, steps=8, save_steps=500, measured=m, calibration=cal)
+        assert wall == pytest.approx(11.9 + 8 * m.step_s + 0.1)  # start-up and checkpoint: medians of a, b (, c)
+        assert "start-up 11.90 s measured here (median of 2 runs with the same DeepSpeed, compile and packing" in how
+        assert "checkpoint x 0.10 s measured here (median of 3 runs with the same DeepSpeed setting)" in how
+    wall, how, _ = planned_wall(packed, step_s=0.16, steps=8, save_steps=500, measured=ms[2], calibration=cal)
+    assert "start-up 12.60 s measured here;" in how and wall == pytest.approx(12.6 + 8 * 0.16 + 0.1)
+
+
 def test_an_unmeasured_candidate_borrows_its_setting_s_measurement_or_the_measured_one_plus_the_prior():
     cal, plain, zero2 = _h200_pair(0.82, 0.8, no_ds_start=20.0, no_ds_ckpt=0.5)
     half = plain.model_copy(update={"per_device_train_batch_size": 8, "gradient_accumulation_steps": 2})
     wall, how, source = planned_wall(half, step_s=1.0, steps=10, save_steps=500, measured=None, calibration=cal)
-    assert source == "measured here" and "same DeepSpeed setting" in how and wall == pytest.approx(20 + 10 + 0.5)
+    assert source == "measured here" and wall == pytest.approx(20 + 10 + 0.5)
+    assert "start-up 20.00 s measured here (a run with the same DeepSpeed, compile and packing settings)" in how
+    assert "checkpoint x 0.50 s measured here (a run with the same DeepSpeed setting)" in how
     only_plain = Calibration(cal.key, [m for m in cal.measurements if m.knobs["zero_stage"] is None])
     wall, how, source = planned_wall(zero2, step_s=1.0, steps=10, save_steps=500, measured=None,
                                      calibration=only_plain)

@@ -339,6 +339,10 @@ async def test_calibrate_key_runs_the_demo_on_cpu_with_a_progress_bar_then_label
         # a CPU has no device memory to read: the step time is measured, the peak stays predicted and says so
         assert "measured here; memory predicted" in advice, advice
         assert "↳ predicted" in panel(app, "memory")
+        # the demo plans 8 steps: the selected candidate's planned run, its start-up measured (3 steps hold no
+        # timed checkpoint, so that stays the prior), and the order says so (issue 33 item 4)
+        assert "shortest 8-step run first" in advice, advice
+        assert "planned run ~" in advice and "start-up measured here, checkpoints prior" in advice, advice
     (cal,) = state.calibrations(app.workspace)
     assert len(cal.good) == 1 and cal.good[0].steps == 3 and not cal.stopped
     assert ("torch" in sys.modules) == torch_before  # the run was a subprocess; nothing heavy came in here

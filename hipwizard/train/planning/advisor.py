@@ -77,12 +77,19 @@ class Candidate:
     @property
     def planned_words(self) -> str:
         """The planned run's expected wall time and how it was made, in words ("" without a planned step count):
-        "planned run ~1.6 min; start-up and checkpoints measured here (40 steps x 0.09 s; ...)"."""
+        "planned run ~12.8 s; start-up and checkpoints measured here (8 steps x 0.10 s; ...)"."""
+        return f"{self.planned_short} ({self.wall_note})" if self.wall_s is not None else ""
+
+    @property
+    def planned_short(self) -> str:
+        """"planned run ~12.8 s; start-up and checkpoints measured here" ("" without a planned step count)."""
         if self.wall_s is None:
             return ""
-        t = f"{self.wall_s:.0f} s" if self.wall_s < 120 else f"{self.wall_s / 60:.1f} min"
+        t = f"{self.wall_s:.1f} s" if self.wall_s < 120 else f"{self.wall_s / 60:.1f} min"
         rel = " (relative: what every config pays alike is left out)" if self.wall_source == "prior" else ""
-        return f"planned run ~{t}{rel}; start-up and checkpoints {self.wall_source} ({self.wall_note})"
+        how = (self.wall_source if self.wall_source.startswith("start-up") else
+               f"start-up and checkpoints {self.wall_source}")  # "start-up measured here, checkpoints prior"
+        return f"planned run ~{t}{rel}; {how}"
 
     def to_dict(self) -> dict:
         return {

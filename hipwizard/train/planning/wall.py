@@ -4,7 +4,10 @@ A short run is not won by the fastest steady rate: DeepSpeed needs more time to 
 checkpoint (issue 33, on an H200: ~12 s and ~11 s more than no DeepSpeed). Each extra is taken, per candidate,
 from the first of:
 
-1. the candidate's own calibration measurement (``Measurement.startup_s`` / ``checkpoint_s``): "measured here";
+1. the median of the calibration's measurements (``Measurement.startup_s`` / ``checkpoint_s``) with the settings
+   that change that cost (start-up: DeepSpeed, torch.compile, packing; a checkpoint: DeepSpeed), the candidate's
+   own run among them: "measured here" (one start-up on a busy machine varies by seconds; the batch split or
+   gradient checkpointing do not change it, so runs that differ only there are pooled);
 2. the median of the measurements with the same DeepSpeed setting (stage and offloads): "measured here";
 3. measurements with other DeepSpeed settings, moved by the H200 prior's difference (+12 s start-up, +11 s a
    checkpoint for DeepSpeed over none): "measured here + prior";
@@ -21,7 +24,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from hipwizard.train.calibration.corrections import Calibration, Measurement
 from hipwizard.train.config.train_config import TrainConfig
@@ -32,6 +34,8 @@ from hipwizard.train.config.train_config import TrainConfig
 DS_STARTUP_S = 12.0
 DS_CHECKPOINT_S = 11.0
 DS_FIELDS = ("zero_stage", "offload_optimizer", "offload_param")
+# What changes the time to the first steady step beyond DeepSpeed: compilation, packing the data.
+STARTUP_FIELDS = (*DS_FIELDS, "torch_compile", "packing", "neat_packing")
 
 
 @dataclass(frozen=True)
@@ -48,10 +52,6 @@ def saves(steps: int, save_steps: int) -> int:
     return math.ceil(steps / max(1, save_steps)) if steps > 0 else 0
 
 
-def _deepspeed(knobs: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(knobs.get(f) for f in DS_FIELDS)
-
-
 def _median(values: list[float]) -> float:
     s = sorted(values)
     n = len(s)
@@ -59,18 +59,23 @@ def _median(values: list[float]) -> float:
 
 
 def extra(config: TrainConfig, measured: Measurement | None, calibration: Calibration | None, *, attr: str,
-          prior: float) -> Extra:
-    """``attr`` ("startup_s" or "checkpoint_s") for ``config``: measured, borrowed, or the prior (see the module)."""
-    mine = {f: getattr(config, f) for f in DS_FIELDS}
+          prior: float, fields: tuple[str, ...]) -> Extra:
+    """``attr`` ("startup_s" or "checkpoint_s") for ``config``: the median of the calibration's runs that share its
+    ``fields`` (the settings that change this cost), else of those with its DeepSpeed setting, else one measured
+    with another DeepSpeed setting moved by the prior, else the prior (see the module). A median, not the config's
+    own run alone: one start-up on a loaded machine varies by seconds, the batch split does not change it."""
     ds = config.zero_stage is not None
-    own = getattr(measured, attr) if measured is not None and measured.ok else None
-    if own is not None:
-        return Extra(own, "measured here", f"{own:.2f} s measured here")
     seen = [(m, v) for m in (calibration.good if calibration else []) if (v := getattr(m, attr)) is not None]
-    same = [v for m, v in seen if _deepspeed(m.knobs) == _deepspeed(mine)]
-    if same:
-        v = _median(same)
-        return Extra(v, "measured here", f"{v:.2f} s measured here (same DeepSpeed setting)")
+    named = "DeepSpeed setting" if fields == DS_FIELDS else "DeepSpeed, compile and packing settings"
+    for keys, what in ((fields, named), (DS_FIELDS, "DeepSpeed setting")):
+        pool = [(m, v) for m, v in seen if all(m.knobs.get(f) == getattr(config, f) for f in keys)]
+        if pool:
+            v = _median([v for _, v in pool])
+            if len(pool) == 1:
+                why = "" if pool[0][0] is measured else f" (a run with the same {what})"
+            else:
+                why = f" (median of {len(pool)} runs with the same {what})"
+            return Extra(v, "measured here", f"{v:.2f} s measured here{why}")
     if seen:
         moved = [v + prior * (int(ds) - int(m.knobs.get("zero_stage") is not None)) for m, v in seen]
         v = max(0.0, _median(moved))
@@ -78,19 +83,19 @@ def extra(config: TrainConfig, measured: Measurement | None, calibration: Calibr
         return Extra(v, "measured here + prior", f"{v:.2f} s (measured here with another DeepSpeed setting "
                                                  f"{sign} {prior:g} s, H200 prior)")
     if ds:
-        return Extra(prior, "prior", f"+{prior:g} s for DeepSpeed (H200 prior, not measured here)")
-    return Extra(0.0, "prior", "no DeepSpeed extra (prior, not measured here)")
+        return Extra(prior, "prior", f"+{prior:g} s for DeepSpeed (H200 prior, not timed here)")
+    return Extra(0.0, "prior", "no DeepSpeed extra (prior, not timed here)")
 
 
 def planned_wall(config: TrainConfig, *, step_s: float, steps: int, save_steps: int, measured: Measurement | None,
                  calibration: Calibration | None) -> tuple[float, str, str]:
     """(seconds, how they were made in words, source of the extras: "measured here" / "prior" / mixed)."""
-    start = extra(config, measured, calibration, attr="startup_s", prior=DS_STARTUP_S)
-    ckpt = extra(config, measured, calibration, attr="checkpoint_s", prior=DS_CHECKPOINT_S)
+    start = extra(config, measured, calibration, attr="startup_s", prior=DS_STARTUP_S, fields=STARTUP_FIELDS)
+    ckpt = extra(config, measured, calibration, attr="checkpoint_s", prior=DS_CHECKPOINT_S, fields=DS_FIELDS)
     n = saves(steps, save_steps)
     wall = start.seconds + steps * step_s + n * ckpt.seconds
     how = (f"{steps} steps x {step_s:.2f} s; start-up {start.words}; "
            f"{n} checkpoint{'s' if n != 1 else ''} x {ckpt.words}")
     sources = {start.source, ckpt.source}
-    source = sources.pop() if len(sources) == 1 else "start-up " + start.source + ", checkpoints " + ckpt.source
+    source = sources.pop() if len(sources) == 1 else f"start-up {start.source}, checkpoints {ckpt.source}"
     return wall, how, source
