@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from hipwizard.train.calibration.corrections import Calibration, Measurement, knobs_of
-from hipwizard.train.calibration.measure import save_span, save_step, steady_timing
+from hipwizard.train.calibration.measure import checkpoint_cost, save_span, save_step, steady_timing
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.advisor import advise
 from hipwizard.train.planning.device import DeviceTarget
@@ -62,6 +62,21 @@ def test_step_arrivals_give_step_time_start_up_and_one_checkpoint():
     # without the save left out, the step time would be 0.3 / 5 too long: the interval holding it is excluded
     plain = steady_timing(arrivals, warmup=2, save_at=None, start=100.0)
     assert plain.step_s == pytest.approx(0.56) and plain.checkpoint_s is None
+
+
+def test_a_save_inside_the_step_noise_is_taken_from_its_file_times():
+    """A loaded CPU: steps of 0.1-0.3 s, a 20 ms LoRA save; the interval after it says 0.25 s more than the median,
+    the noise (median absolute deviation) is 0.1 s: the file times' 0.02 s are taken. An 11 s DeepSpeed save over
+    0.8 s steps that vary by 10 ms is the interval's."""
+    arrivals = _arrivals(10.0, 0.2, 8, slow={4: -0.1, 5: 0.1, 6: 0.25, 7: -0.1, 8: 0.1})
+    t = steady_timing(arrivals, warmup=2, save_at=5, start=0.0)
+    assert t.checkpoint_s == pytest.approx(0.25) and t.noise_s == pytest.approx(0.1)
+    assert checkpoint_cost(t.checkpoint_s, 0.02, t.noise_s) == 0.02
+    gpu = steady_timing(_arrivals(40.0, 0.8, 8, slow={4: 0.01, 6: 11.0, 7: -0.01}), warmup=2, save_at=5, start=0.0)
+    assert gpu.checkpoint_s == pytest.approx(11.0) and checkpoint_cost(gpu.checkpoint_s, 9.5, gpu.noise_s) == (
+        pytest.approx(11.0))
+    assert checkpoint_cost(0.01, 0.05, 0.0) == 0.05  # never below what the files took
+    assert checkpoint_cost(None, 0.05, 0.0) == 0.05 and checkpoint_cost(0.3, None, 0.0) == 0.3
 
 
 def test_a_burst_of_steps_has_no_checkpoint_and_start_up_from_the_last_arrival():

@@ -9,8 +9,9 @@ the real launcher (detached, ``RECORD_VRAM=1``) and watched:
 - start-up: launch to the first steady step, less the steady steps up to it; launch to the first logged step
   is kept beside it (``steady_timing``);
 - one checkpoint: ``save_steps`` puts exactly one save inside the steady window (``save_step``, when it holds
-  at least four steps): the step after it arrives late by the save's cost (that interval less the median), and
-  never less than the span of the checkpoint's file times (the trainer's own clock, ``save_span``);
+  at least four steps): the step after it arrives late by the save's cost (that interval less the median); the
+  span of the checkpoint's file times (the trainer's own clock, ``save_span``) is its lower bound, and is taken
+  instead where the interval's excess is within the step noise (``checkpoint_cost``);
 - tokens/s: ``throughput.steady_rate`` over the same steps: trainer_log's ``total_tokens`` (real tokens with
   ``include_num_input_tokens_seen: non_padding``, padding included with ``true``); without it the samples of each
   step (the short last step of an epoch as it is, from the trainer's banner) x ``seq``;
@@ -135,7 +136,8 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
             m.checkpoint_s, m.checkpoint_step = timing.checkpoint_s, timing.checkpoint_step
             written = save_span(run_dir / "output" / f"checkpoint-{save_at}") if save_at else None
             if written is not None:  # the trainer's own clock (file times): the save took at least this long
-                m.checkpoint_s, m.checkpoint_step = max(m.checkpoint_s or 0.0, written), save_at
+                m.checkpoint_s = checkpoint_cost(m.checkpoint_s, written, timing.noise_s)
+                m.checkpoint_step = save_at
             m.tokens_per_s = _tokens_per_s(run_dir, manifest.log_path, records, first, last, step_s, seq_len,
                                            cand.config.effective_batch(options.nproc_per_node or 1) * seq_len)
             m.ok = True
@@ -173,6 +175,16 @@ class Timing:
     startup_s: float | None = None
     checkpoint_s: float | None = None
     checkpoint_step: int | None = None
+    noise_s: float = 0.0  # the steady intervals' median absolute deviation (the clock's poll included)
+
+
+def checkpoint_cost(interval_s: float | None, files_s: float | None, noise_s: float) -> float | None:
+    """One save's cost from its two clocks: the step interval that holds it (less the median step) and the span of
+    its file times (a lower bound). The interval, unless its excess over the files is within 3 x the step noise:
+    then it cannot tell the save from the noise (a small save on a busy machine) and the files' span is taken."""
+    if interval_s is None or files_s is None:
+        return interval_s if files_s is None else files_s
+    return interval_s if interval_s - files_s > 3 * noise_s else files_s
 
 
 def _median(values: list[float]) -> float:
@@ -208,8 +220,9 @@ def steady_timing(arrivals: dict[int, float], *, warmup: int, save_at: int | Non
     mean = (span - gaps[held]) / (last - first - 1)
     if mean <= 0:
         return Timing(0.0)
+    median = _median(others)
     return Timing(mean, first_step, max(0.0, arrivals[first] - start - first * mean),
-                  max(0.0, gaps[held] - _median(others)), save_at)
+                  max(0.0, gaps[held] - median), save_at, _median([abs(g - median) for g in others]))
 
 
 def save_span(folder: Path) -> float | None:
