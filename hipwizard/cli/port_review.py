@@ -98,6 +98,7 @@ def _summary(review, as_json: bool) -> int:
         for h in review.hunks if review.decision(h.hunk_id).before is not None]
     data["vanished"] = [{"id": v["id"], "file": v.get("file"), "line": v.get("old_start"),
                          "was": v["decision"].get("state")} for v in review.vanished]
+    data["flagged_order"] = _flagged_order(review)
     tree = port.worktree_status(review)
     data["worktree"] = tree.to_dict()
     if not tree.error:
@@ -112,6 +113,7 @@ def _summary(review, as_json: bool) -> int:
           f"{c.pending} pending ({c.changed} changed) in {len(review.files)} files")
     sev = data["flagged"]
     print(f"  {data['flagged_hunks']} flagged hunks: {sev['high']} high, {sev['med']} med, {sev['low']} low")
+    _print_flagged_order(data["flagged_order"])
     print(_manual_line(review))
     if data["too_new"]:
         print(f"  ⚠ newer than the target HIP {data['hip_version']}: " + ", ".join(data["too_new"]))
@@ -140,6 +142,33 @@ def _summary(review, as_json: bool) -> int:
               f"open it to reconcile")
     print(f"  state: {review.path}")
     return 0
+
+
+FLAGGED_SHOWN = 10
+
+
+def _flagged_order(review) -> list[dict]:
+    """The flagged hunks, most telling first: the hunk's most telling kind by its measured share of flags near
+    code that dual-target projects guard for AMD (the Port screen's "flagged" filter opens on the same hunk; it keeps
+    a file's hunks together)."""
+    number = {i: n for rows in review.by_file.values() for n, i in enumerate(rows, 1)}
+    out = []
+    for i in review.flagged_order():
+        h = review.hunks[i]
+        top, share = review.telling_flag(h)
+        out.append({"ref": f"{h.file}#{number[i]}", "line": h.old_start, "rule": top.rule_id,
+                    "severity": top.severity, "precision": round(share, 3), "state": review.decision(h.hunk_id).state})
+    return out
+
+
+def _print_flagged_order(rows: list[dict]) -> None:
+    if not rows:
+        return
+    print("  flagged hunks, most telling first (how often the kind marks real AMD porting work, measured):")
+    for r in rows[:FLAGGED_SHOWN]:
+        print(f"    ⚑ {r['ref']} L{r['line']}  {r['rule']} ({r['severity']}) {r['precision']:.0%}  [{r['state']}]")
+    if len(rows) > FLAGGED_SHOWN:
+        print(f"    ... {len(rows) - FLAGGED_SHOWN} more (--json lists them all)")
 
 
 def _manual_line(review) -> str:

@@ -8,10 +8,14 @@ on it (``current`` is None there, ``current_file`` names it).
 
 from __future__ import annotations
 
+from hipwizard.port.measured import precision
 from hipwizard.port.model import Hunk, UntouchedRisk
 from hipwizard.port.review.state import ReviewState
 
-FILTERS: list[tuple[str, str]] = [("all", "All hunks"), ("flagged", "⚑ Flagged only"), ("pending", "○ Pending only")]
+# "flagged" lists the files and their hunks most telling first: by how often the hunk's flag kinds mark real AMD
+# porting work (measured on dual-target projects, ``ReviewQueries.telling``), so the reader starts where the work is
+FILTERS: list[tuple[str, str]] = [("all", "All hunks"), ("flagged", "⚑ Flagged, most telling first"),
+                                  ("pending", "○ Pending only")]
 
 
 class ReviewNav:
@@ -56,15 +60,19 @@ class ReviewNav:
         return tuple(r for r in risks if r.flag.rule_id == rule)
 
     def set_filter(self, key: str) -> None:
+        """Show what ``key`` lets through, staying on the current hunk (or file); "flagged" starts at its top, the
+        most telling hunk, where the porting work is."""
         self.filter = key if key in self.filter_keys() else "all"
         current = self.current
         self.rebuild(keep=current.hunk_id if current else None, keep_file=None if current else self.current_file)
+        if self.filter == "flagged":
+            self.pos = 0
 
     def rebuild(self, keep: str | None = None, keep_file: str | None = None) -> None:
         """Recompute the view (after a filter change, a split or an undo), staying on ``keep`` (a hunk id)
         or the first shown hunk after it, else on file ``keep_file``.
 
-        ``view`` holds hunk indices in file order; a file shown without hunks (only risks on unchanged
+        ``view`` holds hunk indices in file order (under "flagged": files and their hunks most telling first); a file shown without hunks (only risks on unchanged
         lines) is the entry ``-1 - k``, ``k`` its index in ``risk_files``."""
         review, hunks = self.review, self.review.hunks
         self.view: list[int] = []
@@ -72,9 +80,15 @@ class ReviewNav:
         self.files: list[str] = []
         self.file_first: dict[str, int] = {}
         order = list(review.files) + [f for f in review.by_file if f not in review.files]
+        telling = self.filter == "flagged"  # most telling first: files by their best hunk, hunks within a file
+        if telling:
+            best = {f: max([review.telling(hunks[i]) for i in review.by_file.get(f, ())]
+                           + [precision(r.flag.rule_id) for r in self.shown_risks(f)], default=-1.0) for f in order}
+            order.sort(key=lambda f: -best[f])
         for f in order:
             first = len(self.view)
-            self.view.extend(i for i in review.by_file.get(f, ()) if self._shown(hunks[i]))
+            shown = [i for i in review.by_file.get(f, ()) if self._shown(hunks[i])]
+            self.view.extend(sorted(shown, key=lambda i: -review.telling(hunks[i])) if telling else shown)
             if len(self.view) == first and self.shown_risks(f):
                 self.view.append(-1 - len(self.risk_files))
                 self.risk_files.append(f)
@@ -84,7 +98,9 @@ class ReviewNav:
         self.pos_of = {i: p for p, i in enumerate(self.view) if i >= 0}
         self.file_row = {f: r for r, f in enumerate(self.files)}
         target = review.index_of.get(keep) if keep else None
-        if target is not None:
+        if target is not None and target in self.pos_of:
+            self.pos = self.pos_of[target]
+        elif target is not None:
             self.pos = next((p for p, i in enumerate(self.view) if i >= target), max(len(self.view) - 1, 0))
         elif keep_file in self.file_first:
             self.pos = self.file_first[keep_file]
@@ -116,7 +132,8 @@ class ReviewNav:
             return f"{what} · {self.pos + 1}/{len(self.view)} shown"
         in_file = self.review.by_file[h.file]
         n = in_file.index(self.view[self.pos]) + 1
-        return f"hunk {n}/{len(in_file)} of file · {self.pos + 1}/{len(self.view)} shown"
+        order = " · most telling first" if self.filter == "flagged" else ""
+        return f"hunk {n}/{len(in_file)} of file · {self.pos + 1}/{len(self.view)} shown{order}"
 
     def file_prompt(self, rel: str) -> str:
         """Two lines for the file list: state symbol and path, then counts with symbols."""

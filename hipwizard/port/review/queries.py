@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from hipwizard.port.model import SEVERITY_ORDER, Diagnostic, Hunk, UntouchedRisk, hand_edit_lines
+from hipwizard.port.measured import precision
+from hipwizard.port.model import SEVERITY_ORDER, Diagnostic, Hunk, RiskFlag, UntouchedRisk, hand_edit_lines
 from hipwizard.port.review.file_format import Decision
 from hipwizard.port.review.memo import ReviewMemo
 from hipwizard.port.translation.hunks import flagged_counts
@@ -143,6 +144,23 @@ class ReviewQueries:
             cached = sorted(rules)
             self.memo.set_rules(self, cached)
         return cached
+
+    def telling(self, hunk: Hunk) -> float:
+        """How often the hunk's most telling flag kind marks real AMD porting work: the kind's measured share of
+        flags near code that dual-target projects guard for AMD (``assets/risk_precision.yaml``); -1 unflagged."""
+        return max((precision(f.rule_id) for f in hunk.flags), default=-1.0)
+
+    def telling_flag(self, hunk: Hunk) -> tuple[RiskFlag, float] | None:
+        """The hunk's most telling flag and its kind's measured share (``telling``); None unflagged."""
+        if not hunk.flags:
+            return None
+        top = max(hunk.flags, key=lambda f: precision(f.rule_id))
+        return top, precision(top.rule_id)
+
+    def flagged_order(self) -> list[int]:
+        """The flagged hunks' indices, the most telling first (``telling``); file order among equals."""
+        flagged = [i for i, h in enumerate(self.hunks) if h.flags]
+        return sorted(flagged, key=lambda i: -self.telling(self.hunks[i]))
 
     def untouched_counts(self) -> dict[str, int]:
         """Risks on unchanged lines by severity, plus ``total``."""

@@ -2,7 +2,7 @@
 cannot drown the review.
 
 How often a kind marks a real divergence is measured, not guessed (``assets/risk_precision.yaml``, written by
-``benchmarks/amd_divergence.py --write-precision``): in projects that build for both vendors, the share of a kind's
+``benchmarks/amd_divergence.py --write-precision``, read by ``port.measured``): in projects that build for both vendors, the share of a kind's
 flagged lines that lie within 3 lines of code the humans guarded for AMD (``#ifdef USE_ROCM`` and friends).
 
 Per file:
@@ -25,14 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import lru_cache
-from pathlib import Path
 
-import yaml
-
+from hipwizard.port.measured import ASSET as ASSET  # the asset, named here for its readers
+from hipwizard.port.measured import UNMEASURED, measured
 from hipwizard.port.model import Diagnostic, FileTranslation, Hunk, RiskFlag
 
-ASSET = Path(__file__).resolve().parents[2] / "assets" / "risk_precision.yaml"
 ENABLED = True  # off: every finding is a flag (how the asset itself is measured)
 PER_KIND = 4
 PER_FILE = 12
@@ -49,19 +46,7 @@ DEMOTE_QUIET = True  # a quiet kind is a note (a "warning" diagnostic), not a fl
 DEMOTE_KEEPS_HUNKS = True  # ... but its first place on a changed line (a hunk) stays a flag, standing for the rest
 SPREAD = True  # a kind's places past its room: show ones spread over the file, not the first ones
 CLUSTER_GAP = 2  # a kind's lines this close are one place
-UNMEASURED = 0.5  # a kind the corpus never showed ranks in the middle
 _INCLUDE = re.compile(r"^\s*#\s*include\b")
-
-
-@lru_cache(maxsize=1)
-def measured() -> dict[str, dict]:
-    """{kind: {"places", "near", "precision"}} from the asset; {} when it is missing or unreadable."""
-    try:
-        data = yaml.safe_load(ASSET.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
-        return {}
-    kinds = data.get("kinds") if isinstance(data, dict) else None
-    return {str(k): v for k, v in kinds.items() if isinstance(v, dict)} if isinstance(kinds, dict) else {}
 
 
 def precision(kind: str) -> float:
