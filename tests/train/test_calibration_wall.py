@@ -144,7 +144,8 @@ def _winner(cal: Calibration, plain: TrainConfig, steps: int, save_steps: int) -
                     calibration=cal, planned_steps=steps)
     both = {c.config.zero_stage: c for c in [advice.baseline, *advice.ranked]
             if c.source == "measured" and c.config.per_device_train_batch_size == 16}
-    assert set(both) == {None, 2} and all(c.wall_source == "measured here" for c in both.values())
+    assert set(both) == {None, 2}
+    assert [c.wall_source for c in both.values()] == ["measured here"] * 2
     return ("no DeepSpeed" if both[None].wall_s < both[2].wall_s else "ZeRO-2"), both
 
 
