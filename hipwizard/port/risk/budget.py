@@ -35,7 +35,7 @@ PER_KIND = 4
 PER_FILE = 12
 QUIET_PER_KIND = 1
 # a file of N thousand lines gets at least this many places N times over (a 5,000-line file is not a 200-line one)
-KIND_PER_KLINE = 10
+KIND_PER_KLINE = 15
 FILE_PER_KLINE = 25
 PRECISE_PER_KLINE = 15
 QUIET_BELOW = 0.1
