@@ -51,7 +51,8 @@ def test_calibrate_two_candidates_eight_steps_then_plan_labels_measured_and_cali
     for m in printed["measurements"]:  # launch -> model load -> first step takes seconds even for the tiny model
         assert 1.0 < m["first_step_s"] < m["wall_s"] and 0.5 < m["startup_s"] < m["wall_s"], m
         assert m["checkpoint_step"] == 5 and m["checkpoint_s"] is not None and m["checkpoint_s"] >= 0, m
-        written = save_span(Path(m["run_dir"]) / "output" / "checkpoint-5")  # the save really happened in the run
+        run = Path(m["run_dir"])  # the save really happened in the run: its log line, its files
+        written = save_span(run / "output" / "checkpoint-5", run / "train.log")
         assert written is not None and m["checkpoint_s"] >= written, (m, written)
         assert (Path(m["run_dir"]) / "config.yaml").read_text().count("save_steps: 5") == 1
     assert printed["measurements"] and all(m["step_s"] > 0 and m["tokens_per_s"] > 0 for m in printed["measurements"])

@@ -96,6 +96,16 @@ def test_a_checkpoint_folder_gives_the_span_of_its_file_times(tmp_path):
         os.utime(folder / name, (1000.0 + 2 * i, 1000.0 + 2 * i))
     assert save_span(folder) == pytest.approx(4.0)
     assert save_span(tmp_path / "missing") is None
+    # the trainer's own line says when the save began (local time, milliseconds): from there to the last file
+    from datetime import datetime
+
+    stamp = datetime.fromtimestamp(999.25).strftime("%Y-%m-%d %H:%M:%S") + ",250"
+    log = tmp_path / "train.log"
+    log.write_text(f"[INFO|trainer.py:3815] {stamp.replace(',250', ',100')} >> Saving model checkpoint to "
+                   f"output/checkpoint-4\n 42%|####| 5/12 [INFO|trainer.py:3815] {stamp} >> Saving model checkpoint "
+                   "to output/checkpoint-5\n")
+    assert save_span(folder, log) == pytest.approx(4.75)
+    assert save_span(folder, tmp_path / "no-log") == pytest.approx(4.0)  # no line: the files alone
 
 
 def test_old_calibrations_load_and_fall_back_to_the_priors():

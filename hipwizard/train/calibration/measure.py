@@ -10,8 +10,9 @@ the real launcher (detached, ``RECORD_VRAM=1``) and watched:
   is kept beside it (``steady_timing``);
 - one checkpoint: ``save_steps`` puts exactly one save inside the steady window (``save_step``, when it holds
   at least four steps): the step after it arrives late by the save's cost (that interval less the median); the
-  span of the checkpoint's file times (the trainer's own clock, ``save_span``) is its lower bound, and is taken
-  instead where the interval's excess is within the step noise (``checkpoint_cost``);
+  trainer's own clock — its "Saving model checkpoint" log line to the last file the save wrote (``save_span``) —
+  is its lower bound, and is taken instead where the interval's excess is within the step noise
+  (``checkpoint_cost``);
 - tokens/s: ``throughput.steady_rate`` over the same steps: trainer_log's ``total_tokens`` (real tokens with
   ``include_num_input_tokens_seen: non_padding``, padding included with ``true``); without it the samples of each
   step (the short last step of an epoch as it is, from the trainer's banner) x ``seq``;
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import json
 import platform as _platform
+import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -134,7 +136,7 @@ def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: 
             m.step_s = step_s = timing.step_s
             m.first_step_s, m.startup_s = timing.first_step_s, timing.startup_s
             m.checkpoint_s, m.checkpoint_step = timing.checkpoint_s, timing.checkpoint_step
-            written = save_span(run_dir / "output" / f"checkpoint-{save_at}") if save_at else None
+            written = save_span(run_dir / "output" / f"checkpoint-{save_at}", manifest.log_path) if save_at else None
             if written is not None:  # the trainer's own clock (file times): the save took at least this long
                 m.checkpoint_s = checkpoint_cost(m.checkpoint_s, written, timing.noise_s)
                 m.checkpoint_step = save_at
@@ -225,15 +227,35 @@ def steady_timing(arrivals: dict[int, float], *, warmup: int, save_at: int | Non
                   max(0.0, gaps[held] - median), save_at, _median([abs(g - median) for g in others]))
 
 
-def save_span(folder: Path) -> float | None:
-    """Seconds between the first and the last file a checkpoint save wrote (their modification times, every file
-    under ``folder``: DeepSpeed's shards too); None without files. A lower bound of the save's cost: the work
-    before its first file and after its last is not in it."""
+SAVE_LINE = re.compile(r"\] (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) >> Saving model checkpoint to (\S+)")
+
+
+def save_started(log_path: Path, folder: Path) -> float | None:
+    """When the trainer began saving ``folder``: its own log line "Saving model checkpoint to output/checkpoint-N"
+    (transformers' first act of a save, stamped to the millisecond in the machine's local time); None unread."""
+    try:
+        text = log_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for stamp, where in SAVE_LINE.findall(text):
+        if Path(where).name == folder.name:
+            return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    return None
+
+
+def save_span(folder: Path, log_path: Path | None = None) -> float | None:
+    """Seconds a checkpoint save took by the trainer's own clock: from its "Saving model checkpoint" log line (else
+    the first file it wrote) to the last file it wrote (modification times, every file under ``folder``: DeepSpeed's
+    shards too); None without files. A lower bound of the save's cost: work after its last file is not in it."""
     try:
         times = [p.stat().st_mtime for p in folder.rglob("*") if p.is_file()]
     except OSError:
         return None
-    return max(times) - min(times) if len(times) >= 2 else None
+    if not times:
+        return None
+    began = save_started(log_path, folder) if log_path is not None else None
+    start = began if began is not None and began <= min(times) + 1.0 else min(times)
+    return max(0.0, max(times) - start) if began is not None or len(times) >= 2 else None
 
 
 def _tokens_per_s(run_dir: Path, log_path: Path, records: dict, first: int, last: int, step_s: float,
