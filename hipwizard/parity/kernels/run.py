@@ -31,8 +31,9 @@ from hipwizard.parity.kernels.inputs import (
     shapes,
     values,
 )
+from hipwizard.parity.kernels.reference import evaluate
 from hipwizard.parity.kernels.sanitize import SanitizerCheck, check_case
-from hipwizard.parity.kernels.spec import KernelSpec
+from hipwizard.parity.kernels.spec import INT_TYPES, KernelSpec
 from hipwizard.parity.kernels.twin import twin_source
 from hipwizard.parity.kernels.verdict import BufferRuns, CaseVerdict, judge
 from hipwizard.parity.tensorfile import write_tensor_file
@@ -214,9 +215,10 @@ def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, se
     order = list(spec.dims)
     vectors = [[d[n] for n in order] for d in dims_list]
     orig_sizes = sizes(binaries["original"], k, vectors, env)
-    twin_sizes = sizes(binaries["twin"], k, vectors, env) if "twin" in binaries else None
+    use_twin = "twin" in binaries and not spec.reference  # the user's reference replaces the twin
+    twin_sizes = sizes(binaries["twin"], k, vectors, env) if use_twin else None
     cases: list[Case] = []
-    manifests: dict[str, list[str]] = {v: [] for v in binaries}
+    manifests: dict[str, list[str]] = {v: [] for v in binaries if v != "twin" or use_twin}
     data: dict[int, dict[str, np.ndarray]] = {}
     kinds = {}
     entries: dict = {}
@@ -252,13 +254,17 @@ def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, se
                 src = "twin" if v == "twin" else "original"
                 manifests[v].append(f"{work / f'c{ci}'}.{src} {work / f'o{ci}'}.{v} 2 "
                                     + " ".join(str(x) for x in vectors[si]))
-    status = {v: _run_driver(binaries[v], k, manifests[v], work, env) for v in binaries}
+    status = {v: _run_driver(binaries[v], k, manifests[v], work, env) for v in manifests}
+    named = _referenced(spec, cases, data, dims_list, orig_sizes, status, work) if spec.reference else {}
     for c in cases:
         si = next(i for i, d in enumerate(dims_list) if d is c.dims)
         if status["original"].get(c.index) != "ok":
             c.verdict = CaseVerdict("original crashed", detail=status["original"].get(c.index, "not run"))
             continue
-        if "twin" not in status or status["twin"].get(c.index) != "ok":
+        if spec.reference and not isinstance(named.get(c.index), dict):
+            c.verdict = CaseVerdict("oracle missing", detail=str(named.get(c.index, "the reference gave nothing")))
+            continue
+        if not spec.reference and ("twin" not in status or status["twin"].get(c.index) != "ok"):
             c.verdict = CaseVerdict("oracle missing", detail=status.get("twin", {}).get(c.index, "no twin"))
             continue
         if status["port"].get(c.index) != "ok":
@@ -276,8 +282,9 @@ def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, se
 
             o = [load("original", r) for r in (0, 1)]
             p = [load("port", r) for r in (0, 1)]
-            t = load("twin", 0, tkind)
-            bufs.append(BufferRuns(buf.name, kind.family, kind.size, decode(t, tkind),
+            oracle = (_padded(named[c.index], buf.name, len(o[0])) if spec.reference
+                      else decode(load("twin", 0, tkind), tkind))
+            bufs.append(BufferRuns(buf.name, kind.family, kind.size, oracle,
                                    [decode(x, kind) for x in o], [decode(x, kind) for x in p],
                                    is_sentinel(o[0], kind), [is_sentinel(x, kind) for x in p],
                                    [x.tobytes() for x in o], [x.tobytes() for x in p]))
@@ -306,6 +313,29 @@ def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, se
         write_tensor_file(capture, entries, meta)
     shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def _referenced(spec: KernelSpec, cases: list[Case], data: dict, dims_list: list, sizes_: list[Sizes],
+                status: dict, work: Path) -> dict[int, dict | str]:
+    """The user's reference evaluated (in a subprocess) for every case the original ran."""
+    todo = []
+    for c in cases:
+        if status["original"].get(c.index) != "ok":
+            continue
+        si = next(i for i, d in enumerate(dims_list) if d is c.dims)
+        numbers = {**c.dims, **{s.name: int(v) if s.type in INT_TYPES else v
+                                for s, v in zip(spec.scalars, sizes_[si].scalars, strict=False)}}
+        todo.append({"case": c.index, "numbers": numbers,
+                     "inputs": {b.name: data[c.index][b.name] for b in spec.buffers if b.role != "out"}})
+    return evaluate(spec, todo, work / "reference") if todo else {}
+
+
+def _padded(named: dict | str, name: str, lanes: int) -> np.ndarray:
+    """The reference's values for buffer ``name`` over its ``lanes`` (NaN where it gives none: not judged)."""
+    out = np.full(lanes, np.nan)
+    got = np.asarray(named.get(name, []) if isinstance(named, dict) else [], dtype=np.float64)[:lanes]
+    out[:len(got)] = got
+    return out
 
 
 def _sanitize(spec: KernelSpec, cases: list[Case], status: dict, manifests: dict, binaries: dict, k: int,

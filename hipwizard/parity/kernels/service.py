@@ -23,6 +23,7 @@ from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.parity.kernels.find import find_kernels
 from hipwizard.parity.kernels.project import FileSpecs, save_specs, spec_key, specs_for
+from hipwizard.parity.kernels.reference import check_expression
 from hipwizard.parity.kernels.run import Toolchain, build, minimal_failure, sweep
 from hipwizard.parity.kernels.sanitize import sanitizer_path, uses_shared_memory
 from hipwizard.parity.kernels.twin import reverse_headers
@@ -110,6 +111,10 @@ def _specs(ws: Workspace, original: Path | None, port: Path | None, link,
     path = spec_path(ws)
     files, drafts = specs_for(original, path)
     save_specs(path, files, drafts, original, port)
+    for f in files:
+        for s in f.specs:
+            if why := check_expression(s):
+                raise UserError(f"{why} (edit {path})", field="reference")
     if only:
         for f in files:
             f.specs = [s for s in f.specs if any(fnmatch.fnmatch(s.kernel, p) for p in only)]

@@ -65,6 +65,7 @@ class KernelSpec:
     notes: list[str] = field(default_factory=list)
     unsupported: str = ""  # why no driver can be generated ("" = supported)
     order: str = ""  # "b" (buffer) or "s" (scalar) per kernel parameter, in declaration order
+    reference: str = ""  # the user's oracle: a torch expression over the buffers ("" = the float64 twin)
 
     def to_dict(self) -> dict:
         return asdict(self)
