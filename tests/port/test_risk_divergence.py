@@ -74,3 +74,11 @@ def test_a_full_warp_mask_with_digit_separators_is_32_bits():
     text = ("static constexpr uint32_t kFullWarpMask = 0xff'ff'ff'ffu;\n"
             "static constexpr uint64_t kFullWarpMask64 = 0xff'ff'ff'ff'ff'ff'ff'ffull;\n")
     assert [f.line for f in find_risks(text) if f.rule.rule_id == "FULL_MASK_32"] == [1]
+
+
+def test_a_library_header_included_through_a_build_path_is_the_same_header():
+    from hipwizard.port.risk.flags import find_risks
+
+    text = ('#include "third_party/gpus/cuda/include/cusolverSp.h"\n'  # jaxlib's solver_interface.h
+            '#include "mylib/cusolverSpWrapper.h"\n')  # the project's own header: another name
+    assert [f.line for f in find_risks(text) if f.rule.rule_id == "LIBRARY_HEADER"] == [1]

@@ -228,7 +228,9 @@ HOST_RULES: tuple[RiskRule, ...] = (
              "check each call's types against the HIP library's reference for your ROCm",
              "https://rocm.docs.amd.com/en/latest/conceptual/file-reorg.html; "
              f"{_HECB} src/blas-gemm-hip, src/spmm-hip, src/determinant-hip (hipsolver/hipsolver.h, hipsolverDnHandle_t)",
-             _rx(r"^\s*#\s*include\s*[<\"](?:cublas(?:_v2|_api)?|cusparse(?:_v2)?|cusolver(?:Dn|Sp|_common)?|"
+             # by its base name too: jaxlib includes them through its build's paths ("third_party/gpus/cuda/include/
+             # cusolverSp.h", jax-ml/jax@cec06d11 jaxlib/gpu/solver_interface.h, guarded '#ifdef JAX_GPU_CUDA')
+             _rx(r"^\s*#\s*include\s*[<\"](?:[\w./-]*/)?(?:cublas(?:_v2|_api)?|cusparse(?:_v2)?|cusolver(?:Dn|Sp|_common)?|"
                  r"curand(?:_kernel)?|cufft(?:Xt)?|cudnn|hipblas|hipsparse|hipsolver|hiprand(?:_kernel)?|hipfft|"
                  r"miopen)\.h[>\"]",
                  r"^\s*#\s*include\s*[<\"](?:hipblas|hipsparse|hipsolver|hiprand|hipfft|miopen)/\w+\.h[>\"]")),
