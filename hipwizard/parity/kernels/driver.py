@@ -10,7 +10,8 @@ Protocol (``driver sizes K`` / ``driver run K MANIFEST``), so one process serves
 - ``sizes K``: reads lines of dimension values (the spec's ``dims`` order) on stdin and prints, per line,
   ``ext e0 e1 .. | geo gx gy gz bx by bz smem | sc s0 s1 ..`` (elements per buffer, launch, scalar values);
 - ``run K MANIFEST``: each manifest line is ``CASE_PREFIX OUT_PREFIX RUNS d0 d1 ..``; per run the driver uploads
-  ``CASE_PREFIX.<i>.bin`` for every buffer (outputs hold the sentinel), launches, synchronises, downloads each
+  ``CASE_PREFIX.<i>.bin`` for every buffer (outputs hold the sentinel; with ``HW_OFFSET=n`` in the environment
+  each buffer starts n elements into its allocation, the layout of a view), launches, synchronises, downloads each
   written buffer to ``OUT_PREFIX.r<run>.<i>.bin`` and prints ``ok N``; a launch error prints ``fail N <error>`` and
   exits 3 (the context is lost after an illegal address; the caller resumes after that case).
 """
@@ -156,6 +157,8 @@ int main(int argc, char** argv) {
     }
   }
   if (argc < 4) return 2;
+  const char* off_env = getenv("HW_OFFSET");  // elements each buffer starts into its allocation (a view's layout)
+  const long long off_elems = off_env ? atoll(off_env) : 0;
   FILE* man = fopen(argv[3], "r");
   if (!man) { fprintf(stderr, "cannot read %s\n", argv[3]); return 2; }
   char in_prefix[4096], out_prefix[4096];
@@ -163,22 +166,24 @@ int main(int argc, char** argv) {
   while (fscanf(man, "%4095s %4095s %d", in_prefix, out_prefix, &runs) == 3) {
     for (int j = 0; j < K.ndims; ++j) if (fscanf(man, "%lld", &d[j]) != 1) return 2;
     K.dims(d.data(), ext.data(), geo.data(), sc.data());
-    std::vector<void*> dev(K.nbuf + 1, nullptr);
+    std::vector<void*> dev(K.nbuf + 1, nullptr), view(K.nbuf + 1, nullptr);
     std::vector<std::vector<char>> host(K.nbuf + 1);
     bool ok = true;
     for (int j = 0; j < K.nbuf && ok; ++j) {
       size_t bytes = (size_t)(ext[j] > 0 ? ext[j] : 1) * K.bytes[j];
+      size_t off = (size_t)off_elems * K.bytes[j];
       host[j].resize(bytes);
       ok = hw_read(std::string(in_prefix) + "." + std::to_string(j) + ".bin", host[j].data(), bytes);
       if (!ok) { printf("fail %d cannot read buffer %d\n", n, j); fflush(stdout); }
-      if (ok && HW_RT(Malloc)(&dev[j], bytes + 4096) != HW_RT(Success)) { printf("fail %d malloc\n", n); return 3; }
+      if (ok && HW_RT(Malloc)(&dev[j], bytes + off + 4096) != HW_RT(Success)) { printf("fail %d malloc\n", n); return 3; }
+      if (ok) view[j] = (char*)dev[j] + off;
     }
     for (int r = 0; r < runs && ok; ++r) {
       for (int j = 0; j < K.nbuf; ++j) {
-        HW_RT(Memset)(dev[j], 0, host[j].size() + 4096);
-        HW_RT(Memcpy)(dev[j], host[j].data(), host[j].size(), HW_RT(MemcpyHostToDevice));
+        HW_RT(Memset)(dev[j], 0, host[j].size() + (size_t)off_elems * K.bytes[j] + 4096);
+        HW_RT(Memcpy)(view[j], host[j].data(), host[j].size(), HW_RT(MemcpyHostToDevice));
       }
-      K.launch(dev.data(), sc.data(), geo.data());
+      K.launch(view.data(), sc.data(), geo.data());
       auto err = HW_RT(GetLastError)();
       if (err == HW_RT(Success)) err = HW_RT(DeviceSynchronize)();
       if (err != HW_RT(Success)) { printf("fail %d %s\n", n, HW_RT(GetErrorString)(err)); fflush(stdout); return 3; }
@@ -186,7 +191,7 @@ int main(int argc, char** argv) {
       for (int j = 0; j < K.nbuf; ++j) {
         if (!K.written[j]) continue;
         back.resize(host[j].size());
-        HW_RT(Memcpy)(back.data(), dev[j], back.size(), HW_RT(MemcpyDeviceToHost));
+        HW_RT(Memcpy)(back.data(), view[j], back.size(), HW_RT(MemcpyDeviceToHost));
         hw_write(std::string(out_prefix) + ".r" + std::to_string(r) + "." + std::to_string(j) + ".bin",
                  back.data(), back.size());
       }

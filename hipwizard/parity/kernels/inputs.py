@@ -9,6 +9,7 @@ arithmetic produces, so an element a kernel never wrote is seen.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,8 @@ from hipwizard.parity.kernels.bounds import INDEX_RANGE
 from hipwizard.parity.kernels.spec import FLOAT_TYPES, KernelSpec, element
 
 INNER = (1, 31, 32, 33, 63, 64, 65, 127, 128, 129, 97, 251, 4099)
+STRIDE = re.compile(r"(?i)^ld[a-z]?$|stride|pitch")
+STRIDED, PAD, OFFSET, OFFSET_KEY = (33, 129), 3, 1, "hw_offset"
 DISTRIBUTIONS = ("normal", "large", "tiny", "mixed_sign", "constant", "sparse", "monotonic")
 MAX_ELEMENTS = 1 << 22
 BF16_NAMES = {"__nv_bfloat16", "nv_bfloat16", "hip_bfloat16", "__hip_bfloat16", "bf16", "floatX"}
@@ -60,17 +63,30 @@ def kind_of(type_text: str, element_bytes: int) -> Kind:
     return Kind("int", size, not base.startswith("u"))
 
 
+def stride_dims(spec: KernelSpec) -> list[str]:
+    """The swept dimensions that are a row stride (``lda``, ``stride``, ``in_stride``, ``pitch``)."""
+    return [d for d in spec.swept if STRIDE.search(d)]
+
+
 def shapes(spec: KernelSpec) -> list[dict[str, int]]:
-    """The sweep's dimension values: the innermost swept dimension over ``INNER``, the others at 2; all at 3."""
+    """The sweep's dimension values: the innermost swept dimension over ``INNER``, the others at 2; all at 3.
+    A kernel that takes a stride gets contiguous rows (stride = the inner size) and also strided / offset layouts:
+    rows padded by ``PAD`` elements, and the same with every buffer starting ``OFFSET`` element into its
+    allocation (the ``hw_offset`` key: how a view of a larger tensor reaches the kernel)."""
     base = dict(spec.dims)
     if not spec.swept:
         return [base]
-    inner = spec.swept[-1]
+    strides = stride_dims(spec)
+    plain = [d for d in spec.swept if d not in strides] or spec.swept
+    inner = plain[-1]
     out = []
     for value in INNER:
-        dims = {**base, **{d: 2 for d in spec.swept}, inner: value}
+        dims = {**base, **{d: 2 for d in spec.swept}, inner: value, **{s: value for s in strides}}
         out.append(dims)
     out.append({**base, **{d: 3 for d in spec.swept}})
+    for value in (STRIDED if strides else ()):
+        padded = {**base, **{d: 2 for d in spec.swept}, inner: value, **{s: value + PAD for s in strides}}
+        out += [padded, {**padded, OFFSET_KEY: OFFSET}]
     return out
 
 

@@ -23,6 +23,7 @@ from hipwizard import port as port_step
 from hipwizard.parity.kernels.driver import driver_source, uses_library
 from hipwizard.parity.kernels.inputs import (
     DISTRIBUTIONS,
+    OFFSET_KEY,
     decode,
     encode,
     is_sentinel,
@@ -203,6 +204,20 @@ def _run_driver(binary: Path, k: int, manifest: list[str], work: Path, env: dict
     return done
 
 
+def _run_layouts(binary: Path, k: int, manifest: list[str], cases: list[Case], work: Path,
+                 env: dict | None) -> dict[int, str]:
+    """``_run_driver`` per buffer offset (``hw_offset`` of a case's dims; the driver reads ``HW_OFFSET``)."""
+    groups: dict[int, list[int]] = {}
+    for c in cases:
+        groups.setdefault(int(c.dims.get(OFFSET_KEY, 0)), []).append(c.index)
+    done: dict[int, str] = {}
+    for off, idx in groups.items():
+        run_env = env if not off else {**(env or os.environ), "HW_OFFSET": str(off)}
+        got = _run_driver(binary, k, [manifest[i] for i in idx], work, run_env)
+        done.update({idx[pos]: why for pos, why in got.items()})
+    return done
+
+
 def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, seed: int = 0,
           distributions: tuple[str, ...] = DISTRIBUTIONS, dims_list: list[dict[str, int]] | None = None,
           k_factor: float = 2.0, env: dict | None = None, capture: Path | None = None,
@@ -254,7 +269,7 @@ def sweep(spec: KernelSpec, k: int, binaries: dict[str, Path], work: Path, *, se
                 src = "twin" if v == "twin" else "original"
                 manifests[v].append(f"{work / f'c{ci}'}.{src} {work / f'o{ci}'}.{v} 2 "
                                     + " ".join(str(x) for x in vectors[si]))
-    status = {v: _run_driver(binaries[v], k, manifests[v], work, env) for v in manifests}
+    status = {v: _run_layouts(binaries[v], k, manifests[v], cases, work, env) for v in manifests}
     named = _referenced(spec, cases, data, dims_list, orig_sizes, status, work) if spec.reference else {}
     for c in cases:
         si = next(i for i, d in enumerate(dims_list) if d is c.dims)

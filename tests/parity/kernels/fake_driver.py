@@ -1,7 +1,8 @@
 """A stand-in for a generated driver (same protocol, computed with numpy on the CPU) for sweep tests.
 
 Kernel: out[i] = 2 * x[i] for i < n, one buffer in (x), one out. ``FAKE_MODE`` picks a behaviour: exact, twin
-(float64 buffers), tail (the last element left unwritten), flaky (the second run differs), crash (case 3 dies).
+(float64 buffers), tail (the last element left unwritten), flaky (the second run differs), crash (case 3 dies),
+aligned (wrong where a buffer starts into its allocation: ``HW_OFFSET`` set, as a port assuming aligned views).
 """
 
 import os
@@ -32,6 +33,8 @@ for num, line in enumerate(x for x in man if x.strip()):
         m = int(n) - (1 if mode == "tail" else 0)
         z[:m] = 2 * x[:m]
         if mode == "flaky" and r == 1:
+            z[0] += 1
+        if mode == "aligned" and os.environ.get("HW_OFFSET", "0") != "0":
             z[0] += 1
         z.tofile(f"{out}.r{r}.1.bin")
     print(f"ok {num}", flush=True)
