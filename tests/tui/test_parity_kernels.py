@@ -19,7 +19,8 @@ def _rows() -> list[KernelRow]:
     bad = KernelRow("softmax.cu", "softmax_kernel", 30, "out:float in:float", "softmax.cu:80", True, status="fail",
                     cases=91, counts={"pass": 60, "fail": 31},
                     first_failure="N=2,C=33 normal: unwritten in out: 2 element(s) never written by the port",
-                    minimal_case="N=2,C=1 normal: [1] oracle 1 original 1 port nan")
+                    minimal_case="N=2,C=1 normal: [1] oracle 1 original 1 port nan",
+                    checks=["racecheck: original clean, port hazards"])
     nodrv = KernelRow("tex.cu", "tex_kernel", 3, "", "", False, why="scalar t has type cudaTextureObject_t")
     return [ok, bad, nodrv]
 
@@ -29,6 +30,7 @@ def test_states_are_words_with_symbols():
     assert state_of(ok) == "✔ pass" and state_of(bad) == "✖ FAIL" and state_of(nodrv) == "✖ no driver"
     text = details(bad)
     assert "first failure: N=2,C=33 normal: unwritten" in text and "minimal case: N=2,C=1" in text
+    assert "sanitizer: racecheck: original clean, port hazards" in text and "sanitizer" not in details(ok)
 
 
 @pytest.mark.slow

@@ -75,7 +75,7 @@ def _kernel_block(i: int, spec: KernelSpec, variant: str) -> str:
     dims = list(spec.dims)
     lines = [f"// kernel {i}: {spec.kernel} ({spec.file}:{spec.line})",
              f"static void hw_dims_{i}(const long long* hw_d, long long* hw_ext, long long* hw_geo, double* hw_sc) {{"]
-    types = {s.name: s.type for s in spec.scalars if s.type in INT_TYPES}  # a long dimension stays long (ceil_div)
+    types = _dim_types(spec)
     lines += [f"  const {types.get(name, 'int')} {name} = ({types.get(name, 'int')})hw_d[{j}]; (void){name};"
               for j, name in enumerate(dims)]
     lines += [f"  hw_ext[{j}] = (long long)({b.extent});" for j, b in enumerate(spec.buffers)]
@@ -111,6 +111,18 @@ def _kernel_block(i: int, spec: KernelSpec, variant: str) -> str:
     wr = ", ".join("1" if b.role != "in" else "0" for b in spec.buffers) or "0"
     lines += [f"static const int hw_bytes_{i}[{nb}] = {{{byts}}};", f"static const int hw_written_{i}[{nb}] = {{{wr}}};"]
     return "\n".join(lines)
+
+
+_WIDE = re.compile(r"\(\s*(?:long|long long|size_t|int64_t|ptrdiff_t|unsigned long)\s*\)")
+
+
+def _dim_types(spec: KernelSpec) -> dict[str, str]:
+    """A dimension is an ``int`` (host code passes ints: ``ceil_div(OC, 256)`` for a ``size_t`` parameter), unless
+    the launch computes in a 64-bit type (``ceil_div(n, (long) block)``): then the kernel parameter's own type."""
+    text = " ".join([*spec.grid, *spec.block, spec.shared_bytes])
+    if not _WIDE.search(text):
+        return {}
+    return {s.name: s.type for s in spec.scalars if INT_TYPES.get(s.type) == 8}
 
 
 def _param_order(spec: KernelSpec) -> str:

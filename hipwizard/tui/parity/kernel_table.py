@@ -43,6 +43,7 @@ def details(row: parity.KernelRow) -> str:
         lines.append(f"first failure: {row.first_failure}")
     if row.minimal_case:
         lines.append(f"minimal case: {row.minimal_case}")
+    lines += [f"sanitizer: {c}" for c in row.checks]
     lines += [f"note: {n}" for n in row.notes[:4]]
     return "\n".join(inert_line(x) for x in lines)
 

@@ -112,6 +112,9 @@ def test_a_long_size_keeps_its_type_in_the_driver():
     spec = _specs(text)["k"]
     src = driver_source([spec], "/x/k.cu", "original")
     assert "const long n = (long)hw_d[0];" in src
+    text = "__global__ void k(float* p, size_t n) { size_t i = blockIdx.x; if (i < n) p[i] = 0.f; }\n" \
+           "void go(float* p, int OC) { k<<<ceil_div(OC, 256), 256>>>(p, OC); }\n"  # an int host size: int
+    assert "const int n = (int)hw_d[0];" in driver_source([_specs(text)["k"]], "/x/k.cu", "original")
 
 
 def test_project_build_flags_reach_the_driver(tmp_path):
