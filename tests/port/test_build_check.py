@@ -188,3 +188,50 @@ def test_a_torch_extension_call_gives_its_literal_flags_and_names_the_computed_o
     flags, where = buildfile_flags(tmp_path, "src/k.cu")
     assert "-DA=1" in flags and not any(f.startswith("-DTmax") for f in flags)
     assert "run.py" in where and "not known here: -DTmax" in where
+
+
+def test_a_language_flag_is_kept_and_goes_before_the_file():
+    from hipwizard.port.build.flags import language_first
+
+    flags = check_flags(("hipcc", "-x", "hip", "-DFLOAT", "-std=c++17", "-O3", "-c", "base.c"), "/p")
+    assert "-xhip" in flags and "-O3" not in flags
+    lang, rest = language_first(flags)
+    assert lang == ["-xhip"] and rest == ["-DFLOAT", "-std=c++17"]
+    assert language_first(check_flags(("gcc", "-std=c99", "-c", "a.c"), "/p")) == ([], ["-std=c99"])
+
+
+# prna's shape (HeCBench): nvcc builds the .c files, as C++; one includes <vector>, the other a host-only header of
+# CUDA error helpers inside `extern "C"`, as C-style projects do.
+C_MAKEFILE = """CC = nvcc
+CFLAGS := -DFLOAT -std=c++17 -arch=sm_60
+obj = main.o util.o
+app: $(obj)
+\t$(CC) $(CFLAGS) $(obj) -o $@
+%.o: %.c
+\t$(CC) $(CFLAGS) -c $< -o $@
+"""
+CHECK_H = "#pragma once\n#define CU(x) if ((x) != cudaSuccess) { return 1; }\ninline const char* why(cudaError_t e) " \
+          "{ return cudaGetErrorString(e); }\n"
+
+
+@needs_hipcc
+@pytest.mark.slow
+def test_c_files_nvcc_built_as_cpp_build_with_x_hip_and_a_host_header_gets_the_runtime(tmp_path, capsys):
+    src, out = tmp_path / "proj", tmp_path / "out"
+    src.mkdir()
+    (src / "Makefile").write_text(C_MAKEFILE)
+    (src / "check.h").write_text(CHECK_H)
+    (src / "main.c").write_text('#include <vector>\n#ifdef __cplusplus\nextern "C" {\n#endif\n#include "check.h"\n'
+                                "#ifdef __cplusplus\n}\n#endif\nint main() { std::vector<int> v(2); float* d;\n"
+                                "  CU(cudaMalloc(&d, 8)); return (int)v.size(); }\n")
+    (src / "util.c").write_text('#include "check.h"\nint util(void) { CU(cudaDeviceSynchronize()); return 0; }\n')
+    assert _hipify(tmp_path, src, out) == 0
+    capsys.readouterr()
+    makefile = (out / "Makefile").read_text()
+    assert "\t$(CC) -x hip $(CFLAGS) -c $< -o $@" in makefile  # the .c rule
+    assert "\t$(CC) $(CFLAGS) $(obj) -o $@" in makefile  # the link line keeps its objects' types
+    assert 'extern "C++" {' in (out / "check.h").read_text()
+    assert main(["check", str(out), "--json", *ARCH]) == 0, capsys.readouterr().out
+    checked = json.loads(capsys.readouterr().out)
+    assert {f["path"]: f["status"] for f in checked["files"] if f["path"].endswith(".c")} == \
+        {"main.c": "ok", "util.c": "ok"}

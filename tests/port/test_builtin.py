@@ -206,3 +206,21 @@ def test_a_file_that_defines_or_launches_kernels_gets_the_runtime_header_even_wi
     helper = "__device__ float twice(float x) { return 2 * x; }\n"  # a header of device helpers: left as it is
     assert translate_text(helper).text == helper
     assert translate_text("// __global__ only in a comment\nint x;\n").text == "// __global__ only in a comment\nint x;\n"
+
+
+def test_a_host_only_header_using_the_runtime_gets_the_include_safe_inside_extern_c():
+    """nvcc includes cuda_runtime.h before anything in a .cu, so a header of error helpers needs no include of its
+    own; under hipcc it does, and C-style includers wrap it in `extern "C"` where HIP's C++ cannot go."""
+    from hipwizard.port.translation.builtin import BuiltinTranslator
+
+    text = "#pragma once\n#define CHECK(x) if ((x) != cudaSuccess) abort()\nvoid report(cudaError_t e);\n"
+    header = BuiltinTranslator().translate(text, header=True).text
+    assert header.startswith('#ifdef __cplusplus\nextern "C++" {\n#endif\n#include "hip/hip_runtime.h"\n'
+                             "#ifdef __cplusplus\n}\n#endif\n#pragma once\n"), header
+    assert "hipSuccess" in header and "hipError_t" in header
+    unit = BuiltinTranslator().translate(text, header=False).text  # a source file: its own includes decide
+    assert "#include" not in unit
+    with_lib = "#include <cublas_v2.h>\nvoid f(cublasHandle_t h, cudaError_t e);\n"
+    assert "hip_runtime.h" not in BuiltinTranslator().translate(with_lib, header=True).text  # its HIP include has it
+    device = "__device__ int twice(int a) { return 2 * a; }\n__global__ void k(int* x) { x[0] = twice(1); }\n"
+    assert BuiltinTranslator().translate(device, header=True).text.startswith('#include "hip/hip_runtime.h"\n')

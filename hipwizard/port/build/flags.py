@@ -1,7 +1,8 @@
 """A unit's compile command as the flags a hipcc check needs: include folders, macros, the language standard.
 
 ``check_flags(command)`` keeps ``-I``/``-isystem``/``-iquote``/``-idirafter``/``-include``/``-D``/``-U``/``-std=``
-(either spelling: ``-I dir`` or ``-Idir``), relative folders made absolute from the command's folder, after
+(either spelling: ``-I dir`` or ``-Idir``) and the language (``-x hip`` as ``-xhip``: it must come before the file,
+``language_first`` puts it there), relative folders made absolute from the command's folder, after
 nvcc's own spellings were mapped to hipcc's by the build-file translator (``--std c++17``, ``--include-path``,
 ``--define-macro``, ``-Xcompiler``...). Everything else (outputs, arch, optimisation, warnings) is the check's
 own business. Only what decides whether the code compiles is kept, so a command recorded for nvcc, gcc or hipcc
@@ -47,6 +48,11 @@ def check_flags(args: tuple[str, ...], directory: str) -> list[str]:
         elif w in _PATH_FLAGS and i + 1 < len(words):
             i += 1
             out += [w, _absolute(words[i], directory)] if w != "-I" else [f"-I{_absolute(words[i], directory)}"]
+        elif w == "-x" and i + 1 < len(words):
+            i += 1
+            out.append(f"-x{words[i]}")
+        elif w.startswith("-x") and len(w) > 2 and w[2:].replace("+", "").replace("-", "").isalnum():
+            out.append(w)
         elif w in ("-D", "-U") and i + 1 < len(words):
             i += 1
             out.append(w + words[i])
@@ -58,6 +64,12 @@ def check_flags(args: tuple[str, ...], directory: str) -> list[str]:
                 out.append(prefix + _absolute(w[len(prefix):], directory))
         i += 1
     return list(dict.fromkeys(out))
+
+
+def language_first(flags: list[str]) -> tuple[list[str], list[str]]:
+    """(the ``-x<lang>`` flags, the others): a compiler reads ``-x`` only for the files after it."""
+    lang = [f for f in flags if f.startswith("-x")]
+    return lang, [f for f in flags if not f.startswith("-x")]
 
 
 def _absolute(path: str, directory: str) -> str:

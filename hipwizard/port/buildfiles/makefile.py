@@ -9,6 +9,10 @@ done by rewriting (a compute capability probed with an NVIDIA tool, NVML, cuDNN)
 ``translate_script(text, target)`` does the same for a shell script's nvcc lines, with ``${ROCM_PATH:-/opt/rocm}``.
 Comment lines are left alone. Each input line stays one output line; at most one line is added (the
 ``ROCM_PATH`` default, just above its first use).
+
+A ``.c`` rule whose recipe runs the compiler that was nvcc gets ``-x hip`` after it: nvcc compiles ``.c`` files
+as C++ (with device code allowed), hipcc as C, where ``-std=c++17`` is an error and CUDA's C++ is not accepted
+(the human HeCBench port of prna made this edit).
 """
 
 from __future__ import annotations
@@ -90,6 +94,44 @@ def _probe_flags(lines: Lines, i: int, line: str, target: BuildTarget) -> None:
                    "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html")
 
 
+_NVCC_VAR = re.compile(r"^\s*(?:export\s+|override\s+)?(?P<var>\w+)\s*(?:\?|::?|!)?=\s*(?:\S*/)?nvcc(?:\s|#|$)")
+_RULE = re.compile(r"^(?P<targets>[^\t#=:][^#=:]*?)::?(?!=)(?P<prereqs>[^=;#]*)")
+_PREREQ_C = re.compile(r"(?:^|\s)\S*\.c(?=\s|$)")
+_PREREQ_OBJ = re.compile(r"(?:^|\s)\S*\.(?:o|a|so)(?=\s|$)|\$[({]\w*(?:OBJ|obj)\w*[)}]")
+
+
+def _c_rule(line: str) -> bool:
+    """A rule (explicit, pattern, static pattern or suffix ``.c.o:``) that makes something from ``.c`` files and
+    no object files (a link line keeps its inputs' types)."""
+    if re.match(r"^\.c\.o\s*:", line):
+        return True
+    m = _RULE.match(line)
+    if m is None:
+        return False
+    prereqs = m.group("prereqs").split(":")[-1]  # a static pattern rule: targets: target-pattern: prereq-patterns
+    return bool(_PREREQ_C.search(prereqs)) and not _PREREQ_OBJ.search(prereqs)
+
+
+def _c_rules_as_hip(original: list[str], lines: Lines) -> None:
+    """``-x hip`` after the compiler in the recipe of each rule that builds an object from a ``.c`` file with
+    the compiler that was nvcc (a variable the file assigned ``nvcc``, or ``nvcc`` itself)."""
+    compilers = {m.group("var") for m in map(_NVCC_VAR.match, original) if m}
+    token = "|".join([rf"\$[({{]{re.escape(v)}[)}}]" for v in sorted(compilers)] + [r"(?:\S*/)?hipcc\b"])
+    call = re.compile(rf"^(?P<lead>\t[@\-+\s]*)(?P<cc>{token})(?P<rest>.*)$")
+    in_c_rule = False
+    for i, line in enumerate(lines.text):
+        if not line.startswith("\t"):
+            if line.strip() and not line.lstrip().startswith("#"):
+                in_c_rule = _c_rule(line.rstrip("\r"))
+            continue
+        m = call.match(line) if in_c_rule else None
+        if m and not re.search(r"(?:^|\s)-x\s*\w", m.group("rest")):
+            lines.text[i] = f"{m.group('lead')}{m.group('cc')} -x hip{m.group('rest')}"
+            lines.flag(i, "c-as-hip", "low", "nvcc compiles .c files as C++ (device code allowed); hipcc compiles "
+                       "them as C, where -std=c++17 is an error and CUDA's C++ does not compile",
+                       "-x hip is added before the .c file: keep it, or rename the files .cpp / .hip", HIPCC_DOC)
+
+
 def _define_root(lines: Lines, target: BuildTarget) -> None:
     """``ROCM_PATH ?= /opt/rocm`` above the first line that uses ``$(ROCM_PATH)``, unless the file sets it."""
     use = f"$({target.rocm_var})"
@@ -111,6 +153,7 @@ def translate_makefile(text: str, target: BuildTarget = BuildTarget(),
     """A Makefile (or ``*.mk``) from nvcc to hipcc; see the module docstring."""
     lines = Lines(text)
     _translate(lines, target, table or library_table(), root=f"$({target.rocm_var})", shell=False)
+    _c_rules_as_hip(text.split("\n"), lines)
     _define_root(lines, target)
     return lines.result("make")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from hipwizard.port.build.ahead import cuda_header_note, library_for
+from hipwizard.port.build.flags import language_first
 from hipwizard.progress import Progress, ProgressFn
 from hipwizard.runner import Runner, RunResult, SubprocessRunner, path_operand
 
@@ -197,8 +198,9 @@ def check_files(out_dir: str | os.PathLike[str], files: list[str], *, arch: str 
             # The file by its absolute name, from an empty folder of our own: clang reads any argument
             # that starts with "@" as a response file, the driver's own "-main-file-name @opts.cu" to cc1
             # included, relative to the working folder; there, no file of the user's can answer it.
-            argv = [hipcc, f"--offload-arch={tool.arch}", "-c", path_operand(where / rel),
-                    *flags.get(rel, includes), "-o", path_operand(Path(tmp) / "out.o")]
+            lang, unit_flags = language_first(flags.get(rel, includes))
+            argv = [hipcc, f"--offload-arch={tool.arch}", *lang, "-c", path_operand(where / rel),
+                    *unit_flags, "-o", path_operand(Path(tmp) / "out.o")]
             res = runner.run(argv, timeout=300, env=HIP_ENV, cwd=tmp)
         diags = parse_diagnostics(res.output, root)
         status = classify(res, diags)

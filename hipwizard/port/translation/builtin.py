@@ -72,6 +72,7 @@ RUNTIME_HEADER = "hip/hip_runtime.h"
 # Headers whose HIP counterpart appeared later than HIP itself (measured: HIP 5.2 has no hip_bf16.h).
 HEADER_MIN_HIP = {"hip/hip_bf16.h": "6.0", "hipblaslt.h": "5.5", "hip/hip_fp8.h": "6.0"}
 KERNEL_MARKERS = re.compile(r"__global__|<<<")
+_ANY_HIP_INCLUDE = re.compile(r'#\s*include\s*[<"](?:hip|roc|rccl|miopen)\w*[/.]')
 DEVICE_MARKERS = re.compile(r"__global__|__device__|<<<|\bthreadIdx\b|\bblockIdx\b|__shared__|__syncthreads")
 
 
@@ -89,7 +90,9 @@ class BuiltinTranslator:
             raise UserError(f"{self.target!r} is not a HIP version (e.g. 6.2)", field="hip_version")
         self.hip_version: tuple[int, ...] = hip_version
 
-    def translate(self, text: str) -> Translation:
+    def translate(self, text: str, *, header: bool = False) -> Translation:
+        """``header``: the file is a header (``.h``, ``.cuh``, ...): one with no device code gets the runtime include
+        too when it uses the runtime's API with no HIP include, guarded for an includer's ``extern "C"`` block."""
         diags: dict[tuple, Diagnostic] = {}
         stats = {"converted": 0, "unsupported": 0, "headers": 0, "launches": 0, "arg_rules": 0, "overloads": 0}
         starts = line_starts(text)
@@ -158,11 +161,20 @@ class BuiltinTranslator:
         out = log.text
         # nvcc includes cuda_runtime.h in every .cu by itself; hipcc does not (threadIdx, __syncthreads and <<<>>>
         # are undeclared without it): a file that defines or launches kernels needs it even when nothing was renamed
+        # A header that names the runtime's API (cudaError_t, cudaSuccess) with no CUDA include of its own relied
+        # on that too, through its includer; it gets the include, and since C-style projects include such host-only
+        # headers inside `extern "C" {` (where HIP's C++ templates cannot go; nvcc's include came before the
+        # block), the include is wrapped in `extern "C++"`.
         needed = stats["converted"] + stats["launches"] or KERNEL_MARKERS.search(out) and KERNEL_MARKERS.search(masked.text)
-        if needed and DEVICE_MARKERS.search(out) \
-                and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out) and DEVICE_MARKERS.search(masked.text):
+        device = DEVICE_MARKERS.search(out) and DEVICE_MARKERS.search(masked.text)
+        host_api = header and stats["converted"] and not _ANY_HIP_INCLUDE.search(out)
+        if needed and (device or host_api) and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out):
             eol = "\r\n" if "\r\n" in out[:4096] else "\n"
-            log.then([Edit(0, 0, f'#include "{RUNTIME_HEADER}"{eol}')])
+            include = f'#include "{RUNTIME_HEADER}"{eol}'
+            if header and not device:
+                include = (f"#ifdef __cplusplus{eol}extern \"C++\" {{{eol}#endif{eol}{include}"
+                           f"#ifdef __cplusplus{eol}}}{eol}#endif{eol}")
+            log.then([Edit(0, 0, include)])
             stats["headers"] += 1
         return Translation(log.text, sorted(diags.values(), key=lambda d: (d.line or 0, d.name)), stats, log.spans,
                            masked_original)

@@ -18,6 +18,12 @@ from pathlib import Path
 
 SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".cxx", ".inl")
 ALWAYS_CUDA = (".cu", ".cuh")
+HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".inl", ".hh", ".hxx")
+
+
+def is_header(path: str) -> bool:
+    """A file other files include (by its suffix), not a translation unit of its own."""
+    return path.lower().endswith(HEADER_SUFFIXES)
 SKIP_DIRS = {".git", ".hg", ".svn", ".hipwizard", "__pycache__", "node_modules", ".venv", "venv",
              "build", "builds", "dist", "CMakeFiles", "_build", ".cache", ".tox"}
 SKIP_DIR_PREFIXES = ("cmake-build-", "build-", "bazel-")

@@ -138,3 +138,16 @@ def test_a_variable_holding_the_cuda_arch_holds_the_gfx_name():
     assert r.text == "ARCH ?= gfx90a\nNVCC ?= hipcc\nall:\n\t$(NVCC) --offload-arch=$(ARCH) -O3 k.cu\n"
     assert r.flags == ()  # `make ARCH=gfx942` still works: nothing for a human to do
     assert translate_script("SM=sm_90\nnvcc -arch=$SM a.cu\n").text == "SM=gfx942\nhipcc --offload-arch=$SM a.cu\n"
+
+
+def test_c_rules_built_by_nvcc_get_x_hip_and_others_keep_their_compiler():
+    text = ("NVCC ?= /usr/local/cuda/bin/nvcc\nCC = gcc\n%.o: %.c\n\t$(NVCC) -O2 -c $< -o $@\n"
+            "host.o: host.c\n\t$(CC) -c host.c\n.c.o:\n\t@nvcc -c $<\napp: main.o host.o\n\t$(NVCC) main.o host.o -o app\n"
+            "k.o: k.c\n\t$(NVCC) -x cu -c k.c\n")
+    out = translate_makefile(text).text.split("\n")
+    assert "\t$(NVCC) -x hip -O2 -c $< -o $@" in out  # a pattern rule from .c, with the compiler that was nvcc
+    assert "\t$(CC) -c host.c" in out  # gcc builds it: untouched
+    assert "\t@hipcc -x hip -c $<" in out  # a suffix rule, nvcc by name
+    assert "\t$(NVCC) main.o host.o -o app" in out  # a link line: -x would make its objects sources
+    assert "\t$(NVCC) -x hip -c k.c" in out  # nvcc's own -x cu, mapped; not doubled
+    assert sum(line.count("-x ") for line in out) == 3

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hipwizard.port.translation.backends.base import BIG_FILE, BackendResult, report
 from hipwizard.port.translation.builtin import BuiltinTranslator, TranslateOptions
-from hipwizard.port.translation.scan import SourceFile
+from hipwizard.port.translation.scan import SourceFile, is_header
 from hipwizard.progress import ProgressFn
 
 
@@ -22,7 +22,7 @@ class BuiltinBackend:
         for i, src in enumerate(files):
             if len(src.text) >= BIG_FILE:  # a big file takes seconds: say which one before starting it
                 report(progress, i, len(files), src.path)
-            t = self.translator.translate(src.text)
+            t = self.translator.translate(src.text, header=is_header(src.path))
             out.append(BackendResult(src, t.text, t.diagnostics, t.stats, spans=t.spans, masked_original=t.masked_original))
             report(progress, i + 1, len(files), src.path)
         return out
