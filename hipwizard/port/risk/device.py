@@ -112,6 +112,18 @@ def _ballot_32(lines: list[str]) -> list[int]:
     return _any_of(lines, _BALLOT_32, _BALLOT_RET)
 
 
+_DIM3_DECL = re.compile(r"\bdim3\s+((?:\w+\s*(?:\([^()]*\))?\s*,\s*)*\w+)")
+_ASSIGN_UINT3 = re.compile(r"\b(\w+)\s*=\s*make_uint3\s*\(")
+
+
+def _dim3_from_uint3(lines: list[str]) -> list[int]:
+    """``grid = make_uint3(...)`` where ``grid`` is a ``dim3`` of this file."""
+    names = {n.split("(")[0].strip() for line in lines for m in _DIM3_DECL.finditer(line) for n in m.group(1).split(",")}
+    return [i for i, line in enumerate(lines) for m in [_ASSIGN_UINT3.search(line)] if m and m.group(1) in names]
+
+
+_VEC = r"(?:u?char|u?short|u?int|u?long|(?:u|unsigned)?longlong|float|double)[1-4]"
+
 _HIP_DOC = "ROCm/HIP@c5e11fca docs/reference/kernel_language.rst"
 _GUIDE = "ROCm/HIP@c5e11fca docs/how-to/hip_porting_guide.md"
 _ARCH = "ROCm/ROCm@e396b489 docs/reference/gpu-arch-specs.rst (MI300X: wave 64, LDS 64 KiB)"
@@ -233,6 +245,25 @@ DEVICE_RULES: tuple[RiskRule, ...] = (
              "test the captured graph on ROCm; translate with --experimental where hipify asks",
              "HIPIFY bin/hipify-perl experimental_funcs; tests/unit_tests/graph/simple_mechs.cu",
              _rx(r"\b(?:cuda|hip)Graph\w*", r"\b(?:cuda|hip)Stream(?:Begin|End)Capture\w*")),
+    RiskRule("HIP_HAS_ATOMIC", "high", "a float/double overload of atomicMin/atomicMax/atomicAdd defined by the project: HIP "
+             "already defines it (amd_hip_atomic.h), so hipcc reports a redefinition",
+             "delete the project's version on AMD (#if !defined(__HIP_PLATFORM_AMD__) around it) and use HIP's",
+             f"ROCm/HIP amd_detail/amd_hip_atomic.h (atomicMin(float*, float), atomicMax(double*, double)); "
+             f"measured: Debian hipcc 5.2 'redefinition of atomicMin'; {_HECB} (lebesgue: the HIP port drops its "
+             "atomicMax(double*))",
+             _rx(r"^\s*(?:(?:static|inline|__device__|__forceinline__|__host__)\s+)*(?:float|double)\s+"
+                 r"atomic(?:Min|Max|Add)\s*\(\s*(?:float|double)\s*\*")),
+    RiskRule("HIP_VECTOR_OPERATOR", "high", "an arithmetic operator defined on a CUDA vector type (helper_math.h style): "
+             "HIP's vector types already define it, so each use becomes ambiguous under hipcc",
+             "drop these operators on AMD (#if !defined(__HIP_PLATFORM_AMD__) around them): HIP_vector_type has "
+             "+, -, *, / and their assignments; keep only those it lacks (dot, cross, mixed scalar forms)",
+             f"ROCm/HIP amd_detail/amd_hip_vector_types.h (HIP_vector_type::operator+= ...); measured: Debian hipcc 5.2 "
+             f"\"use of overloaded operator '+=' is ambiguous\"; {_HECB} (boxfilter: the HIP port drops helper_math.h)",
+             _rx(rf"\boperator\s*(?:[-+*/]=?)\s*\(\s*(?:const\s+)?{_VEC}\s*&?\s*\w*\s*,\s*(?:const\s+)?{_VEC}\b")),
+    RiskRule("DIM3_FROM_UINT3", "high", "a dim3 assigned a uint3: CUDA's dim3 converts from uint3, HIP's does not "
+             "(no viable overloaded '=')", "write dim3(x, y, z) instead of make_uint3(x, y, z)",
+             "ROCm/HIP hip_runtime_api.h struct dim3 (constructors from three uint32_t only); measured: Debian hipcc "
+             "5.2 \"no viable overloaded '='\"", _dim3_from_uint3),
     RiskRule("DRIVER_JIT", "med", "runtime compilation / PTX-cubin loading: hiprtc produces AMDGPU code objects; embedded PTX must be rewritten",
              "compile the kernel source with hiprtc for gfx942; drop embedded PTX", "HIPIFY src/CUDA2HIP_RTC_API_functions.cpp",
              _rx(r"\bnvrtc\w*", r"\bhiprtc\w*", r"\b(?:cu|hip)ModuleLoad\w*", r"\bcuLink\w*", r"\bnvJitLink\w*")),
