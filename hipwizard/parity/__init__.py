@@ -20,7 +20,7 @@ here and from ``hipwizard.parity.state`` (tests/test_architecture.py checks it).
 - The user's own kernels (``kernels/``): ``kernel_specs`` (find the ``__global__`` kernels, draft and keep the
   editable spec file), ``kernel_run`` (generated drivers built with nvcc/hipcc, and on a GPU a sweep of shapes x
   distributions: original vs float64 twin, port vs both, detectors), ``saved_kernels`` (the last report's
-  ``KernelRow``s), ``KernelReport``.
+  ``KernelRow``s), ``KernelReport``, ``kernel_spec_form`` / ``edit_kernel`` (one kernel's spec as a form).
 
 Behind the door, rooms by concept: ``capture/`` (run a model once and keep what it did: the forward pass
 and its hooks, the backward pass, streaming, harnesses, a training run's batch, attention backends,
@@ -80,8 +80,10 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each l
     from hipwizard.parity.kernels.service import (
         KernelReport,
         KernelRow,
+        edit_kernel,
         kernel_check,
         kernel_run,
+        kernel_spec_form,
         kernel_specs,
         saved_kernels,
     )
@@ -94,8 +96,8 @@ _LAZY = {
                     "hipwizard.parity.services"),
     **dict.fromkeys(("compare_in_worker", "WorkerRun", "run_postmortem"), "hipwizard.parity.worker"),
     "step_postmortem": "hipwizard.parity.postmortem",
-    **dict.fromkeys(("kernel_specs", "kernel_run", "kernel_check", "saved_kernels", "KernelReport", "KernelRow"),
-                    "hipwizard.parity.kernels.service"),
+    **dict.fromkeys(("kernel_specs", "kernel_run", "kernel_check", "saved_kernels", "KernelReport", "KernelRow",
+                     "kernel_spec_form", "edit_kernel"), "hipwizard.parity.kernels.service"),
     "Toolchain": "hipwizard.parity.kernels.run",
     "CaptureResult": "hipwizard.parity.capture.model",
     "parse_overrides": "hipwizard.parity.compare.tolerances",
@@ -109,6 +111,7 @@ __all__ = [
     "compare_in_worker", "WorkerRun", "run_postmortem", "step_postmortem",
     # the user's own kernels (``kernels/``): specs, drivers, sweeps; the last report's rows
     "kernel_specs", "kernel_run", "kernel_check", "saved_kernels", "KernelReport", "KernelRow", "Toolchain",
+    "kernel_spec_form", "edit_kernel",  # the Parity screen's spec form: its fields, and the checked write
     # state readers
     "comparisons", "ComparisonEntry", "saved_report", "latest_comparison", "curves_spec", "CurvesSpec",
     "is_demo", "summarize",

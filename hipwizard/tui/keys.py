@@ -77,7 +77,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("A", "accept every unflagged hunk", (PORT,)),
     Verb("u", "undo", (PORT,)),
     Verb("s", "split the hunk", (PORT,)),
-    Verb("e", "edit the hunk", (PORT,)),
+    Verb("e", "edit", (At("port", "the hunk"), At("parity", "the highlighted kernel's spec"))),
     Verb("J", "next pending hunk", (PORT,)),
     Verb("K", "previous pending hunk", (PORT,)),
     Verb("slash", "search", (PORT,)),

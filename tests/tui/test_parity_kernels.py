@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from textual.widgets import Input, Static
 
 from hipwizard.parity import KernelReport, KernelRow
 from hipwizard.parity.kernels.service import save_result
@@ -58,3 +61,43 @@ async def test_no_kernel_report_no_panel(tmp_path):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         assert not app.screen.query_one(KernelPanel).display
+
+
+@pytest.mark.slow
+async def test_e_edits_the_highlighted_kernels_spec_with_inline_messages(tmp_path):
+    import shutil
+
+    from hipwizard.parity.kernels.project import load_specs, save_specs, specs_for
+    from hipwizard.parity.kernels.service import spec_path
+    from hipwizard.tui.parity.kernel_form import KernelSpecForm
+
+    demo = Path(__file__).resolve().parents[2] / "hipwizard" / "assets" / "demo" / "cuda_project"
+    tree = tmp_path / "demo"
+    shutil.copytree(demo, tree)
+    ws = Workspace(tmp_path / "ws")
+    files, drafts = specs_for(tree, spec_path(ws))
+    save_specs(spec_path(ws), files, drafts, tree, None)
+    row = KernelRow("kernels/layernorm.cu", "layernorm_kernel", 11, "in:float out:float", "kernels/layernorm.cu:47",
+                    True)
+    save_result(ws, KernelReport(tree, None, spec_path(ws), [row], "nvidia"))
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, KernelSpecForm)
+        dims = form.query_one("#kf-dims", Input)
+        dims.value = "cols=0, rows=4, stream=1"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is form  # a bad field keeps the form open, its message under it
+        assert "whole number above 0" in str(form.query_one("#kf-dims-error", Static).render())
+        dims.value = "cols=129, rows=4, stream=1"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, KernelSpecForm)
+    saved = load_specs(spec_path(ws))["kernels/layernorm.cu::layernorm_kernel"]
+    assert saved["spec"]["dims"]["cols"] == 129 and saved["draft"]["dims"]["cols"] == 4

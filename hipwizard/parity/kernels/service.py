@@ -21,6 +21,7 @@ from pathlib import Path
 from hipwizard import port as port_step
 from hipwizard.atomic import atomic_write_text
 from hipwizard.errors import UserError
+from hipwizard.parity.kernels.edit import edit_kernel_spec, saved_spec, spec_fields
 from hipwizard.parity.kernels.find import find_kernels
 from hipwizard.parity.kernels.project import FileSpecs, save_specs, spec_key, specs_for
 from hipwizard.parity.kernels.reference import check_expression
@@ -223,6 +224,19 @@ def kernel_check(ws: Workspace, progress: Callable[[Progress], None] | None = No
     return kernel_run(ws, platform=platform, run=False, progress=progress)
 
 
+def kernel_spec_form(ws: Workspace, file: str, kernel: str) -> dict[str, str]:
+    """The spec form's fields of one kernel (``edit.spec_fields``) as the workspace's spec file holds it."""
+    spec = saved_spec(spec_path(ws), f"{file}::{kernel}")
+    if spec is None:
+        raise UserError(f"{kernel} has no saved spec yet: check the kernels first (L)", field="kernel")
+    return spec_fields(spec)
+
+
+def edit_kernel(ws: Workspace, file: str, kernel: str, fields: dict[str, str]) -> None:
+    """Write the form's ``fields`` into the kernel's spec (each checked: ``UserError(field=<the form field>)``)."""
+    edit_kernel_spec(spec_path(ws), f"{file}::{kernel}", fields)
+
+
 def _dims(dims: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in dims.items())
 
@@ -244,4 +258,5 @@ def saved_kernels(ws: Workspace) -> list[KernelRow]:
         return []
 
 
-__all__ = ["KernelReport", "KernelRow", "kernel_check", "kernel_run", "kernel_specs", "saved_kernels", "spec_key", "spec_path"]
+__all__ = ["KernelReport", "KernelRow", "edit_kernel", "kernel_check", "kernel_run", "kernel_spec_form", "kernel_specs",
+           "saved_kernels", "spec_key", "spec_path"]

@@ -78,6 +78,13 @@ class KernelPanel(Vertical):
             table.move_cursor(row=first, animate=False)
             self._details(first)
 
+    def highlighted(self) -> parity.KernelRow | None:
+        """The kernel under the table's cursor (None when the table is empty or hidden)."""
+        table = self.query_one("#kernels-table", DataTable)
+        if not self.display or not self.rows or not 0 <= table.cursor_row < len(self.rows):
+            return None
+        return self.rows[table.cursor_row]
+
     def _details(self, i: int) -> None:
         if 0 <= i < len(self.rows):
             self.query_one("#kernels-details", Static).update(rich_escape(details(self.rows[i])))

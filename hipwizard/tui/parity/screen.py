@@ -18,10 +18,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Sparkline, Static
 
 from hipwizard import parity
+from hipwizard.errors import UserError
 from hipwizard.parity import CompareOutcome, Comparison, CurveGap, demo_request
 from hipwizard.textsafe import markup
 from hipwizard.tui.messages import WorkProgress
 from hipwizard.tui.parity import views
+from hipwizard.tui.parity.kernel_form import KernelSpecForm
 from hipwizard.tui.parity.kernel_table import KernelPanel
 from hipwizard.tui.parity.module_table import ModuleTable
 from hipwizard.tui.step_screen import StepScreen
@@ -60,7 +62,8 @@ class ParityScreen(StepScreen):
         "original gets a spec (editable: .hipwizard/parity/kernels.json) and generated drivers; on an NVIDIA "
         "machine the original, its float64 twin and the port are swept over shapes x distributions and judged "
         "(✔ pass / ✖ FAIL with the detector / ! original broken); the table lists them, the highlighted kernel's "
-        "first failing case and minimal case below it."
+        "first failing case and minimal case below it; e edits the highlighted kernel's spec in a form (dimensions, "
+        "swept ones, launch geometry, extents, an optional torch reference), each field checked on save."
     )
     BINDINGS = [
         Binding("D", "run_demo", "Demo compare", id="parity.run"),
@@ -69,6 +72,7 @@ class ParityScreen(StepScreen):
         Binding("b", "toggle_direction", "Fwd/Bwd", id="parity.direction"),
         Binding("v", "next_backend", "Backend", id="parity.backend"),
         Binding("L", "check_kernels", "Kernels", id="parity.kernels"),
+        Binding("e", "edit_kernel_spec", "Edit spec", id="parity.kernel_spec"),
         # D and t have two bindings each, on purpose. Textual tries a key's bindings in order and moves on
         # when ``check_action`` refuses one: in the demo workspace the bindings above act; elsewhere
         # check_action refuses them (and the footer leaves them out) and these silent ones say why D and t
@@ -142,6 +146,9 @@ class ParityScreen(StepScreen):
             return self.base is not None and self.base.backward is not None
         if action == "next_backend":
             return len(views.ran_backends(self.comparison)) > 1
+        if action == "edit_kernel_spec":  # shown once there are kernels (L drafted their specs)
+            panels = self.query(KernelPanel)
+            return bool(panels and panels.first().rows)
         return True
 
     @property
@@ -183,6 +190,7 @@ class ParityScreen(StepScreen):
         self.start_job("curves", parity.recorded_curves, ws, done=self._show_curves, failed=self._curves_failed,
                        daemon=True)
         self.query_one(KernelPanel).show(parity.saved_kernels(ws))
+        self.refresh_bindings()
 
     def action_check_kernels(self) -> None:
         """The port's kernels: specs drafted, drivers built (and swept where this machine has an NVIDIA GPU)."""
@@ -192,9 +200,28 @@ class ParityScreen(StepScreen):
         self.start_job("kernels", parity.kernel_check, self.app.workspace, done=self._kernels_done,
                        failed=self._kernels_failed, progress=True, daemon=True)
 
+    def action_edit_kernel_spec(self) -> None:
+        """The highlighted kernel's spec as a form (checked on save; the spec file keeps the edits)."""
+        row = self.query_one(KernelPanel).highlighted()
+        if row is None:
+            self.notify("no kernel to edit: check the kernels first (L)", timeout=6)
+            return
+        try:
+            fields = parity.kernel_spec_form(self.app.workspace, row.file, row.kernel)
+        except UserError as exc:
+            self.notify(f"✖ {markup(str(exc))}", severity="error", timeout=8)
+            return
+
+        def saved(ok: bool | None) -> None:
+            if ok:
+                self.notify(f"✔ spec of {markup(row.kernel)} saved: L runs the check with it", timeout=6)
+
+        self.app.push_screen(KernelSpecForm(self.app.workspace, row.file, row.kernel, fields), saved)
+
     def _kernels_done(self, report: parity.KernelReport) -> None:
         self.query_one("#parity-run").display = self._run is not None
         self.query_one(KernelPanel).show(report.rows)
+        self.refresh_bindings()
 
     def _kernels_failed(self, text: str) -> None:
         self.query_one("#parity-run").display = self._run is not None
