@@ -286,6 +286,7 @@ async def test_write_asks_when_pending_and_writes_on_yes(tmp_path):
         assert (review.out / "main.cu").read_text() == (review.src / "main.cu").read_text()  # all pending
         assert screen.query_one("#port-results").display
         assert _disk(review).last_write.files == 1
+        assert not any("hand edit" in n for n in notifications(app))  # none needed: none said
 
 
 @pytest.mark.slow
@@ -344,6 +345,23 @@ def _risky_workspace(tmp_path) -> tuple[Workspace, ReviewState]:
     ws = Workspace(tmp_path)
     record_link(ws, str(review.src), str(review.out))
     return ws, review
+
+
+@pytest.mark.slow
+async def test_the_write_says_how_many_lines_need_a_hand_edit_as_the_summary_counts_them(tmp_path):
+    ws, review = _risky_workspace(tmp_path)
+    app = HipwizardApp(ws)
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(app, pilot)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmWrite))
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await until(pilot, lambda: any("Wrote" in n for n in notifications(app)))
+    hand = _disk(review).hand_edit_lines()  # the count `review --summary` prints
+    assert hand["total"] >= 2 and hand["risks"] >= 2
+    assert any(f"⚑ {hand['total']} line(s) need a hand edit ({hand['risks']} with risks on unchanged lines, "
+               f"{hand['api']} with an API HIP lacks)" in n for n in notifications(app)), notifications(app)
 
 
 async def test_a_file_with_only_untouched_risks_is_listed_shown_and_filtered(tmp_path):

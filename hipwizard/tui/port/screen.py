@@ -323,12 +323,13 @@ class PortScreen(ReviewActions, ConflictActions, StepScreen):
             self.jump_to_hunk(first_error)
         else:
             self.show_hunk()
-        manual, conflicts = self.open_review.untouched_counts()["total"], len(report.conflicts)
+        hand, conflicts = self.open_review.hand_edit_lines(), len(report.conflicts)
         said = (f"{report.compile_errors} file(s) with compile errors" if report.checked
                 else f"not compile-checked ({report.check_note or 'no check asked'})")
         self.notify(f"Wrote {report.written} of {len(report.files)} files; {said}"
                     + (f"; ✖ {conflicts} file(s) in conflict with your edits, kept (see the results)" if conflicts else "")
-                    + (f"; ⚑ {manual} risks on unchanged lines need a manual edit." if manual else "."),
+                    + (f"; ⚑ {hand['total']} line(s) need a hand edit ({hand['risks']} with risks on unchanged "
+                       f"lines, {hand['api']} with an API HIP lacks)." if hand["total"] else "."),
                     severity="error" if report.compile_errors or conflicts else "information")
 
 
