@@ -26,6 +26,15 @@ With --backward, the same for the forward + backward pass (issue 17), interleave
   compare f+b on device: the re-run path with the gradients still on the device
 Target (issue 17): stream f+b + compare f+b <= 3 x bare fwd+bwd (and, as printed too, against
 3 x bare fwd+bwd + the plain write of as many bytes, the forward target's form).
+
+With --backward --lean, in the same interleaved rounds (issue 34 item 3), before vs after:
+  before      the default f+b capture (every module output whole, ∂out/∂in count-sketched, ∂W rank-16 sketches),
+              written (streamed on the CPU), then the re-run compare (candidate in memory, never written)
+  after       every row sketched (--compact's form: what `compare --lean` holds), written, then the re-run
+              compare of the sketches; `compare --lean` writes nothing at all on one machine and re-runs whole
+              only the rows the triangle flags (none for a correct model: the flag test is a loop over the rows)
+  product     `compare --reference cpu --triangle --backward` against the same with --lean, end to end (model
+              loads, the three captures, the files the full one writes), the verdict of every row side by side
 """
 
 from __future__ import annotations
@@ -104,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--backward", action="store_true", help="also time the forward+backward capture (issue 17)")
     p.add_argument("--compact", action="store_true", help="module outputs as count sketches too (capture --compact)")
+    p.add_argument("--lean", action="store_true", help="with --backward: before vs after (issue 34), see above")
     p.add_argument("--grad-sketch", type=int, default=None, metavar="N",
                    help="∂out/∂in as count sketches of N values (default: the capture's default, 8192); 0: every element")
     args = p.parse_args(argv)
@@ -192,6 +202,17 @@ def main(argv: list[str] | None = None) -> int:
                              **{f"output/{n}": outs[n] for n in names_run}}, meta)
 
         fb = _backward_bench(args, model, names, inputs, on_device, device, tmp, meta, timed) if args.backward else None
+        thin = None
+        if args.backward and args.lean:
+            from hipwizard.parity.capture import sketch
+            from hipwizard.parity.capture.backward import run_backward
+
+            size = sketch.COUNT_SIZE
+            thin_meta = dict(meta, output_sketch=size, modules=[
+                {**m, "form": sketch.count_form(size), "full_shape": m["shape"]} if _numel(m["shape"]) > size else m
+                for m in meta["modules"]])
+            thin = _backward_bench(args, model, names, inputs, on_device, device, tmp, thin_meta, timed,
+                                   run=_compacted(run_backward), prefix="lean_fb_")
 
         t = {k: [] for k in ("forward", "hooked", "write", "write_legacy", "plain", "cmp_device", "cmp_numpy",
                              "cmp_legacy", "stream")}
@@ -209,9 +230,11 @@ def main(argv: list[str] | None = None) -> int:
             t["cmp_numpy"].append(timed(files_compare, numpy_metrics)[0])
             t["cmp_legacy"].append(timed(files_compare, legacy_metrics)[0])
             del cand_out
-            if fb is not None:
-                for key, seconds in fb.round().items():
-                    t.setdefault(key, []).append(seconds)
+            for bench in (fb, thin):
+                if bench is not None:
+                    for key, seconds in bench.round().items():
+                        t.setdefault(key, []).append(seconds)
+        product = _product(tmp / "model", args, device) if thin is not None else None
 
     m = {k: statistics.median(v) for k, v in t.items()}
     f = m["forward"]
@@ -239,6 +262,12 @@ def main(argv: list[str] | None = None) -> int:
                        "fb_over_target_with_write": round(total_fb / (3 * m["fb_bare"] + m["fb_plain"]), 3),
                        "fb_hooked_over_bare": round(m["fb_hooked"] / m["fb_bare"], 3),
                        "fb_verdict": fb.verdict})
+    if thin is not None:
+        lean_total = m["lean_fb_hooked"] + m["lean_fb_write"] + m["lean_fb_cmp_device"]  # a compact file is never streamed
+        result.update({"lean_fb_capture_bytes": thin.bytes, "lean_fb_total_s": round(lean_total, 5),
+                       "lean_fb_over_bare": round(lean_total / m["fb_bare"], 3), "lean_fb_verdict": thin.verdict,
+                       "lean_fb_over_bare_without_write": round((lean_total - m["lean_fb_write"]) / m["fb_bare"], 3)})
+        result["product"] = product
     if args.json:
         print(json.dumps(result))
         return 0
@@ -271,6 +300,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  compare f+b re-run on {device} {ms('fb_cmp_device')}   verdict {fb.verdict}")
         print(f"  capture + compare (f+b), as the CLI does it = {total_fb * 1e3:.2f} ms = {result['fb_over_bare']:.2f}x bare "
               f"forward+backward (target ≤ 3x); against 3 x bare + plain write: {result['fb_over_target_with_write']:.2f}")
+    if thin is not None:
+        print(f"  -- before vs after (issue 34), same rounds: before = the default f+b capture above, "
+              f"{fb.bytes / 1e6:.2f} MB, {result['fb_over_bare']:.2f}x bare")
+        print(f"  after: every row sketched  {thin.bytes / 1e6:.2f} MB   hooked {ms('lean_fb_hooked')}   "
+              f"write {ms('lean_fb_write')}   compare {ms('lean_fb_cmp_device')}   = {result['lean_fb_over_bare']:.2f}x "
+              f"bare (without the write, as `compare --lean` does on one machine: "
+              f"{result['lean_fb_over_bare_without_write']:.2f}x)   verdict {thin.verdict}")
+        pr = result["product"]
+        print(f"  product, end to end (model loads, 3 captures each): compare --triangle {pr['full_s']:.2f} s, writing "
+              f"{pr['full_written_bytes_ref_and_cand'] / 1e6:.2f} MB (+ the run-dtype reference); with --lean "
+              f"{pr['lean_s']:.2f} s, writing 0 B ({pr['lean_in_memory_bytes'] / 1e6:.2f} MB of sketches in memory), "
+              f"{pr['lean_flagged']} row(s) flagged; every row's verdicts equal: {pr['verdicts_equal']} "
+              f"({pr['rows']} rows, verdict {pr['verdict'][0]} / {pr['verdict'][1]})")
     return 0
 
 
@@ -296,10 +338,11 @@ class _backward_bench:
 
     run = None  # run_backward, or its compacted form (--compact)
 
-    def __init__(self, args, model, names, inputs, on_device, device, tmp, meta, timed):
+    def __init__(self, args, model, names, inputs, on_device, device, tmp, meta, timed, run=None, prefix="fb_"):
         from hipwizard.parity.capture.backward import BackwardSpec, run_backward
 
-        run_backward = type(self).run or run_backward
+        run_backward = run or type(self).run or run_backward
+        self.prefix = prefix
 
         self.spec, self.model, self.names, self.inputs = BackwardSpec(count_size=args.grad_sketch), model, names, inputs
         self.on_device, self.device, self.tmp, self.timed, self.run_backward = on_device, device, tmp, timed, run_backward
@@ -312,7 +355,8 @@ class _backward_bench:
         from hipwizard.parity.capture.model import write_capture
 
         self.write_capture = write_capture
-        self.bytes = write_capture(tmp / "fb.safetensors", self.tensors, self.meta).bytes
+        self.file = tmp / f"{prefix}capture.safetensors"
+        self.bytes = write_capture(self.file, self.tensors, self.meta).bytes
         self.blob = os.urandom(self.bytes)
         self.verdict = None
 
@@ -340,7 +384,7 @@ class _backward_bench:
         outputs, order, grads, _rows, _loss, _s = self.run_backward(self.model, self.names, self.inputs, self.device,
                                                                    self.spec, to_host=False)
         t0 = time.perf_counter()
-        ref = metrics_torch.upload(read_tensor_file(self.tmp / "fb.safetensors", decode_bf16=False), self.device)
+        ref = metrics_torch.upload(read_tensor_file(self.file, decode_bf16=False), self.device)
         cand = TensorFile(Path("this run"), {**{f"input/{k}": v.numpy() for k, v in self.inputs.items()},
                                              **{f"output/{n}": t for n, t in outputs.items()}, **grads},
                           {}, {META_KEY: json.dumps(self.meta)})
@@ -359,12 +403,47 @@ class _backward_bench:
 
     def round(self) -> dict[str, float]:
         """One interleaved round; compare's time excludes its own (untimed) candidate pass."""
-        out = {"fb_bare": self.timed(self.bare)[0], "fb_stream": self.timed(self.streamed)[0],
-               "fb_hooked": self.timed(self.run_backward, self.model, self.names, self.inputs, self.device, self.spec)[0],
-               "fb_write": self.timed(self.write_capture, self.tmp / "fb.safetensors", self.tensors, self.meta)[0],
-               "fb_plain": self.timed(self.plain)[0]}
-        out["fb_cmp_device"] = self.compare()
-        return out
+        out = {"bare": self.timed(self.bare)[0],
+               "stream": self.timed(self.streamed)[0] if self.prefix == "fb_" else 0.0,  # a compact file: never
+               "hooked": self.timed(self.run_backward, self.model, self.names, self.inputs, self.device, self.spec)[0],
+               "write": self.timed(self.write_capture, self.file, self.tensors, self.meta)[0],
+               "plain": self.timed(self.plain)[0]}
+        out["cmp_device"] = self.compare()
+        return {self.prefix + k: v for k, v in out.items()}
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _product(model_dir: Path, args, device: str) -> dict:
+    """`compare --reference cpu --triangle --backward` with and without --lean on the bench's model, end to end,
+    alternated (min(--repeat, 3) each): medians, bytes the full one writes, and whether every row's verdicts agree."""
+    from hipwizard.parity import lean, runs
+    from hipwizard.parity.requests import RunOptions, Subject
+
+    opts = RunOptions(dtype=args.dtype, device=device, batch=args.batch, seq=args.seq, backward=True, triangle=True)
+    subject = Subject(model=model_dir)
+
+    def rows(c):
+        return [(x.name, x.verdict, x.deciding_pass) for x in c.layers + (c.backward.layers if c.backward else [])]
+
+    full_s, lean_s, full, thin = [], [], None, None
+    for _ in range(min(args.repeat, 3)):
+        t0 = time.perf_counter()
+        full = runs.compare_same_machine(subject, opts)
+        t1 = time.perf_counter()
+        thin = lean.compare_lean(subject, opts)
+        lean_s.append(time.perf_counter() - t1)
+        full_s.append(t1 - t0)
+    written = sum(int(full.timings.get(k) or 0) for k in ("reference_bytes", "candidate_bytes"))
+    return {"full_s": round(statistics.median(full_s), 3), "lean_s": round(statistics.median(lean_s), 3),
+            "full_written_bytes_ref_and_cand": written, "lean_written_bytes": 0,
+            "lean_in_memory_bytes": thin.timings.get("lean_bytes"), "lean_flagged": thin.timings.get("lean_flagged"),
+            "verdicts_equal": rows(full) == rows(thin), "rows": len(rows(full)), "verdict": [full.verdict, thin.verdict]}
 
 
 if __name__ == "__main__":
