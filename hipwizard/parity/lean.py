@@ -6,8 +6,8 @@ sketch (``capture.sketch``) estimates a rel L2 within ~1% (spread 1/sqrt(8192)).
 1. the three sides (the float64 CPU reference, the reference in the run dtype, the candidate) are captured with
    every module output and gradient as a sketch (``--compact``'s form), kept in memory: no file is written, the
    candidate is compared where it was computed;
-2. a row is settled by its sketch when its triangle ratio is clear of k by more than ``MARGIN`` (20 sketch
-   spreads) and it passes: the full tensors would give the same verdict;
+2. a row is settled by its sketch when its triangle ratio is clear of k by more than ``MARGIN`` (20%: ~13
+   spreads of the ratio) and it passes: the full tensors would give the same verdict;
 3. every other row (it fails, or its ratio is within the margin of k) is *flagged*: its modules are run once
    more on all three sides with every element kept (``layers`` = those modules only, gradients unsketched) and
    the flagged rows are compared on the full tensors: their verdict, max |Δ|, the share outside tolerance and
