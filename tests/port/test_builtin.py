@@ -222,5 +222,7 @@ def test_a_host_only_header_using_the_runtime_gets_the_include_safe_inside_exter
     assert "#include" not in unit
     with_lib = "#include <cublas_v2.h>\nvoid f(cublasHandle_t h, cudaError_t e);\n"
     assert "hip_runtime.h" not in BuiltinTranslator().translate(with_lib, header=True).text  # its HIP include has it
+    macros = "#define DEV __device__\n#define CU(x) if ((x) != cudaSuccess) die()\n"  # prna's cu.h: device by macro only
+    assert BuiltinTranslator().translate(macros, header=True).text.startswith("#ifdef __cplusplus\nextern \"C++\" {")
     device = "__device__ int twice(int a) { return 2 * a; }\n__global__ void k(int* x) { x[0] = twice(1); }\n"
     assert BuiltinTranslator().translate(device, header=True).text.startswith('#include "hip/hip_runtime.h"\n')

@@ -72,6 +72,8 @@ RUNTIME_HEADER = "hip/hip_runtime.h"
 # Headers whose HIP counterpart appeared later than HIP itself (measured: HIP 5.2 has no hip_bf16.h).
 HEADER_MIN_HIP = {"hip/hip_bf16.h": "6.0", "hipblaslt.h": "5.5", "hip/hip_fp8.h": "6.0"}
 KERNEL_MARKERS = re.compile(r"__global__|<<<")
+_DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
+_HIP_API_NAME = re.compile(r"\bhip[A-Z]\w*")
 _ANY_HIP_INCLUDE = re.compile(r'#\s*include\s*[<"](?:hip|roc|rccl|miopen)\w*[/.]')
 DEVICE_MARKERS = re.compile(r"__global__|__device__|<<<|\bthreadIdx\b|\bblockIdx\b|__shared__|__syncthreads")
 
@@ -171,7 +173,9 @@ class BuiltinTranslator:
         if needed and (device or host_api) and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out):
             eol = "\r\n" if "\r\n" in out[:4096] else "\n"
             include = f'#include "{RUNTIME_HEADER}"{eol}'
-            if header and not device:
+            # a header of runtime API use (hipSuccess, hipError_t) and no device code of its own (macros that
+            # spell __device__ for includers do not count: prna's cu.h)
+            if header and _HIP_API_NAME.search(out) and not DEVICE_MARKERS.search(_DEFINE_LINE.sub("", masked.text)):
                 include = (f"#ifdef __cplusplus{eol}extern \"C++\" {{{eol}#endif{eol}{include}"
                            f"#ifdef __cplusplus{eol}}}{eol}#endif{eol}")
             log.then([Edit(0, 0, include)])
