@@ -158,3 +158,15 @@ def test_real_tiny_cpu_run_with_a_short_last_step(tmp_path, demo_assets):
     assert got == pytest.approx((tok[8] - tok[1]) / 3.5)  # real tokens, the short steps as they were
     naive = 7 * 20 * (tok[8] / 128) / 3.5  # every step full, at the run's mean sample length
     assert naive / got == pytest.approx(140 / 108, rel=0.02)  # 7 x 20 samples counted; 5 x 20 + 2 x 4 were fed
+
+
+def test_run_view_without_a_token_count_shows_samples_per_s_with_the_short_steps():
+    from dataclasses import replace
+
+    pts = [replace(p, total_tokens=None) for p in _points("trainer_log-demo-shortbatch-all-cpu.jsonl")]
+    shape = banner_of(FIX / "stdout-demo-shortbatch-all-cpu.log")
+    rate = steady_of_records(pts, shape=shape, min_span_s=2.0)
+    assert rate is not None and rate.tokens_per_s is None and rate.samples_per_s is not None
+    # the window's samples are the steps' own: a window over a short step holds 4 samples for it, not 20
+    assert rate.samples_per_s * rate.seconds == shape.samples_between(rate.first, rate.last)
+    assert "tokens unknown" in rate.line()
