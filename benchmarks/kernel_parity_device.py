@@ -68,6 +68,7 @@ def main() -> None:
     ap.add_argument("--timed", default="gelu_forward_kernel1")
     ap.add_argument("--dry", action="store_true", help="stop after drafting and planting (no builds)")
     ap.add_argument("--parallel", type=int, default=8, help="sweeps at a time (one GPU, separate processes)")
+    ap.add_argument("--build-jobs", type=int, default=16, help="driver builds at a time")
     ap.add_argument("--budget-s", type=float, default=1e9, help="start no sweep after this many seconds")
     args = ap.parse_args()
     from hipwizard.port.translation.tables import load_tables
@@ -111,7 +112,7 @@ def main() -> None:
                                                                       if variant == "port" else []))
         return i, specs, out
 
-    with ThreadPoolExecutor(16) as pool:
+    with ThreadPoolExecutor(args.build_jobs) as pool:
         built = list(pool.map(build_job, enumerate(jobs)))
     build_s = time.perf_counter() - start
     san = sanitizer_path()
