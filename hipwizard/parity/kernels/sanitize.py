@@ -75,8 +75,6 @@ def run_tool(sanitizer: str, tool: str, binary: Path, k: int, manifest: Path, en
     """``binary run k manifest`` under ``sanitizer --tool tool``."""
     argv = [sanitizer, "--tool", tool, "--error-exitcode", str(EXIT_HAZARD), "--print-limit", "4",
             str(binary), "run", str(k), str(manifest)]
-    if tool == "racecheck":
-        argv[3:3] = ["--racecheck-report", "hazard"]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=env, check=False)
     except subprocess.TimeoutExpired:
