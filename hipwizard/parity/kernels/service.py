@@ -115,7 +115,7 @@ def _specs(ws: Workspace, original: Path | None, port: Path | None, link,
     for f in files:
         for s in f.specs:
             if why := check_expression(s):
-                raise UserError(f"{why} (edit {path})", field="reference")
+                raise UserError(f"{why} (edit {path})")  # a field of the spec file, no flag of this command
     if only:
         for f in files:
             f.specs = [s for s in f.specs if any(fnmatch.fnmatch(s.kernel, p) for p in only)]

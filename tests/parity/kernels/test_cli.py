@@ -37,6 +37,19 @@ def test_a_damaged_spec_file_is_refused_not_overwritten(tmp_path, capsys):
     assert spec.read_text() == "{not json"
 
 
+def test_a_bad_reference_in_the_spec_file_is_one_line_exit_2(tmp_path, capsys):
+    assert main(["parity", "kernels", "spec", "--original", str(DEMO), "--workspace", str(tmp_path)]) == 0
+    spec = tmp_path / ".hipwizard" / "parity" / "kernels.json"
+    doc = json.loads(spec.read_text())
+    doc["kernels"]["kernels/scale.cu::scale_bias_kernel"]["spec"]["reference"] = "x * (scale"
+    spec.write_text(json.dumps(doc))
+    capsys.readouterr()
+    rc = main(["parity", "kernels", "spec", "--original", str(DEMO), "--workspace", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "the reference of scale_bias_kernel does not parse" in err and err.count("\n") == 1
+    assert "(--" not in err  # a field of the spec file, not a flag of the command
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_build_compiles_the_original_driver_with_nvcc(tmp_path, capsys):
