@@ -29,7 +29,8 @@ Method (also in docs/benchmarks.md, "AMD divergence"):
 - **Scores**, per codebase and pooled: *regions caught* (a flag within ``NEAR`` = 3 view lines of the region's
   span), *flagged places* (distinct view lines with a flag) per 1,000 view lines, *places near a region* (the rest
   land nowhere near one); by flag kind (rule id; the translator's ``unsupported`` / ``too_new`` / ``opt_in`` /
-  ``removed`` / ``deprecated`` diagnostics as ``diag:<kind>``): places, places near a region, regions caught.
+  ``removed`` / ``deprecated`` diagnostics as ``diag:<kind>``, counted as the review lists them: a diagnostic the
+  budget folded into another line's is no place of its own): places, places near a region, regions caught.
   Flags: hunk flags (placed back on the hunk's view line), flags on untouched lines, those diagnostics - what the
   review shows (after the review's budget, ``hipwizard/port/risk/budget.py``; ``--no-budget`` for every finding).
   APIs are checked against the newest ROCm HIPIFY's tables know (``too_new`` does not depend on the local hipcc).
@@ -228,7 +229,8 @@ def built_files(root: Path, spec: dict) -> list[str]:
 
 def flags_of(ft) -> dict[int, set[str]]:
     """{view line (1-based): kinds} for one translated file: hunk flags placed on the hunk's old side, untouched
-    flags mapped through the hunks' line shifts, and the shown diagnostics (already on original lines)."""
+    flags mapped through the hunks' line shifts, and the shown diagnostics (already on original lines; one the
+    budget folded into another line's, ``Diagnostic.folded_into``, is not a place of its own, as the review lists it)."""
     out: dict[int, set[str]] = defaultdict(set)
     hunks = sorted(ft.hunks, key=lambda h: h.new_start)
     for h in hunks:
@@ -250,7 +252,7 @@ def flags_of(ft) -> dict[int, set[str]]:
         if f.line:
             out[to_old(f.line)].add(f.rule_id)
     for d in ft.diagnostics:
-        if d.kind in DIAG_KINDS and d.line:
+        if d.kind in DIAG_KINDS and d.line and not d.folded_into:  # a folded one is listed through another line
             out[d.line].add(f"diag:{d.kind}")
     return out
 

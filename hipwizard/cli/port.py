@@ -204,9 +204,9 @@ def _print_summary(s: dict, report, *, quiet: bool) -> None:
         print(f"  ⚠ opt-in on ROCm/HIP {target['hip_version']} (see each line for the define): " + ", ".join(s["opt_in"]))
     if not quiet:
         for ft in report.files:
-            for d in ft.diagnostics:
-                if d.kind in ("unsupported", "too_new", "removed", "opt_in"):
-                    print(f"    {ft.path}:{d.line}: {d.kind}: {d.message}")
+            for d in ft.diagnostics:  # a line folded into another is named on the one that stands for it
+                if d.kind in ("unsupported", "too_new", "removed", "opt_in") and not d.folded_into:
+                    print(f"    {ft.path}:{d.line}: {d.kind}: {d.message}{port.fold_note(d, ft.diagnostics)}")
     for item in s["unreadable"] + s["failed"]:
         print(f"  ✖ {item['path']}: {item['reason']}")
     if s["skipped"]:

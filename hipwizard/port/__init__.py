@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hipwizard.lazy import lazy_attributes
-from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk
+from hipwizard.port.model import Hunk, RiskFlag, UntouchedRisk, fold_note
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers; at run time each loads on first use
     from hipwizard.port.build.check import TreeCheck
@@ -110,6 +110,8 @@ __all__ = [
     # value types
     "ReviewState", "ReconcileReport", "ReviewNav", "FILTERS", "Hunk", "RiskFlag", "UntouchedRisk",
     "newest_known", "edit_lines", "editor_command", "WorkTree", "WorktreeStatus", "ReviewCounts",
+    # what a listed API diagnostic says of the lines the review's budget folded into it
+    "fold_note",
     # HIPIFY's CUDA -> HIP name tables (parity's reverse-mapping headers read them)
     "load_tables",
     # the -I/-D/-std flags of a file's nearest build file (parity's generated kernel drivers build with them)

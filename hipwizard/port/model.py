@@ -45,9 +45,16 @@ class Diagnostic:
     name: str
     line: int | None
     message: str
+    # the review shows this line through its kind's diagnostic on that line (the budget folds a file's repeated
+    # API diagnostics as it folds a rule kind: ``fold_note``); 0: shown. A folded line still counts everywhere
+    # (``hand_edit_lines``, the compile check's predictions, the API counts): it is only not listed on its own.
+    folded_into: int = 0
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if not self.folded_into:
+            del d["folded_into"]  # the JSON of a diagnostic shown on its own is as it always was
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Diagnostic":
@@ -197,3 +204,24 @@ def hand_edit_lines(untouched: Mapping[str, tuple[UntouchedRisk, ...]],
     risk = {(p, r.old_line) for p, risks in untouched.items() for r in risks if r.old_line}
     api = {(p, d.line) for p, diags in diagnostics.items() for d in diags if d.kind in HAND_EDIT_KINDS and d.line}
     return {"total": len(risk | api), "risks": len(risk), "api": len(api)}
+
+
+def fold_note(head: Diagnostic, diags: Sequence[Diagnostic]) -> str:
+    """What a shown API diagnostic says of the lines folded into it (``Diagnostic.folded_into``), for the file's
+    ``diags``: " (also lines 78 cudnnX, 79 cudnnY + cudnnZ in this file: each needs a hand edit)"; "" when it stands
+    for none, or when another diagnostic of its kind on its line already says it."""
+    if head.folded_into or not head.line:
+        return ""
+    same = [d for d in diags if d.kind == head.kind and d.line == head.line and not d.folded_into]
+    if not same or same[0] is not head:
+        return ""
+    names: dict[int, list[str]] = {}
+    for d in diags:
+        if d.kind == head.kind and d.folded_into == head.line and d.line:
+            names.setdefault(d.line, []).append(d.name)
+    if not names:
+        return ""
+    items = [f"{n} {' + '.join(dict.fromkeys(ns))}" for n, ns in sorted(names.items())]
+    more = f" and {len(items) - 12} more" if len(items) > 12 else ""
+    why = ": each needs a hand edit" if head.kind in HAND_EDIT_KINDS else ""
+    return f" (also {'line' if len(items) == 1 else 'lines'} {', '.join(items[:12])}{more} in this file{why})"

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from amd_divergence import groups_of, make_view, near  # noqa: E402
+from amd_divergence import flags_of, groups_of, make_view, near  # noqa: E402
+
+from hipwizard.port.model import Diagnostic, FileTranslation  # noqa: E402
 
 UNIFDEF = shutil.which("unifdef")
 pytestmark = pytest.mark.skipif(UNIFDEF is None, reason="unifdef not installed (apt-get install unifdef)")
@@ -86,3 +88,11 @@ def test_where_a_region_lands_in_the_view():
     gfx = at[26]  # nothing kept: the two view lines around the removed block
     assert v.view[gfx[0] - 1] == "#endif" and v.view[gfx[1] - 1].startswith("static const")
     assert near(gfx[1] + 3, gfx) and not near(gfx[1] + 4, gfx)
+
+
+def test_a_folded_api_diagnostic_is_no_flagged_place_of_its_own():
+    # places are counted as the review lists them: line 11's diagnostic is listed through line 10's
+    ft = FileTranslation("a.cu", "", "", "builtin", diagnostics=[
+        Diagnostic("unsupported", "A", 10, "m"), Diagnostic("unsupported", "B", 11, "m", folded_into=10),
+        Diagnostic("too_new", "C", 20, "m"), Diagnostic("warning", "QUIET", 30, "a note")])
+    assert dict(flags_of(ft)) == {10: {"diag:unsupported"}, 20: {"diag:too_new"}}

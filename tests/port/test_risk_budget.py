@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from hipwizard import port
-from hipwizard.port.model import FileTranslation, Hunk, RiskFlag
+from hipwizard.cli import main
+from hipwizard.port.build.ahead import flagged_lines
+from hipwizard.port.model import Diagnostic, FileTranslation, Hunk, RiskFlag, hand_edit_lines
 from hipwizard.port.risk import budget
 from hipwizard.port.risk.divergence import _grid_32bit
 
@@ -176,3 +178,60 @@ def test_a_kind_past_its_room_shows_places_spread_over_the_file(table):
     budget.apply_budget([ft])
     # room 2: the first and the last place stand for the others, not the first two
     assert [f.line for f in ft.untouched_flags] == [10, 50]
+
+
+def _api(line: int, name: str, kind: str = "unsupported") -> Diagnostic:
+    return Diagnostic(kind, name, line, f"{name} has no HIP counterpart")  # type: ignore[arg-type]
+
+
+def test_repeated_api_diagnostics_fold_like_a_kind_and_every_line_still_needs_a_hand_edit(table):
+    # unsupported names on 10-12 (one run, two on 11), 30, 50, 70: four places for a room of two (PER_KIND: the
+    # kind is unmeasured here, under PRECISE_AT), spread: 10 and 70 shown, the rest folded into the place above
+    diags = [_api(10, "A"), _api(11, "B"), _api(11, "C"), _api(12, "D"), _api(30, "E"), _api(50, "F"), _api(70, "G"),
+             _api(40, "cuCtxGetDevice", "deprecated"), Diagnostic("warning", "QUIET", 5, "a note")]
+    ft = _file([])
+    ft.diagnostics = list(diags)
+    budget.apply_budget([ft])
+    shown = [(d.kind, d.line) for d in ft.diagnostics if not d.folded_into]
+    assert shown == [("unsupported", 10), ("unsupported", 70), ("deprecated", 40), ("warning", 5)]
+    assert {(d.line, d.folded_into) for d in ft.diagnostics if d.folded_into} == {(11, 10), (12, 10), (30, 10), (50, 10)}
+    assert ft.stats["api_lines_folded"] == 4
+    # folded, not lost: every line still counts as one that needs a hand edit, and the shown one names them
+    assert [d.name for d in ft.diagnostics] == [d.name for d in diags]
+    assert hand_edit_lines({}, {"a.cu": ft.diagnostics})["api"] == 6
+    head = ft.diagnostics[0]
+    assert port.fold_note(head, ft.diagnostics) == \
+        " (also lines 11 B + C, 12 D, 30 E, 50 F in this file: each needs a hand edit)"
+    assert port.fold_note(ft.diagnostics[6], ft.diagnostics) == ""  # 70 stands for no other line
+    # the review file keeps where a folded line is shown; a shown one's JSON is as it was
+    assert [Diagnostic.from_dict(d.to_dict()) for d in ft.diagnostics] == ft.diagnostics
+    assert "folded_into" not in head.to_dict() and ft.diagnostics[1].to_dict()["folded_into"] == 10
+
+
+def test_without_the_budget_every_api_diagnostic_is_listed(table, monkeypatch):
+    monkeypatch.setattr(budget, "ENABLED", False)
+    ft = _file([])
+    ft.diagnostics = [_api(n, f"N{n}") for n in (10, 30, 50, 70)]
+    budget.apply_budget([ft])
+    assert [d.folded_into for d in ft.diagnostics] == [0, 0, 0, 0]
+
+
+def test_the_port_lists_one_line_for_a_folded_run_of_unsupported_calls_and_counts_them_all(tmp_path, capsys, table):
+    src = tmp_path / "src"
+    src.mkdir()
+    # eight lines calling a driver API HIP lacks, 5 lines apart: eight places, a room of two (fails without folding)
+    (src / "k.cu").write_text("".join(f"void f{n}(CUfunction g) {{ cuFuncSetCacheConfig(g, "
+                                      f"CU_FUNC_CACHE_PREFER_L1); }}\n\n\n\n\n" for n in range(8)))
+    result = port.translate(None, src, tmp_path / "out", check=False)
+    ft = result.report.files[0]
+    unsupported = [d for d in ft.diagnostics if d.kind == "unsupported" and d.name == "cuFuncSetCacheConfig"]
+    assert len(unsupported) == 8 and sum(1 for d in unsupported if not d.folded_into) == 2
+    assert result.report.summary()["hand_edit_lines"]["api"] >= 8
+    # the compile check still predicts an error on every one of those lines
+    said = flagged_lines(result.review)["k.cu"]
+    assert sum(1 for what in said.values() if "unsupported: cuFuncSetCacheConfig" in what) == 8
+    assert main(["hipify", str(src), "--out", str(tmp_path / "out2"), "--workspace", str(tmp_path),
+                 "--backend", "builtin"]) == 0
+    out = capsys.readouterr().out
+    listed = [ln for ln in out.splitlines() if ": unsupported: cuFuncSetCacheConfig" in ln]
+    assert len(listed) == 2 and "also lines 6 cuFuncSetCacheConfig" in listed[0] and "hand edit" in listed[0]

@@ -19,6 +19,14 @@ A place is a run of one kind's lines at most ``CLUSTER_GAP`` apart (four CUB inc
 stands for the others. A folded flag is not lost: the kind's first shown flag names the lines it stands for
 (``... also lines 120, 340``) and ``stats["flags_folded"]`` counts them. Within a hunk the flags are ordered most
 precise kind first. A kind the corpus never showed ranks as ``UNMEASURED``.
+
+The translator's API diagnostics (an unsupported / too new / removed / opt-in / deprecated name: ``DIAG_FOLD``) are
+folded per file and kind the same way (``diag:<kind>`` in the asset: its places in runs, its room by its precision,
+outside the flags' file budget; never demoted): a folded diagnostic stays in the file's list with ``folded_into``
+naming the shown line that stands for it (the nearest shown place above it, else the first), so every count of
+lines that need a hand edit and the compile check's predictions still see it; the review lists the shown ones, each
+naming the lines folded into it (``model.fold_note``), and ``stats["api_lines_folded"]`` counts them. jaxlib's
+``vendor.h`` (37 unsupported cuDNN RNN / cuSOLVER aliases in one CUDA branch) is a handful of places, not 37.
 """
 
 from __future__ import annotations
@@ -46,6 +54,8 @@ DEMOTE_QUIET = True  # a quiet kind is a note (a "warning" diagnostic), not a fl
 DEMOTE_KEEPS_HUNKS = True  # ... but its first place on a changed line (a hunk) stays a flag, standing for the rest
 SPREAD = True  # a kind's places past its room: show ones spread over the file, not the first ones
 CLUSTER_GAP = 2  # a kind's lines this close are one place
+FOLD_DIAGNOSTICS = True  # off: every API diagnostic is listed on its own line
+DIAG_FOLD = ("unsupported", "too_new", "removed", "opt_in", "deprecated")  # the API diagnostics the review lists
 _INCLUDE = re.compile(r"^\s*#\s*include\b")
 
 
@@ -62,7 +72,11 @@ def quiet(kind: str) -> bool:
 def apply_budget(files: list[FileTranslation]) -> int:
     """Fold each file's flags to the budget (hunk flags and flags on untouched lines alike); returns how many
     flagged lines were folded."""
-    return sum(_budget_file(ft) for ft in files) if ENABLED else 0
+    if not ENABLED:
+        return 0
+    for ft in files:
+        _fold_diagnostics(ft)
+    return sum(_budget_file(ft) for ft in files)
 
 
 def budgeted(files: list[FileTranslation]) -> list[FileTranslation]:
@@ -109,6 +123,36 @@ def _spread(heads: list[int], room: int) -> list[int]:
     if room == 1:
         return heads[:1]
     return sorted({heads[round(k * (len(heads) - 1) / (room - 1))] for k in range(room)})
+
+
+def _fold_diagnostics(ft: FileTranslation) -> int:
+    """Fold the file's repeated API diagnostics of each kind as a rule kind folds (runs of lines one place, a room
+    by the kind's measured precision, spread over the file); returns how many lines were folded. A folded one keeps
+    its place in ``ft.diagnostics`` (counted as a line that needs a hand edit) with ``folded_into`` set."""
+    if not FOLD_DIAGNOSTICS:
+        return 0
+    by_kind: dict[str, list[int]] = {}
+    for d in ft.diagnostics:
+        if d.kind in DIAG_FOLD and d.line and not d.folded_into:
+            by_kind.setdefault(d.kind, []).append(d.line)
+    klines = ft.translated.count("\n") / 1000
+    into: dict[tuple[str, int], int] = {}
+    for kind, found in by_kind.items():
+        lines = sorted(set(found))
+        p = precision(f"diag:{kind}")
+        room = max(1, PRECISE_PER_KIND, round(PRECISE_PER_KLINE * klines)) if p >= PRECISE_AT else \
+            max(1, PER_KIND, round(KIND_PER_KLINE * klines))
+        shown = _spread(_cluster_heads(lines), room)
+        for n in lines:
+            if n not in shown:
+                above = [s for s in shown if s < n]
+                into[(kind, n)] = above[-1] if above else shown[0]
+    if not into:
+        return 0
+    ft.diagnostics = [replace(d, folded_into=into[(d.kind, d.line or 0)]) if (d.kind, d.line or 0) in into else d
+                      for d in ft.diagnostics]
+    ft.stats["api_lines_folded"] = ft.stats.get("api_lines_folded", 0) + len(into)
+    return len(into)
 
 
 def _budget_file(ft: FileTranslation) -> int:

@@ -107,7 +107,8 @@ def target_label(review) -> str:
 
 def api_options(review) -> list[Option]:
     """Rows for the API diagnostics kept with the review (newer than the target HIP, unsupported, removed):
-    a heading per kind naming the APIs, then one row per place; a place inside a hunk opens it (Enter)."""
+    a heading per kind naming the APIs, then one row per place; a place inside a hunk opens it (Enter). A line
+    the review's budget folded into another (``folded_into``) has no row: the row standing for it names it."""
     rows: list[Option] = []
     for kind, heading in API_HEADINGS.items():
         names = review.api_counts(kind)
@@ -117,12 +118,12 @@ def api_options(review) -> list[Option]:
         rows.append(Option(Text(text), disabled=True))
         for rel, diags in review.diagnostics.items():
             for k, d in enumerate(diags):
-                if d.kind != kind:
+                if d.kind != kind or d.folded_into:  # a folded line is named on the row that stands for it
                     continue
                 hunk_id = _hunk_at(review, rel, d.line)
                 where = "  → Enter: its hunk" if hunk_id else ""
                 what = d.message.split("; this runtime is", 1)[0].split(" (you target", 1)[0]  # the heading names it
-                rows.append(Option(Text(f"    {rel}:{d.line}  {what}{where}"),
+                rows.append(Option(Text(f"    {rel}:{d.line}  {what}{port.fold_note(d, diags)}{where}"),
                                    id=f"api.{kind}.{rel}.{k}|{hunk_id}" if hunk_id else None))
     return rows
 
