@@ -171,6 +171,28 @@ def classify(error: tuple[str, int, str], out: Path, src: Path, flags: dict[str,
     return "unpredicted"
 
 
+NO_MATCH = re.compile(r"no matching function for call to '(?P<name>\w+)'")
+
+
+def follows_predicted(error: tuple[str, int, str], earlier: list[tuple[tuple[str, int, str], str]]) -> bool:
+    """A call that no longer matches because the function it calls failed to compile: ``no matching function for
+    call to 'f'`` where a predicted error of the same file lies inside f's definition (from the line that
+    defines f to the next line that defines a function)."""
+    m = NO_MATCH.search(error[2])
+    if m is None:
+        return False
+    try:
+        lines = Path(error[0]).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    defines = re.compile(rf"\b{re.escape(m['name'])}\s*\((?![^;]*;\s*$)")
+    start = next((i + 1 for i, line in enumerate(lines) if defines.search(line) and i + 1 < error[1]), None)
+    if start is None:
+        return False
+    end = next((i + 1 for i in range(start, len(lines)) if lines[i].startswith("}")), len(lines))
+    return any(p[0] == error[0] and start <= p[1] <= end and label.startswith("predicted") for p, label in earlier)
+
+
 AMBIGUOUS_VECTOR_OP = re.compile(r"use of overloaded operator '[^']+' is ambiguous \(with operand types '\w+[1-4]'")
 
 
@@ -244,10 +266,14 @@ def measure(name: str, src: Path, human: Path | None, args, work: Path, tables) 
                   for e in f["errors"]]
         if f["status"] == "not built" or (f["status"] in ("failed", "error") and not errors):
             errors = [(str(out / f["path"]), 0, f["note"] or f["status"])]
+        labels: list[tuple[tuple[str, int, str], str]] = []
         for e in errors:
             # the check said the unit was checked without flags its build computes (a torch extension's f-strings)
             label = "flags the build computes (said)" if f["note"].startswith("checked without") else \
                 classify(e, out, src, flags)
+            if label == "unpredicted" and follows_predicted(e, labels):
+                label = "predicted (follow-on)"
+            labels.append((e, label))
             kinds[label] = kinds.get(label, 0) + 1
             if label == "unpredicted" and len(examples) < args.examples:
                 shown = Path(e[0]).resolve()
