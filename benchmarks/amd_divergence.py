@@ -437,6 +437,8 @@ def main() -> int:
     ap.add_argument("--human", action="append", default=[], metavar="NAME=CUDA_PATH,HIP_PATH",
                     help="a CUDA tree and its human AMD port (llm.c and anthonix/llm.c): flags per human edit")
     ap.add_argument("--no-budget", action="store_true", help="every flag, no per-kind / per-file folding")
+    ap.add_argument("--no-api-fold", action="store_true",
+                    help="the budget, but every API diagnostic listed on its own (the review before the third pass)")
     ap.add_argument("--write-precision", type=Path, metavar="YAML",
                     help="write each kind's measured precision on the dev projects (the asset risk/budget.py reads)")
     ap.add_argument("--json", type=Path)
@@ -445,6 +447,8 @@ def main() -> int:
         raise SystemExit("unifdef not found: apt-get install unifdef (or pass --unifdef PATH)")
     if args.no_budget or args.write_precision:
         budget.ENABLED = False
+    if args.no_api_fold:
+        budget.FOLD_DIAGNOSTICS = False
     spec = json.loads(args.spec.read_text(encoding="utf-8"))
     common = spec.get("common_undefine", [])
     projects = {p["name"]: {**p, "undefine": [*common, *p.get("undefine", [])]} for p in spec["projects"]}
