@@ -235,3 +235,11 @@ def test_the_port_lists_one_line_for_a_folded_run_of_unsupported_calls_and_count
     out = capsys.readouterr().out
     listed = [ln for ln in out.splitlines() if ": unsupported: cuFuncSetCacheConfig" in ln]
     assert len(listed) == 2 and "also lines 6 cuFuncSetCacheConfig" in listed[0] and "hand edit" in listed[0]
+
+
+def test_a_kind_on_few_lines_of_a_file_is_listed_whole(table):
+    # two too-new APIs on neighbouring lines: a run, but nothing repeated enough to fold (each keeps its own row)
+    ft = _file([])
+    ft.diagnostics = [_api(7, "cudaGetFuncBySymbol", "too_new"), _api(8, "cudaSetValidDevices", "too_new")]
+    budget.apply_budget([ft])
+    assert [d.folded_into for d in ft.diagnostics] == [0, 0] and "api_lines_folded" not in ft.stats

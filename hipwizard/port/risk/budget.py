@@ -22,7 +22,8 @@ precise kind first. A kind the corpus never showed ranks as ``UNMEASURED``.
 
 The translator's API diagnostics (an unsupported / too new / removed / opt-in / deprecated name: ``DIAG_FOLD``) are
 folded per file and kind the same way (``diag:<kind>`` in the asset: its places in runs, its room by its precision,
-outside the flags' file budget; never demoted): a folded diagnostic stays in the file's list with ``folded_into``
+outside the flags' file budget; never demoted; a kind on at most ``DIAG_LIST_UPTO`` lines of a file is listed
+whole): a folded diagnostic stays in the file's list with ``folded_into``
 naming the shown line that stands for it (the nearest shown place above it, else the first), so every count of
 lines that need a hand edit and the compile check's predictions still see it; the review lists the shown ones, each
 naming the lines folded into it (``model.fold_note``), and ``stats["api_lines_folded"]`` counts them. jaxlib's
@@ -56,6 +57,7 @@ SPREAD = True  # a kind's places past its room: show ones spread over the file, 
 CLUSTER_GAP = 2  # a kind's lines this close are one place
 FOLD_DIAGNOSTICS = True  # off: every API diagnostic is listed on its own line
 DIAG_FOLD = ("unsupported", "too_new", "removed", "opt_in", "deprecated")  # the API diagnostics the review lists
+DIAG_LIST_UPTO = 2  # a kind on this few lines of a file is listed whole: only repeated diagnostics fold
 _INCLUDE = re.compile(r"^\s*#\s*include\b")
 
 
@@ -139,6 +141,8 @@ def _fold_diagnostics(ft: FileTranslation) -> int:
     into: dict[tuple[str, int], int] = {}
     for kind, found in by_kind.items():
         lines = sorted(set(found))
+        if len(lines) <= DIAG_LIST_UPTO:
+            continue
         p = precision(f"diag:{kind}")
         room = max(1, PRECISE_PER_KIND, round(PRECISE_PER_KLINE * klines)) if p >= PRECISE_AT else \
             max(1, PER_KIND, round(KIND_PER_KLINE * klines))
