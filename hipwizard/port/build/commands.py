@@ -5,7 +5,9 @@
 2. CMake: a configure of the written tree with ``-DCMAKE_EXPORT_COMPILE_COMMANDS=ON`` into a temporary folder
    (``-DCMAKE_HIP_ARCHITECTURES=<arch>``); a configure that fails is said, not hidden;
 3. Make: a dry run ``make -Bn`` in every folder of the tree that holds a Makefile, its compiler lines parsed;
-and returns ``Commands``: per unit (path relative to ``root``) the command's arguments and folder, and how they
+``variables`` (``{"USE_ROCM": "1"}``) are passed to make (``make -Bn USE_ROCM=1``) and CMake
+(``-DUSE_ROCM=1``): a build that switches on one (a dual-target tree) is asked for that side's commands. It
+returns ``Commands``: per unit (path relative to ``root``) the command's arguments and folder, and how they
 were found. Units no command names are checked with the flags their nearest build file writes
 (``buildfile_flags``: literal ``-I``/``-D``/``-std``, CMake's include directories, definitions and standard).
 """
@@ -17,6 +19,7 @@ import os
 import re
 import shlex
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -137,31 +140,36 @@ def make_dirs(root: Path) -> list[Path]:
     return found
 
 
-def make_commands(root: Path, runner: Runner, env: dict[str, str],
-                  covered: set[str] | None = None) -> tuple[dict[str, CompileCommand], list[str]]:
-    """``make -Bn`` (print every command, run none) in each folder with a Makefile; a folder whose top Makefile
-    already had its units found by an outer one is still asked (its commands are kept where new)."""
+def _assignments(variables: Mapping[str, str] | None) -> list[str]:
+    return [f"{k}={v}" for k, v in (variables or {}).items()]
+
+
+def make_commands(root: Path, runner: Runner, env: dict[str, str], covered: set[str] | None = None,
+                  variables: Mapping[str, str] | None = None) -> tuple[dict[str, CompileCommand], list[str]]:
+    """``make -Bn [VAR=value...]`` (print every command, run none) in each folder with a Makefile; a folder whose
+    top Makefile already had its units found by an outer one is still asked (its commands are kept where new)."""
     out: dict[str, CompileCommand] = {}
     notes = []
     for d in make_dirs(root):
-        res = runner.run(["make", "-Bn", "-w"], timeout=60, env=env, cwd=str(d))
+        res = runner.run(["make", "-Bn", "-w", *_assignments(variables)], timeout=60, env=env, cwd=str(d))
         found = parse_make_dry_run(res.output, root, d)
         if found and res.ok and covered is not None:  # this folder's Makefile built: what it does not name, it skips
             covered.add(d.relative_to(root).as_posix() if d != root else "")
         if not found and not res.ok:
             rel = d.relative_to(root).as_posix() if d != root else "."
-            notes.append(f"make -Bn in {rel}: {res.explain()}")
+            notes.append(f"{' '.join(['make -Bn', *_assignments(variables)])} in {rel}: {res.explain()}")
         for k, v in found.items():
             out.setdefault(k, v)
     return out, notes
 
 
-def cmake_commands(root: Path, runner: Runner, env: dict[str, str], arch: str) -> tuple[dict[str, CompileCommand], str]:
+def cmake_commands(root: Path, runner: Runner, env: dict[str, str], arch: str,
+                   variables: Mapping[str, str] | None = None) -> tuple[dict[str, CompileCommand], str]:
     """A configure of ``root`` that exports compile commands, into a temporary build folder: (commands, "") or
     ({}, why the configure failed)."""
     with tempfile.TemporaryDirectory(prefix="hipwizard-cmake-") as tmp:
         argv = ["cmake", "-S", path_operand(root), "-B", path_operand(tmp), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
-                f"-DCMAKE_HIP_ARCHITECTURES={arch}"]
+                f"-DCMAKE_HIP_ARCHITECTURES={arch}", *(f"-D{a}" for a in _assignments(variables))]
         res = runner.run(argv, timeout=180, env=env, cwd=tmp)
         db = Path(tmp) / "compile_commands.json"
         if res.ok and db.is_file():
@@ -184,7 +192,8 @@ def cmake_error(output: str) -> str:
     return ""
 
 
-def project_commands(root: Path, runner: Runner, *, env: dict[str, str], arch: str) -> Commands:
+def project_commands(root: Path, runner: Runner, *, env: dict[str, str], arch: str,
+                     variables: Mapping[str, str] | None = None) -> Commands:
     """The units' compile commands (see the module docstring)."""
     root = root.resolve()
     cmds = Commands()
@@ -196,17 +205,18 @@ def project_commands(root: Path, runner: Runner, *, env: dict[str, str], arch: s
                 cmds.covered = {""}
                 return cmds
     if (root / "CMakeLists.txt").is_file() and runner.which("cmake"):
-        found, why = cmake_commands(root, runner, env, arch)
+        found, why = cmake_commands(root, runner, env, arch, variables)
         if found:
             cmds.by_file, cmds.how = found, "CMake's exported compile commands (a configure of the written tree)"
             cmds.covered = {""}
             return cmds
         cmds.notes.append(why)
     if runner.which("make") and make_dirs(root):
-        found, notes = make_commands(root, runner, env, cmds.covered)
+        found, notes = make_commands(root, runner, env, cmds.covered, variables)
         cmds.notes += notes
         if found:
-            cmds.by_file, cmds.how = found, "make -Bn (a dry run of the written tree's Makefiles)"
+            cmds.by_file = found
+            cmds.how = f"{' '.join(['make -Bn', *_assignments(variables)])} (a dry run of the written tree's Makefiles)"
     return cmds
 
 
