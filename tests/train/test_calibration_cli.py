@@ -80,7 +80,12 @@ def test_calibrate_two_candidates_eight_steps_then_plan_labels_measured_and_cali
     assert "(measured here; memory predicted)" in plan.stdout, plan.stdout
     # the others are calibrated (from their family, or from other settings when none of theirs was measured)
     assert re.search(r"\(calibrated here( \(from other settings\))?; memory predicted\)", plan.stdout), plan.stdout
-    assert "(measured here)" not in plan.stdout and "peak not measured (predicted" in plan.stdout, plan.stdout
+    assert "(measured here)" not in plan.stdout, plan.stdout
+    # the first ranked entry is explained; when it is a measured one, its reasons say the peak was not measured. (Which
+    # entry ranks first varies: for an 8-step plan the measured start-ups, seconds apart on a busy CPU, decide it.)
+    first = next(line for line in plan.stdout.splitlines() if re.match(r"\s+1\. ", line))
+    if "(measured here; memory predicted)" in first:
+        assert "peak not measured (predicted" in plan.stdout, plan.stdout
     labels = {m.label for m in cal.good}
     measured_lines = [line for line in plan.stdout.splitlines() if "(measured here" in line]
     assert any(label in line for line in measured_lines for label in labels)

@@ -200,8 +200,8 @@ class RunView(LongRunActions, Jobs, Vertical):
         before = self.snap.state if self.snap is not None else None
         snap = self.snap = message.snap
         self.stall_alarm(before, snap.state)
-        if self.has_alarm != had_alarm:
-            self.screen.refresh_bindings()  # P (post-mortem) shows in the footer only with an alarm
+        if self.has_alarm != had_alarm or snap.state != before:
+            self.screen.refresh_bindings()  # P shows in the footer only with an alarm, R only on an ended run
         narrow = self.has_class("-narrow")
         state = "stopping" if self.stopping and snap.state == "running" else snap.state
         self.query_one("#run-status", Static).update(run_panels.status_text(snap, state))
