@@ -74,8 +74,31 @@ HEADER_MIN_HIP = {"hip/hip_bf16.h": "6.0", "hipblaslt.h": "5.5", "hip/hip_fp8.h"
 KERNEL_MARKERS = re.compile(r"__global__|<<<")
 _DEFINE_LINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", re.MULTILINE)
 _HIP_API_NAME = re.compile(r"\bhip[A-Z]\w*")
+_RUNTIME_INCLUDED = re.compile(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]')
 _ANY_HIP_INCLUDE = re.compile(r'#\s*include\s*[<"](?:hip|roc|rccl|miopen)\w*[/.]')
 DEVICE_MARKERS = re.compile(r"__global__|__device__|<<<|\bthreadIdx\b|\bblockIdx\b|__shared__|__syncthreads")
+
+
+def _runtime_include(out: str, masked: _Masked, stats: dict[str, int], *, header: bool) -> str:
+    """The runtime include a translated file needs at its top, or "".
+
+    nvcc includes cuda_runtime.h in every .cu by itself; hipcc does not (threadIdx, __syncthreads and <<<>>> are
+    undeclared without it): a file that defines or launches kernels needs it even when nothing was renamed. A header
+    that names the runtime's API (cudaError_t, cudaSuccess) with no HIP include of its own relied on that too,
+    through its includer. C-style projects include such headers inside ``extern "C" {`` (where HIP's C++ templates
+    cannot go; nvcc's include came before the block), so a header of runtime API use with no device code of its
+    own (macros that spell __device__ for includers do not count: prna's cu.h) gets it wrapped in ``extern "C++"``.
+    ``masked`` (comments and strings blanked) is computed only when a marker is in ``out``."""
+    needed = stats["converted"] + stats["launches"] or KERNEL_MARKERS.search(out) and KERNEL_MARKERS.search(masked.text)
+    device = DEVICE_MARKERS.search(out) and DEVICE_MARKERS.search(masked.text)
+    host_api = header and stats["converted"] and not _ANY_HIP_INCLUDE.search(out)
+    if not needed or not (device or host_api) or _RUNTIME_INCLUDED.search(out):
+        return ""
+    eol = "\r\n" if "\r\n" in out[:4096] else "\n"
+    include = f'#include "{RUNTIME_HEADER}"{eol}'
+    if header and _HIP_API_NAME.search(out) and not DEVICE_MARKERS.search(_DEFINE_LINE.sub("", masked.text)):
+        include = f"#ifdef __cplusplus{eol}extern \"C++\" {{{eol}#endif{eol}{include}#ifdef __cplusplus{eol}}}{eol}#endif{eol}"
+    return include
 
 
 class BuiltinTranslator:
@@ -161,23 +184,8 @@ class BuiltinTranslator:
         log.then(edits)
         stats["arg_rules"] = len(edits)
         out = log.text
-        # nvcc includes cuda_runtime.h in every .cu by itself; hipcc does not (threadIdx, __syncthreads and <<<>>>
-        # are undeclared without it): a file that defines or launches kernels needs it even when nothing was renamed
-        # A header that names the runtime's API (cudaError_t, cudaSuccess) with no CUDA include of its own relied
-        # on that too, through its includer; it gets the include, and since C-style projects include such host-only
-        # headers inside `extern "C" {` (where HIP's C++ templates cannot go; nvcc's include came before the
-        # block), the include is wrapped in `extern "C++"`.
-        needed = stats["converted"] + stats["launches"] or KERNEL_MARKERS.search(out) and KERNEL_MARKERS.search(masked.text)
-        device = DEVICE_MARKERS.search(out) and DEVICE_MARKERS.search(masked.text)
-        host_api = header and stats["converted"] and not _ANY_HIP_INCLUDE.search(out)
-        if needed and (device or host_api) and not re.search(r'#\s*include\s*[<"]hip/hip_runtime\.h[>"]', out):
-            eol = "\r\n" if "\r\n" in out[:4096] else "\n"
-            include = f'#include "{RUNTIME_HEADER}"{eol}'
-            # a header of runtime API use (hipSuccess, hipError_t) and no device code of its own (macros that
-            # spell __device__ for includers do not count: prna's cu.h)
-            if header and _HIP_API_NAME.search(out) and not DEVICE_MARKERS.search(_DEFINE_LINE.sub("", masked.text)):
-                include = (f"#ifdef __cplusplus{eol}extern \"C++\" {{{eol}#endif{eol}{include}"
-                           f"#ifdef __cplusplus{eol}}}{eol}#endif{eol}")
+        include = _runtime_include(out, masked, stats, header=header)
+        if include:
             log.then([Edit(0, 0, include)])
             stats["headers"] += 1
         return Translation(log.text, sorted(diags.values(), key=lambda d: (d.line or 0, d.name)), stats, log.spans,
