@@ -198,6 +198,7 @@ def test_a_language_flag_is_kept_and_goes_before_the_file():
     lang, rest = language_first(flags)
     assert lang == ["-xhip"] and rest == ["-DFLOAT", "-std=c++17"]
     assert language_first(check_flags(("gcc", "-std=c99", "-c", "a.c"), "/p")) == ([], ["-std=c99"])
+    assert check_flags(("hipcc", "-x", "@opts", "-xnone;x", "-c", "a.c"), "/p") == []  # not a language: dropped
 
 
 # prna's shape (HeCBench): nvcc builds the .c files, as C++; one includes <vector>, the other a host-only header of

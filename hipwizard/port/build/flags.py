@@ -16,6 +16,7 @@ import shlex
 
 from hipwizard.port.buildfiles.nvcc import translate_flags
 
+LANGUAGES = frozenset({"hip", "cu", "cuda", "c", "c++", "cpp-output", "c++-cpp-output"})
 _PATH_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter", "-include")
 _VALUE_FLAGS = {"--include-path": "-I", "--define-macro": "-D", "--undefine-macro": "-U", "--pre-include": "-include",
                 "--system-include": "-isystem"}
@@ -50,8 +51,9 @@ def check_flags(args: tuple[str, ...], directory: str) -> list[str]:
             out += [w, _absolute(words[i], directory)] if w != "-I" else [f"-I{_absolute(words[i], directory)}"]
         elif w == "-x" and i + 1 < len(words):
             i += 1
-            out.append(f"-x{words[i]}")
-        elif w.startswith("-x") and len(w) > 2 and w[2:].replace("+", "").replace("-", "").isalnum():
+            if words[i] in LANGUAGES:  # a build's text is data: only a language a compiler knows is passed on
+                out.append(f"-x{words[i]}")
+        elif w.startswith("-x") and w[2:] in LANGUAGES:
             out.append(w)
         elif w in ("-D", "-U") and i + 1 < len(words):
             i += 1
