@@ -82,3 +82,60 @@ def test_a_library_header_included_through_a_build_path_is_the_same_header():
     text = ('#include "third_party/gpus/cuda/include/cusolverSp.h"\n'  # jaxlib's solver_interface.h
             '#include "mylib/cusolverSpWrapper.h"\n')  # the project's own header: another name
     assert [f.line for f in find_risks(text) if f.rule.rule_id == "LIBRARY_HEADER"] == [1]
+
+
+# issue 32, fourth pass: what apex (a development project since) showed
+
+
+def _lines_of(text: str, rule_id: str) -> list[int]:
+    from hipwizard.port.risk.flags import find_risks
+
+    return [f.line for f in find_risks(text) if f.rule.rule_id == rule_id]
+
+
+def test_a_member_template_call_needs_the_template_keyword_only_when_its_class_depends_on_a_parameter():
+    from hipwizard.port.risk.divergence import template_parameters
+
+    text = ("template <int THREADS_PER_PIXEL, int ELEMENTS = 4, typename... Args>\n"
+            "__device__ void reduce(float* smem) {\n"
+            "  ParallelSums<THREADS_PER_PIXEL, ELEMENTS>::dispatch<256>(smem);\n"  # dependent: clang stops
+            "  Get<0>::of<float, float>(smem);\n"  # Get<0> depends on nothing: valid without the keyword
+            "  ParallelSums<THREADS_PER_PIXEL, ELEMENTS>::template dispatch<256>(smem);\n"
+            "  // ParallelSums<THREADS_PER_PIXEL, ELEMENTS>::dispatch<256>(smem);\n"
+            "}\n")
+    assert template_parameters(text) == {"THREADS_PER_PIXEL", "ELEMENTS", "Args"}
+    assert _lines_of(text, "DEPENDENT_TEMPLATE_CALL") == [3]
+    # the same call outside any template that declares its arguments: not dependent, not flagged
+    assert _lines_of(text.replace("template <int THREADS_PER_PIXEL, int ELEMENTS = 4, typename... Args>\n", ""),
+                     "DEPENDENT_TEMPLATE_CALL") == []
+
+
+def test_a_cudnn_call_miopen_renames_is_flagged_and_one_miopen_lacks_is_a_leftover():
+    text = ("s = cudnnCreateTensorDescriptor(&d);\n"  # MIOpen has miopenCreateTensorDescriptor
+            "s = cudnnRNNForward(h, d);\n"  # no MIOpen counterpart: LIBRARY_LEFTOVER's
+            "s = cudnnCheckMine(h);\n")  # a name of the project's own, in no table: no risk
+    assert _lines_of(text, "CUDNN_MIOPEN") == [1]
+    assert _lines_of(text, "LIBRARY_LEFTOVER") == [2]
+
+
+def test_the_per_sm_shared_memory_limit_sizes_like_the_opt_in_one():
+    text = ("return getDeviceProperties(dev)->sharedMemPerMultiprocessor;\n"  # apex's groupbn cuda_utils.h
+            "cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);\n"
+            "int smem = prop.sharedMemPerBlock;\n")
+    assert _lines_of(text, "SMEM_OPTIN_QUERY") == [1, 2]
+
+
+def test_an_alias_of_a_device_builtin_is_a_shim_not_a_vendor_alias():
+    text = ("#define SHFL_DOWN __shfl_down_sync\n"  # apex's welford.cu CUDA branch: the AMD one is a macro too
+            "#define gpudnnRNNForward cudnnRNNForward\n"
+            "__device__ float f(float v) { return SHFL_DOWN(0xffffffff, v, 1); }\n"
+            "int g() { return gpudnnRNNForward(h, d); }\n")
+    assert _lines_of(text, "VENDOR_ALIAS") == [4]
+
+
+def test_a_test_of_divisibility_by_32_is_no_lane_index():
+    text = ("x = chunk > 0 && threadIdx.x % 32 == 0 ? a : b;\n"  # mamba's scan: one leader a 32-group
+            "static_assert(kNThreads % 32 == 0);\n"
+            "int lane = threadIdx.x % 32;\n"
+            "int src = (threadIdx.x + (1 << l)) & 31;\n")  # apex's layer_norm: a shuffle's source lane
+    assert _lines_of(text, "LANE_MASK_31") == [3, 4]

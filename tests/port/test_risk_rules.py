@@ -100,6 +100,12 @@ CASES: dict[str, tuple[str, str]] = {
     # an alias of a cuDNN call MIOpen lacks, used; an alias of a call HIP has is translated, not a risk
     "VENDOR_ALIAS": ("#define gpudnnRNNForward cudnnRNNForward\nvoid f() { gpudnnRNNForward(h, d); }",
                      "#define gpuMalloc cudaMalloc\nvoid f() { gpuMalloc(&p, 4); }"),
+    # apex's groupbn (issue 32, fourth pass): HIP-Clang needs ::template where nvcc does not
+    "DEPENDENT_TEMPLATE_CALL": ("template <int THREADS, int N>\n__device__ void k(float* s) {\n"
+                                "  Sums<THREADS, N>::dispatch<256>(s);\n}",
+                                "template <int THREADS, int N>\n__device__ void k(float* s) {\n"
+                                "  Sums<THREADS, N>::template dispatch<256>(s);\n}"),
+    "CUDNN_MIOPEN": ("status = cudnnCreateTensorDescriptor(&desc);", "status = miopenCreateTensorDescriptor(&desc);"),
 }
 
 
@@ -108,7 +114,7 @@ def _ids(text: str) -> set[str]:
 
 
 def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
-    assert len(RULES) == 57 and set(CASES) == set(RULES_BY_ID)
+    assert len(RULES) == 59 and set(CASES) == set(RULES_BY_ID)
     for rule in RULES:
         assert rule.severity in ("high", "med", "low")
         assert rule.reason and rule.hint and rule.source

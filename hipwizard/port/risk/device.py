@@ -141,8 +141,12 @@ DEVICE_RULES: tuple[RiskRule, ...] = (
                  r"(?i)\blane\w*\s*(?:[=!]=|[<>]=?)\s*31[uU]?\b", r"(?i)\(\s*lane\w*\s*\+[^()]*\)\s*[<>]=?\s*31\b")),
     RiskRule("LANE_MASK_31", "high", "lane/warp index computed with &31, %32, >>5 or /32 (assumes 32-wide warps)",
              "compute lane = tid % warpSize and warp = tid / warpSize", f"{_HECB} (mpc: 'threadIdx.x >> 5', '& 31')",
-             _rx(r"&\s*(?:31|0x1[fF])[uU]?\b", r"(?i)(?:tid|threadidx\.x|lane|idx|thread)\w*\s*(?:%\s*32|>>\s*5|/\s*32)[uU]?\b",
-                 r"(?i)(?:%\s*32|>>\s*5|/\s*32)[uU]?\b.*(?:warp|lane)")),
+             # "x % 32 == 0" is left out: a size's divisibility or one leader per 32 threads, consistent on a wave64
+             # as long as no warp-wide builtin relies on it (those are flagged on their own); mamba's and
+             # TransformerEngine's ROCm builds keep it unguarded (issue 32: 10 places, none near a guarded group)
+             _rx(r"&\s*(?:31|0x1[fF])[uU]?\b",
+                 r"(?i)(?:tid|threadidx\.x|lane|idx|thread)\w*\s*(?:%\s*32(?![uU]?\s*[=!]=)|>>\s*5|/\s*32)[uU]?\b",
+                 r"(?i)(?:%\s*32(?![uU]?\s*[=!]=)|>>\s*5|/\s*32)[uU]?\b.*(?:warp|lane)")),
     RiskRule("SHFL_LOOP_16", "high", "shuffle/butterfly reduction starts at offset 16 (or strides to 32): covers 32 of 64 lanes",
              "start the loop at warpSize / 2", f"{_HIP_DOC} L1801-1823 (warpSize); {_HECB}", _shfl_loop_16),
     RiskRule("FULL_MASK_32", "high", "32-bit full lane mask; HIP's _sync builtins take a 64-bit mask (0xffffffff names lanes 0-31 only)",

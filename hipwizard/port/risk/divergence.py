@@ -8,8 +8,9 @@
   per dimension), where CUDA takes (2^31 - 1) x 1024; FBGEMM turns such kernels into grid-stride loops on ROCm
   (``#ifdef USE_ROCM for (...; index += blockDim.x * gridDim.x)``, the early ``return`` a ``continue``).
 - ``SMEM_OPTIN_QUERY``: the opt-in shared-memory limit (``cudaDevAttrMaxSharedMemoryPerBlockOptin``,
-  ``sharedMemPerBlockOptin``) sizes tiles on NVIDIA (up to 227 KB a block); MI300X has 64 KiB of LDS and the
-  projects read the plain per-block limit on AMD.
+  ``sharedMemPerBlockOptin``) or the per-SM one (``sharedMemPerMultiprocessor``: apex's groupbn occupancy) sizes
+  tiles on NVIDIA (up to 227 KB a block); MI300X has 64 KiB of LDS and the projects read the plain per-block limit
+  on AMD.
 - ``DLPACK_DEVICE``: DLPack tags AMD GPU memory ``kDLROCM`` / ``kDLROCMHost``, not ``kDLCUDA``.
 - ``CUB_WARP_THREADS``: CUB's warp-width constants (``CUB_WARP_THREADS(0)``, ``CUB_PTX_WARP_THREADS``) are 32;
   hipCUB's ``HIPCUB_WARP_THREADS`` is the wave (64 on gfx942) and, from ROCm 7, no longer a compile-time constant
@@ -22,6 +23,15 @@
 - ``FP8_OCP_DTYPE``: PyTorch's OCP FP8 dtype (``at::kFloat8_e4m3fn``, ``c10::Float8_e4m3fn``) chosen as the FP8
   type; gfx942 (MI300X) computes in the FNUZ encodings (``Float8_e4m3fnuz``: another bias, max 240 not 448), gfx950
   in OCP, so the projects pick the dtype per arch on ROCm (FBGEMM's ``fp8_e4m3_t``, ``getNFP8ScalarType``).
+- ``DEPENDENT_TEMPLATE_CALL``: a member template of a dependent type called without the ``template`` keyword
+  (``Sums<THREADS, N>::dispatch<CTA>(...)`` inside a template whose parameters are ``THREADS``, ``N``). The C++
+  standard needs ``::template dispatch<CTA>``; nvcc's front end takes it without, HIP-Clang does not (``use
+  'template' keyword to treat 'dispatch' as a dependent template name``), so apex's ROCm fork writes each such
+  call twice (groupbn's ``#ifdef USE_ROCM ...::template dispatch<THREADS_PER_CTA>(``, 32 guarded groups).
+- ``CUDNN_MIOPEN``: a cuDNN call HIPIFY renames to MIOpen's (``cudnnCreateTensorDescriptor`` ->
+  ``miopenCreateTensorDescriptor``): the name has a counterpart, the call often does not (MIOpen's status enum,
+  descriptor setters and batch-norm modes take other arguments), so the projects write the MIOpen call themselves
+  behind a guard (apex's groupbn ``batch_norm.h``). cuDNN names with no MIOpen counterpart are ``LIBRARY_LEFTOVER``.
 """
 
 from __future__ import annotations
@@ -29,11 +39,13 @@ from __future__ import annotations
 import re
 
 from hipwizard.port.risk.base import RiskRule, _rx
+from hipwizard.port.risk.line_search import matching_lines
 from hipwizard.port.translation.tables import load_tables
 
 _FBGEMM = "pytorch/FBGEMM@71d6f8b2 fbgemm_gpu/src"
 _MAMBA = "state-spaces/mamba@e9594ce1 csrc/selective_scan/reverse_scan.cuh"
 _JAX = "jax-ml/jax@cec06d11 jaxlib/gpu"
+_APEX = "ROCm/apex@daed8525 apex/contrib/csrc/groupbn"
 
 _GLOBAL = re.compile(r"\b__global__\b")
 # idx = blockIdx.x * blockDim.x + threadIdx.x (either order, any axis, casts allowed), declared or assigned
@@ -118,7 +130,9 @@ def lacking_aliases(text: str) -> dict[str, tuple[str, int]]:
     for m in _ALIAS.finditer(text):
         alias, target = m.group("d"), m.group("dt")
         row = tables.get(target) if alias != target and not target.endswith("_t") else None
-        if row is not None and not row.supported:
+        # a device builtin's alias (#define SHFL_DOWN __shfl_down_sync) is a shim: its AMD branch is written once,
+        # where it is defined (SHFL_SHIM's place), and its uses need no change (apex: 19 uses, none guarded)
+        if row is not None and not row.supported and row.family != "device":
             out.setdefault(alias, (target, text.count("\n", 0, m.start())))
     return out
 
@@ -144,6 +158,74 @@ def _own_alias_uses(lines: list[str]) -> list[int]:
     return [k for k, _ in alias_uses(lines, lacking_aliases(text), own=True)]
 
 
+# X<args>::name<...>( with no ``template`` after the ``::`` (masked code: comments and strings are blank)
+_MEMBER_TEMPLATE_CALL = re.compile(r"(?<![\w:])(?:[A-Za-z_]\w*::)*[A-Za-z_]\w*\s*<(?P<args>[^;{}()<>]*)>\s*::\s*"
+                                   r"(?!template\b)[A-Za-z_]\w*\s*<[^;{}()=]*>\s*\(")
+_TEMPLATE_HEAD = re.compile(r"\btemplate\s*<")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def template_parameters(text: str) -> set[str]:
+    """The names the ``template <...>`` heads of ``text`` (masked code) declare: ``typename T``, ``int N = 4``,
+    ``typename... Args`` give T, N, Args."""
+    names: set[str] = set()
+    for m in _TEMPLATE_HEAD.finditer(text):
+        depth, k = 1, m.end()
+        part: list[str] = []
+        parts: list[str] = []
+        while k < len(text) and depth:
+            ch = text[k]
+            if ch in "{;":  # no closing '>' before a body or a statement: not a template head (a '<' compare)
+                break
+            depth += (ch == "<") - (ch == ">")
+            if depth == 1 and ch == ",":
+                parts.append("".join(part))
+                part = []
+            elif depth:
+                part.append(ch)
+            k += 1
+        parts.append("".join(part))
+        for p in parts:
+            found = _IDENT.findall(re.sub(r"<[^<>]*>", "", p.split("=")[0]))
+            if len(found) >= 2:  # a kind (typename, class, int, ...) and a name; "template <>" declares none
+                names.add(found[-1])
+    return names
+
+
+def _dependent_template_calls(lines: list[str]) -> list[int]:
+    if not any("::" in line for line in lines):
+        return []
+    hits = matching_lines(_MEMBER_TEMPLATE_CALL, lines)
+    if not hits:
+        return []
+    params = template_parameters(getattr(lines, "text", None) or "\n".join(lines))
+    out = []
+    for i in hits:
+        for m in _MEMBER_TEMPLATE_CALL.finditer(lines[i]):
+            if params & set(_IDENT.findall(m.group("args"))):  # the class depends on a template parameter
+                out.append(i)
+                break
+    return out
+
+
+_CUDNN_CALL = re.compile(r"\b(cudnn[A-Z]\w*)\s*\(")
+
+
+def _cudnn_renamed(lines: list[str]) -> list[int]:
+    hits = matching_lines(_CUDNN_CALL, lines)
+    if not hits:
+        return []
+    tables = load_tables()
+    out = []
+    for i in hits:
+        for name in _CUDNN_CALL.findall(lines[i]):
+            row = tables.get(name)
+            if row is not None and row.roc:  # MIOpen has a name for it (none: LIBRARY_LEFTOVER's)
+                out.append(i)
+                break
+    return out
+
+
 DIVERGENCE_RULES: tuple[RiskRule, ...] = (
     RiskRule("GRID_32BIT_THREADS", "med",
              "one thread per item with a 64-bit or deduced index and no grid-stride loop: a HIP launch holds at most "
@@ -155,15 +237,17 @@ DIVERGENCE_RULES: tuple[RiskRule, ...] = (
              "split_embeddings_cache: '#ifdef USE_ROCM' grid-stride loops)",
              _grid_32bit),
     RiskRule("SMEM_OPTIN_QUERY", "med",
-             "the opt-in shared-memory limit sizes this (up to 227 KB a block on Hopper); MI300X has 64 KiB of LDS "
-             "per workgroup",
+             "the opt-in shared-memory limit (up to 227 KB a block on Hopper) or the per-SM one (228 KB) sizes "
+             "this; MI300X has 64 KiB of LDS per workgroup and per CU",
              "read the plain per-block limit on AMD (hipDeviceAttributeMaxSharedMemoryPerBlock / sharedMemPerBlock) "
              "and size tiles for 64 KiB",
              f"ROCm/ROCm@e396b489 docs/reference/gpu-arch-specs.rst (MI300X: LDS 64 KiB); {_FBGEMM} "
              "(sparse_ops/sparse_block_bucketize_features.cu, jagged_tensor_ops/common.cuh: '#ifndef "
-             "__HIP_PLATFORM_AMD__ cudaDevAttrMaxSharedMemoryPerBlockOptin')",
+             "__HIP_PLATFORM_AMD__ cudaDevAttrMaxSharedMemoryPerBlockOptin'); ROCm/apex@daed8525 "
+             "apex/contrib/csrc/groupbn/cuda_utils.h ('#ifdef USE_ROCM' around sharedMemPerMultiprocessor)",
              _rx(r"\b(?:cudaDevAttr|hipDeviceAttribute)(?:Max)?SharedMem(?:ory)?PerBlockOptin\b",
-                 r"\bsharedMemPerBlockOptin\b")),
+                 r"\bsharedMemPerBlockOptin\b", r"\bsharedMemPerMultiprocessor\b",
+                 r"\b(?:cudaDevAttr|hipDeviceAttribute)MaxSharedMemoryPerMultiprocessor\b")),
     RiskRule("DLPACK_DEVICE", "med",
              "DLPack device type kDLCUDA: AMD GPU memory is tagged kDLROCM (kDLROCMHost for pinned host memory)",
              "use kDLROCM / kDLROCMHost on AMD",
@@ -197,4 +281,22 @@ DIVERGENCE_RULES: tuple[RiskRule, ...] = (
              "solver_kernels_ffi.cc ('#ifdef JAX_GPU_HIP' around the aliased calls); ROCm/HIPIFY@014177bc "
              "docs/tables (unsupported names)",
              _own_alias_uses),
+    RiskRule("DEPENDENT_TEMPLATE_CALL", "high",
+             "a member template of a type that depends on a template parameter is called without the 'template' "
+             "keyword: nvcc accepts it, HIP-Clang stops ('use 'template' keyword to treat ... as a dependent "
+             "template name')",
+             "write X<...>::template name<...>(...) (valid C++ for both compilers)",
+             "ISO C++17 [temp.names]/4 (a member template of a dependent type needs the 'template' keyword); clang "
+             f"diagnostic err_template_kw_missing; {_APEX}/nhwc_batch_norm_kernel.h ('#ifdef USE_ROCM "
+             "ParallelSums<THREADS_PER_PIXEL, ELEMENTS_PER_LDG>::template dispatch<THREADS_PER_CTA>(')",
+             _dependent_template_calls),
+    RiskRule("CUDNN_MIOPEN", "med",
+             "a cuDNN call HIPIFY renames to MIOpen's: the name has a counterpart, the call may not (MIOpen's "
+             "status values, descriptor setters, batch-norm and convolution modes take other arguments)",
+             "check the MIOpen call's signature and semantics against this one and write the MIOpen call where "
+             "they differ",
+             "ROCm/HIPIFY@014177bc docs/tables/CUDNN_API_supported_by_MIOPEN.md; "
+             f"{_APEX}/batch_norm.h ('#ifdef USE_ROCM miopenCreateTensorDescriptor ... #else "
+             "cudnnCreateTensorDescriptor')",
+             _cudnn_renamed),
 )
