@@ -33,6 +33,9 @@ def add_train_commands(train_sub) -> None:
     c.add_argument("--gpus", default=None, metavar="N|IDS", help=f"{GPUS_HELP}; calibration runs on one GPU")
     c.add_argument("--platform", choices=("rocm", "cuda", "cpu"), help="default: detected from /dev")
     c.add_argument("--bench", action="store_true", help="time a bf16 GEMM first (the MFU ceiling)")
+    c.add_argument("--knobs", action="store_true",
+                   help="also the pick with each predicted-neutral knob changed (compile, FA2, optimizer, loader "
+                        "workers, Unsloth, TunableOp on ROCm): advised only once measured")
     c.add_argument("--workspace", type=Path, default=Path("."), metavar="DIR",
                    help="the workspace folder (default: the current folder)")
     c.add_argument("--json", action="store_true", help="print the calibration as JSON")
@@ -70,7 +73,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     with terminal_progress() as progress:
         cal = calibrate(ws, args.config, candidates=args.candidates, steps=args.steps, warmup=args.warmup,
                         seq_len=args.seq_len, lengths=args.lengths, vram_gib=args.vram, device=args.device,
-                        options=options, with_bench=args.bench, progress=progress)
+                        options=options, with_bench=args.bench, progress=progress, knobs=args.knobs)
     if args.json:
         print(json.dumps(cal.to_dict(), indent=2))
     else:

@@ -122,6 +122,8 @@ def render_plan(plan: Plan, top: int = 5) -> str:
         out.append(f"  ({advice.considered} variants considered, {len(advice.ranked)} fit)")
     for line in advice.excluded if advice else []:
         out.append(f"  ✖ never proposed: {line}")
+    for line in advice.not_offered if advice else []:
+        out.append(f"  ○ not offered: {line}")
     for note in plan.notes:
         out.append(f"ℹ {note}")
     return "\n".join(out) + "\n"

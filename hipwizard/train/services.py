@@ -77,9 +77,11 @@ def _check_sizes(gpus: int, seq_len: int | None) -> None:
 
 def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | None = None, gpus: int = 1,
          seq_len: int | None = None, lengths: str | None = None, field_errors: list[tuple[str, str]] | None = None,
-         device: DeviceTarget | None = None, progress: ProgressFn | None = None, use_calibration: bool = True) -> Plan:
+         device: DeviceTarget | None = None, progress: ProgressFn | None = None, use_calibration: bool = True,
+         trials: bool = False) -> Plan:
     """Validate ``config``, estimate its peak memory per GPU and rank faster variants that fit.
-    ``use_calibration`` False: predictions only (what a new calibration is fitted against).
+    ``use_calibration`` False: predictions only (what a new calibration is fitted against); ``trials``: also
+    the pick with each predicted-neutral knob changed (``Advice.trials``: what a calibration with knobs runs).
 
     ``device`` None: ``target_device(ws)``. ``base_dir``: where relative model/dataset paths start
     (default: the workspace root, else the current folder)."""
@@ -90,7 +92,7 @@ def plan(config: TrainConfig, *, ws: Workspace | None = None, base_dir: Path | N
 
     result = make_plan(config, base_dir=base, device=device, world_size=gpus, seq_len=seq_len, lengths=lengths,
                        field_errors=field_errors, calibrations=state.calibrations(ws) if ws is not None and use_calibration else [],
-                       knobs=KnobAvailability.gather(), ceiling=state.ceiling(ws))
+                       knobs=KnobAvailability.gather(), ceiling=state.ceiling(ws), trials=trials)
     _report(progress, "planning", 1, 1)
     return result
 

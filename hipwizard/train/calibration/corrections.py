@@ -39,9 +39,14 @@ Source = Literal["measured", "calibrated", "predicted"]
 # How each face names a number's source (never colour alone): measured on this machine, predicted and then
 # corrected by this machine's calibration, or the H200-fitted model only.
 SOURCE_WORDS: dict[str, str] = {"measured": "measured here", "calibrated": "calibrated here", "predicted": "predicted"}
-# Settings that change what a step does; the batch split is handled by the fit's per-token terms.
+# Settings that change what a step does; the batch split is handled by the fit's per-token terms. Each knob the
+# advisor varies is one (issue 34: a measurement of one setting is never another's): a config of another family
+# is only ever "calibrated here (from other settings)", never "measured".
 KIND_FIELDS = ("zero_stage", "offload_optimizer", "offload_param", "disable_gradient_checkpointing",
-               "enable_liger_kernel", "torch_compile", "flash_attn", "packing", "neat_packing")
+               "enable_liger_kernel", "torch_compile", "flash_attn", "packing", "neat_packing", "optim",
+               "dataloader_num_workers", "use_unsloth", "use_unsloth_gc", "tunableop")
+# Knobs older calibrations did not record: they ran at the default (TrainConfig's), so they are read as that.
+_ADDED_KNOBS = ("optim", "dataloader_num_workers", "use_unsloth", "use_unsloth_gc", "tunableop")
 SHAPE_FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps")
 KEY_VERSIONS = ("torch", "llamafactory", "transformers", "liger-kernel")
 PER_TOKEN_PARTS = ("activations", "logits and loss", "allocator slack")
@@ -79,7 +84,11 @@ class Measurement:
     @classmethod
     def from_dict(cls, d: dict) -> "Measurement":
         names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in names})
+        m = cls(**{k: v for k, v in d.items() if k in names})
+        if isinstance(m.knobs, dict):
+            for f in _ADDED_KNOBS:
+                m.knobs.setdefault(f, TrainConfig.model_fields[f].default)
+        return m
 
 
 def gpu_matches(a: str, b: str) -> bool:

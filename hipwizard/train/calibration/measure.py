@@ -308,13 +308,16 @@ def run_calibration(plan_advice, *, config_path: Path, document, base_dir: Path,
                     candidates: int, steps: int, warmup: int, options: LaunchOptions, seq_len: int,
                     versions: dict[str, str], ceiling_tflops: float | None = None,
                     progress: ProgressFn | None = None,
-                    should_stop: Callable[[], bool] = lambda: False) -> Calibration:
-    """Measure the top ``candidates`` of ``plan_advice`` (an ``Advice``); returns the ``Calibration``.
+                    should_stop: Callable[[], bool] = lambda: False, extra: list[Candidate] | None = None) -> Calibration:
+    """Measure the top ``candidates`` of ``plan_advice`` (an ``Advice``), then each of ``extra`` (knob trials) not
+    among them; returns the ``Calibration``.
     (Checkpoints: one save inside the steady window, ``save_step``, is timed; the one transformers writes after
     the last step is outside the timing.)"""
     ranked = [c for c in plan_advice.ranked][:candidates]
     if not ranked:
         ranked = [plan_advice.baseline] if plan_advice.baseline else []
+    seen = [knobs_of(c.config) for c in ranked]
+    ranked += [c for c in extra or [] if knobs_of(c.config) not in seen]
     cal = Calibration(key=key, machine=_platform.node(), versions=versions, ceiling_tflops=ceiling_tflops,
                       created=datetime.now(timezone.utc).isoformat(timespec="seconds"), config_path=str(config_path))
     folder = runs_dir / f"calibrate-{time.strftime('%Y%m%d-%H%M%S')}"

@@ -3,7 +3,9 @@
 - ``bench``: time a bf16 GEMM on this machine's GPU (``gemm_bench`` in a subprocess) and keep it in the
   workspace as the ceiling MFU is judged against;
 - ``calibrate``: plan a config, run its top K candidates for a few steps each (``calibrate.run_calibration``),
-  fit, and keep the calibration in the workspace; ``train plan`` and the Plan tab use it when it matches;
+  fit, and keep the calibration in the workspace; ``train plan`` and the Plan tab use it when it matches; with
+  ``knobs`` also the pick with each predicted-neutral knob changed (``Advice.trials``), the only way those knobs
+  are ever advised (measured before advised: issue 34);
 - ``calibrate_plan``: the same for the Plan tab's unsaved form (written to ``.hipwizard/calibrate-plan/``).
 
 Bad input raises ``UserError`` (one line). Long actions take ``progress``; ``calibrate`` also ``should_stop``.
@@ -78,7 +80,8 @@ def counts_problem(candidates: int, steps: int, warmup: int) -> str | None:
 def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: int = 8, warmup: int = 2,
               seq_len: int | None = None, lengths: str | None = None, vram_gib: float | None = None,
               device: str | None = None, options: LaunchOptions | None = None, with_bench: bool = False,
-              progress: ProgressFn | None = None, should_stop: Callable[[], bool] = lambda: False) -> Calibration:
+              progress: ProgressFn | None = None, should_stop: Callable[[], bool] = lambda: False,
+              knobs: bool = False) -> Calibration:
     """Run the advisor's top ``candidates`` for ``steps`` real steps each and keep what was measured.
 
     The GPU is the one the run uses (its name from telemetry, when there is one); the calibration is saved
@@ -100,7 +103,7 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
         raise UserError(f"{config_path}: cannot calibrate: {'; '.join(problems)}")
     loaded = load_yaml(config_path)
     plan = services.plan(loaded.config, ws=ws, base_dir=loaded.base_dir, seq_len=seq_len, lengths=lengths,
-                         device=target, use_calibration=False)
+                         device=target, use_calibration=False, trials=knobs)
     advice = plan.advice
     if advice is None or (advice.reason and advice.baseline is None):
         raise UserError(f"{config_path}: nothing to calibrate: {advice.reason if advice else 'no plan'}")
@@ -114,7 +117,7 @@ def calibrate(ws: Workspace, config_path: Path, *, candidates: int = 4, steps: i
                           base_dir=loaded.base_dir, runs_dir=ws.runs_dir, key=key, candidates=candidates,
                           steps=steps, warmup=warmup, options=options, seq_len=seq, versions=versions,
                           ceiling_tflops=ceiling.tflops if ceiling else None, progress=progress,
-                          should_stop=should_stop)
+                          should_stop=should_stop, extra=advice.trials)
 
     cal.environment = environment_stamp(ws)
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 # LlamaBoard's grouping of the same arguments: the editor shows them in this order.
 FIELD_GROUPS: dict[str, tuple[str, ...]] = {
@@ -24,14 +24,28 @@ FIELD_GROUPS: dict[str, tuple[str, ...]] = {
              "val_size", "preprocessing_num_workers"),
     "training": ("per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
                  "num_train_epochs", "max_steps", "lr_scheduler_type", "warmup_ratio", "warmup_steps",
-                 "bf16", "fp16", "disable_gradient_checkpointing"),
+                 "bf16", "fp16", "disable_gradient_checkpointing", "optim", "dataloader_num_workers", "use_unsloth",
+                 "use_unsloth_gc", "tunableop"),
     "distributed": ("zero_stage", "offload_optimizer", "offload_param", "deepspeed"),
     "output": ("output_dir", "logging_steps", "save_steps", "plot_loss", "overwrite_output_dir",
                "save_only_model", "report_to", "resume_from_checkpoint"),
 }
 
-# Not LLaMA-Factory keys: they describe the DeepSpeed JSON and are never written into the YAML.
-DERIVED_FIELDS = frozenset({"zero_stage", "offload_optimizer", "offload_param"})
+# Not LLaMA-Factory keys, never written into the YAML: the ZeRO fields describe the DeepSpeed JSON; ``tunableop`` is
+# a launch-environment knob kept in the run directory's knobs.json (``run/knob_env.py``).
+DERIVED_FIELDS = frozenset({"zero_stage", "offload_optimizer", "offload_param", "tunableop"})
+# transformers' ``OptimizerNames`` (5.x): what the HF Trainer's ``optim`` accepts. A name outside it fails only when
+# the trainer starts; here it is one line at load time.
+OPTIMIZERS = frozenset({
+    "adamw_torch", "adamw_torch_fused", "adamw_torch_xla", "adamw_torch_npu_fused", "adamw_apex_fused", "adafactor",
+    "adamw_anyprecision", "adamw_torch_4bit", "adamw_torch_8bit", "ademamix", "sgd", "adagrad", "adamw_bnb_8bit",
+    "adamw_8bit", "ademamix_8bit", "lion_8bit", "lion_32bit", "paged_adamw_32bit", "paged_adamw_8bit",
+    "paged_ademamix_32bit", "paged_ademamix_8bit", "paged_lion_32bit", "paged_lion_8bit", "rmsprop", "rmsprop_bnb",
+    "rmsprop_bnb_8bit", "rmsprop_bnb_32bit", "galore_adamw", "galore_adamw_8bit", "galore_adafactor",
+    "galore_adamw_layerwise", "galore_adamw_8bit_layerwise", "galore_adafactor_layerwise", "lomo", "adalomo",
+    "grokadamw", "schedule_free_radam", "schedule_free_adamw", "schedule_free_sgd", "apollo_adamw",
+    "apollo_adamw_layerwise", "stable_adamw",
+})
 
 Scheduler = Literal[
     "linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
@@ -88,6 +102,18 @@ class TrainConfig(BaseModel):
     fp16: bool = Field(False, description="Train in float16 with loss scaling (older GPUs).")
     disable_gradient_checkpointing: bool = Field(
         False, description="Keep all activations instead of recomputing them: ~1.5x faster, much more memory.")
+    optim: str | None = Field(
+        None, description="HF Trainer optimizer: adamw_torch (foreach) or adamw_torch_fused (one fused kernel); "
+        "empty = transformers' default (fused with torch >= 2.8).")
+    dataloader_num_workers: int = Field(
+        0, ge=0, le=256, description="Loader processes that collate batches ahead of the step; 0 = in the "
+        "training process (tokenising is preprocessing_num_workers).")
+    use_unsloth: bool = Field(False, description="Unsloth's LoRA kernels (needs the unsloth package; NVIDIA only).")
+    use_unsloth_gc: bool = Field(
+        False, description="Unsloth's gradient checkpointing: saved activations go to CPU memory (no package needed).")
+    tunableop: bool = Field(
+        False, description="ROCm only: PyTorch TunableOp picks the fastest rocBLAS/hipBLASLt GEMM per shape (tunes "
+        "on the first steps, results kept in the run folder). Set in the launch environment, not the YAML.")
     # distributed
     zero_stage: Literal[0, 2, 3] | None = Field(
         None, description="DeepSpeed ZeRO stage: empty = no DeepSpeed; 2 shards optimizer and gradients; 3 shards weights too.")
@@ -103,6 +129,14 @@ class TrainConfig(BaseModel):
     save_only_model: bool = Field(False, description="Checkpoints without optimizer state (smaller; no exact resume).")
     report_to: str | None = Field(None, description="Experiment tracker: none, tensorboard, wandb, ...")
     resume_from_checkpoint: str | None = Field(None, description="Checkpoint folder to resume from.")
+
+    @field_validator("optim")
+    @classmethod
+    def _known_optimizer(cls, value: str | None) -> str | None:
+        if value is not None and value not in OPTIMIZERS:
+            raise ValueError("not an optimizer the HF Trainer knows (adamw_torch, adamw_torch_fused, adafactor, "
+                             "sgd, adamw_8bit, ...)")
+        return value or None
 
     # --- derived values -------------------------------------------------------------------
     @property
@@ -196,7 +230,8 @@ def describe_errors(exc: ValidationError) -> list[tuple[str, str]]:
         name = ".".join(str(p) for p in err.get("loc", ())) or "config"
         value = err.get("input")
         shown = repr(value) if not isinstance(value, dict) else "a mapping"
-        out.append((name, f"{name}: {err.get('msg', 'invalid')} (got {shown[:60]})"))
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")  # a validator's own words
+        out.append((name, f"{name}: {msg} (got {shown[:60]})"))
     return out
 
 

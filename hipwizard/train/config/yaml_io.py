@@ -23,6 +23,7 @@ from hipwizard.errors import UserError
 from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read_regular_text
 from hipwizard.train.config.command_line import convert, is_command_line
 from hipwizard.train.config.deepspeed import ZeroSettings, read_zero_settings, zero_stage
+from hipwizard.train.config.launch_knobs import read_knobs
 from hipwizard.train.config.train_config import DERIVED_FIELDS, TrainConfig, build_config
 
 
@@ -86,6 +87,8 @@ def parse_yaml(text: str, path: Path | None = None) -> LoadedConfig:
     config, errors = build_config(values)
     loaded = LoadedConfig(config, doc, path, errors)
     _fill_zero(loaded, values.get("deepspeed"))
+    if path is not None and read_knobs(path.parent).get("tunableop"):
+        loaded.config.tunableop = True  # a run folder's launch knob (launch_knobs: not a LLaMA-Factory key)
     return loaded
 
 

@@ -3,10 +3,11 @@ those whose predicted peak fits the device by expected throughput, and say why t
 
 What varies: DeepSpeed (none, ZeRO-2, ZeRO-3, with the offloads each allows), gradient checkpointing on or
 off, the micro-batch / accumulation split (their product per GPU stays the user's), eager attention
-replaced by SDPA, and where installed (``knobs.KnobAvailability``) Liger's kernels; torch.compile and
-FlashAttention-2 are predicted neutral, so they are offered only once a calibration measured them here;
-packing is offered for variable-length data (it changes what a step holds, so it ranks after the others at
-equal speed). What never varies: the model, the method, LoRA settings, learning rate, data, the effective
+replaced by SDPA, and where installed (``knobs.KnobAvailability``) Liger's kernels; the predicted-neutral knobs
+(``knob_catalog``: torch.compile, FlashAttention-2, the fused or foreach AdamW, loader workers, Unsloth's
+kernels and checkpointing, ROCm's TunableOp) are offered only once a calibration measured them here, and
+``Advice.not_offered`` says why each other knob is not; packing is offered for variable-length data (it changes
+what a step holds, so it ranks after the others at equal speed). What never varies: the model, the method, LoRA settings, learning rate, data, the effective
 batch and the sequence length. Combinations in ``assets/train_known_bad.yaml`` are never proposed; the
 advice says which were left out and why. With a matching ``Calibration``, measured numbers replace
 predicted ones (each candidate says which it shows).
@@ -19,8 +20,17 @@ from typing import Any
 
 from hipwizard.train.calibration.corrections import Calibration, Measurement, Source, source_words
 from hipwizard.train.config.train_config import TrainConfig
+from hipwizard.train.planning.knob_catalog import (
+    knob_reasons,
+    knob_trials,
+    knob_variants,
+    label_extras,
+    neutral_alternatives,
+    neutral_change,
+    not_offered,
+)
 from hipwizard.train.planning.knobs import KnobAvailability, exclusion
-from hipwizard.train.planning.memory import MemoryEstimate, estimate_memory
+from hipwizard.train.planning.memory import MemoryEstimate, estimate_memory, trainable_params
 from hipwizard.train.planning.model_shape import ModelShape
 from hipwizard.train.planning.throughput import Throughput, estimate_throughput
 from hipwizard.train.planning.wall import planned_wall
@@ -30,13 +40,8 @@ ZERO_CHOICES: tuple[tuple[int | None, bool, bool], ...] = (
 )
 TUNED_FIELDS = ("zero_stage", "offload_optimizer", "offload_param", "disable_gradient_checkpointing",
                 "per_device_train_batch_size", "gradient_accumulation_steps", "flash_attn", "enable_liger_kernel",
-                "torch_compile", "packing")
-
-
-def _neutral_change(config: TrainConfig, variant: TrainConfig) -> bool:
-    """torch.compile or FlashAttention-2 added: predicted to change nothing, so offered only when measured."""
-    return (variant.torch_compile and not config.torch_compile) or (
-        variant.flash_attn == "fa2" and config.flash_attn != "fa2")
+                "torch_compile", "packing", "optim", "dataloader_num_workers", "use_unsloth", "use_unsloth_gc",
+                "tunableop")
 
 
 @dataclass
@@ -66,11 +71,7 @@ class Candidate:
         ds = "no DeepSpeed" if c.zero_stage is None else f"ZeRO-{c.zero_stage}" + (
             " +offload opt" if c.offload_optimizer else "") + (" +offload param" if c.offload_param else "")
         gc = "ckpt on" if c.gradient_checkpointing else "ckpt off"
-        extra = [name for on, name in ((c.enable_liger_kernel, "Liger"), (c.torch_compile, "compile"),
-                                       (c.packing and not c.neat_packing, "packing"), (c.neat_packing, "neat packing"))
-                 if on]
-        if c.flash_attn in ("sdpa", "fa2") and "flash_attn" in self.changes or c.flash_attn == "fa2":
-            extra.append(c.flash_attn)
+        extra = label_extras(c, set(self.changes))
         return f"{ds}, {gc}, batch {c.per_device_train_batch_size} x {c.gradient_accumulation_steps}" + "".join(
             f", {e}" for e in extra)
 
@@ -124,6 +125,8 @@ class Advice:
     reason: str = ""  # why there is no advice
     excluded: list[str] = field(default_factory=list)  # known-bad combinations and failed measurements left out
     calibration: str = ""  # which calibration the numbers use, or why none applies
+    not_offered: list[str] = field(default_factory=list)  # knobs not proposed here, and why (one line each)
+    trials: list[Candidate] = field(default_factory=list)  # the pick with one neutral knob changed (to measure)
 
     @property
     def best(self) -> Candidate | None:
@@ -134,7 +137,7 @@ class Advice:
             "reason": self.reason, "considered": self.considered,
             "baseline": self.baseline.to_dict() if self.baseline else None,
             "suggestions": [c.to_dict() for c in self.ranked[:top]],
-            "excluded": self.excluded, "calibration": self.calibration,
+            "excluded": self.excluded, "calibration": self.calibration, "not_offered": self.not_offered,
         }
 
 
@@ -143,17 +146,23 @@ def _divisors(n: int) -> list[int]:
 
 
 def candidate_configs(config: TrainConfig, *, deepspeed_available: bool = True, max_micro_batch: int = 64,
-                      knobs: KnobAvailability | None = None, packing: bool = False):
+                      knobs: KnobAvailability | None = None, packing: bool = False,
+                      neutral: dict[str, list[Any]] | None = None):
     """Every variant that keeps the effective batch and sequence length (the user's own included).
-    ``knobs`` None: no optional kernels beyond the user's own; ``packing``: also try packed data."""
+    ``knobs`` None: no optional kernels beyond the user's own; ``packing``: also try packed data; ``neutral``:
+    the other values of the predicted-neutral knobs to try (``knob_catalog.neutral_alternatives``; None: none)."""
     knobs = knobs or KnobAvailability()
     per_gpu = config.per_device_train_batch_size * config.gradient_accumulation_steps
+    neutral = neutral or {}
     attentions = ["disabled", "sdpa"] if config.flash_attn == "disabled" else [config.flash_attn]
-    if knobs.fa2 and "fa2" not in attentions and (config.bf16 or config.fp16):
-        attentions.append("fa2")
-    ligers = [config.enable_liger_kernel] + ([True] if knobs.liger and not config.enable_liger_kernel else [])
-    compiles = [config.torch_compile] + ([True] if knobs.compile and not config.torch_compile else [])
-    packs = [config.packing] + ([True] if packing and not config.packs else [])
+    attentions += [a for a in neutral.get("flash_attn", []) if a not in attentions]
+    axes: dict[str, list[Any]] = {
+        "flash_attn": attentions,
+        "enable_liger_kernel": [config.enable_liger_kernel] + (
+            [True] if knobs.liger and not config.enable_liger_kernel else []),
+        "packing": [config.packing] + ([True] if packing and not config.packs else []),
+        **{f: [getattr(config, f), *vs] for f, vs in neutral.items() if f != "flash_attn"},
+    }
     for stage, off_opt, off_param in ZERO_CHOICES:
         if stage is not None and not deepspeed_available and stage != config.zero_stage:
             continue
@@ -161,22 +170,17 @@ def candidate_configs(config: TrainConfig, *, deepspeed_available: bool = True, 
             for bs in _divisors(per_gpu):
                 if bs > max_micro_batch and bs != config.per_device_train_batch_size:
                     continue
-                for attn in attentions:
-                    for liger in ligers:
-                        for comp in compiles:
-                            for pack in packs:
-                                yield config.model_copy(update={
-                                    "zero_stage": stage, "offload_optimizer": off_opt, "offload_param": off_param,
-                                    "disable_gradient_checkpointing": no_gc, "per_device_train_batch_size": bs,
-                                    "gradient_accumulation_steps": per_gpu // bs, "flash_attn": attn,
-                                    "enable_liger_kernel": liger, "torch_compile": comp, "packing": pack,
-                                })
+                core = {"zero_stage": stage, "offload_optimizer": off_opt, "offload_param": off_param,
+                        "disable_gradient_checkpointing": no_gc, "per_device_train_batch_size": bs,
+                        "gradient_accumulation_steps": per_gpu // bs}
+                for update in knob_variants(config, {**{k: [v] for k, v in core.items()}, **axes}):
+                    yield config.model_copy(update=update)
 
 
 def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | None, world_size: int = 1,
            seq_len: int | None = None, deepspeed_available: bool = True, lengths: str | None = None,
            knobs: KnobAvailability | None = None, calibration: Calibration | None = None,
-           platform: str | None = None, planned_steps: int | None = None) -> Advice:
+           platform: str | None = None, planned_steps: int | None = None, trials: bool = False) -> Advice:
     """Rank the variants of ``config`` that fit ``vram_gib`` by expected tokens/s, or, with ``planned_steps`` (the
     run the user plans: ``max_steps``), by the expected wall time of those steps (``expected_wall``: start-up and
     checkpoint costs count, so a short run is not handed a config that only pays off after its start-up).
@@ -184,6 +188,8 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
     ``lengths`` ("variable" or "fixed") is passed to the memory estimate (see ``estimate_memory``); packed
     variants are estimated as fixed-length. ``knobs``: optional kernels installed (None: none beyond the
     config's own). ``calibration``: measurements of this machine that match this plan (``Calibration``).
+    ``trials``: also fill ``Advice.trials``, the pick with each neutral knob changed (what a calibration with
+    knobs measures). ``platform`` None: the one ``knobs`` were gathered on.
     """
     if shape is None:
         return Advice(None, reason="no advice: the model's shape is unknown, so memory cannot be estimated")
@@ -202,18 +208,22 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
                 setattr(cand, name, getattr(got, name))
         return cand
 
+    platform = platform or (knobs.platform if knobs else None)
+    measured = [m.knobs for m in calibration.measurements] if calibration is not None else []
+    trainable = trainable_params(shape, config)
     baseline = evaluate(config)
     # Packed variants are compared with the user's config on packed data too (memory like for like).
     packed_base = evaluate(config.model_copy(update={"packing": True})) if not config.packs else baseline
-    advice = Advice(baseline)
+    advice = Advice(baseline, not_offered=not_offered(config, knobs or KnobAvailability(), measured))
     bad = exclusion(config, platform)
     if bad is not None:
         advice.excluded.append("your config: " + bad.line(knobs.versions if knobs else None))
     variable = (lengths or "variable") == "variable"
+    neutral = neutral_alternatives(config, knobs or KnobAvailability(), measured)
     for variant in candidate_configs(config, deepspeed_available=deepspeed_available, knobs=knobs,
-                                     packing=variable and config.stage == "sft"):
+                                     packing=variable and config.stage == "sft", neutral=neutral):
         advice.considered += 1
-        if _neutral_change(config, variant) and (
+        if neutral_change(config, variant) and (
                 calibration is None or calibration.find(variant) is None):
             continue  # predicted to change nothing; only a measurement can recommend it
         if variant != config and (bad := exclusion(variant, platform)) is not None:
@@ -234,7 +244,7 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
         cand.changes = {f: (getattr(config, f), getattr(variant, f)) for f in TUNED_FIELDS
                         if getattr(config, f) != getattr(variant, f)}
         cand.speedup = cand.throughput.tokens_per_s / baseline.throughput.tokens_per_s
-        cand.reasons = explain(baseline, cand, world_size)
+        cand.reasons = explain(baseline, cand, world_size, knobs=knobs, trainable=trainable)
         advice.ranked.append(cand)
     if planned_steps:
         for cand in [baseline, *advice.ranked]:
@@ -245,13 +255,26 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
     advice.ranked.sort(key=lambda c: (round(c.wall_s, 3) if c.wall_s is not None else 0.0,
                                       -round(c.throughput.tokens_per_s, 6), "packing" in c.changes,
                                       c.estimate.total_gib, len(c.changes)))
+    if trials:
+        advice.trials = _trials(advice, knobs or KnobAvailability(), platform, evaluate)
     if not advice.ranked:
         advice.reason = (f"nothing fits in {vram_gib:g} GiB with this effective batch and sequence length; "
                          "try LoRA with a smaller rank, QLoRA (quantization_bit 4), more GPUs or a shorter cutoff_len")
     return advice
 
 
-def explain(base: Candidate, cand: Candidate, world_size: int) -> list[str]:
+def _trials(advice: Advice, knobs: KnobAvailability, platform: str | None, evaluate) -> list[Candidate]:
+    """The pick (else the user's config) with one neutral knob changed, each that fits and is not known-bad."""
+    pick = advice.best or advice.baseline
+    out = []
+    for cfg in knob_trials(pick.config, knobs) if pick is not None else []:
+        if exclusion(cfg, platform) is None and (cand := evaluate(cfg)).estimate.fits:
+            out.append(cand)
+    return out
+
+
+def explain(base: Candidate, cand: Candidate, world_size: int, *, knobs: KnobAvailability | None = None,
+            trainable: int | None = None) -> list[str]:
     """Why ``cand`` differs from ``base`` in speed, one sentence per change, plus where its memory lands."""
     a, b = base.config, cand.config
     reasons: list[str] = []
@@ -285,19 +308,7 @@ def explain(base: Candidate, cand: Candidate, world_size: int) -> list[str]:
             f"{b.effective_batch(world_size)}): " + ("fewer micro-batches, each with a fixed launch and loss "
             "cost (measured on an H200: 11,979 / 12,375 / 13,276 tokens/s at 4 / 8 / 16 sequences)" if bigger
             else "smaller activations, to fit"))
-    if a.flash_attn == "disabled" and b.flash_attn == "sdpa":
-        reasons.append("SDPA attention instead of eager: no seq x seq score matrix in memory, fused kernels")
-    elif b.flash_attn == "fa2" and a.flash_attn != "fa2":
-        reasons.append("FlashAttention-2 (on ROCm the CK or Triton build) instead of " + a.flash_attn)
-    if b.enable_liger_kernel and not a.enable_liger_kernel:
-        reasons.append("enable_liger_kernel: fused RMSNorm/SwiGLU/RoPE and a chunked linear + cross-entropy that "
-                       "never holds the full logits (measured 1.10-1.23x on an H200, 8B LoRA 16 x 1: 13.3k -> "
-                       "14.6-16.4k tokens/s; the 128k-vocabulary logits buffer is gone from memory)")
-    if b.torch_compile and not a.torch_compile:
-        reasons.append("torch_compile: compiled graphs (its first steps are slow: compile time)")
-    if b.packs and not a.packs:
-        reasons.append("packing: samples packed into full sequences, so no padding and fixed-length memory; "
-                       "it changes what each step holds, so the loss curve is not step-for-step the same")
+    reasons += knob_reasons(a, b, knobs, trainable)
     est = cand.estimate
     how = {"measured": "measured here", "calibrated": "calibrated on this machine",
            "predicted": "H200-calibrated model"}[cand.source]

@@ -1,7 +1,8 @@
 """The speed knobs beyond batch, checkpointing and DeepSpeed: what is installed, and what must not be combined.
 
 - ``KnobAvailability.gather()``: Liger (``liger_kernel``), FlashAttention-2 (``flash_attn``: on ROCm the CK or
-  Triton build, same module) and the library versions, from package metadata only (nothing is imported).
+  Triton build, same module; ``fa2_build`` says which), Unsloth, the platform (``hipwizard.gpu.detect_platform``)
+  and the library versions, from package metadata and module specs only (nothing is imported).
 - ``known_bad()``: the combinations in ``assets/train_known_bad.yaml`` — each with why, the versions it was
   seen on and a source. ``exclusion(config, ...)`` returns the first that matches a config, and
   ``KnownBad.line(versions)`` says it in one line, noting when the installed versions differ from those seen.
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
@@ -17,12 +19,13 @@ from typing import Any, Mapping
 
 import yaml
 
+from hipwizard.gpu import detect_platform
 from hipwizard.paths import assets_dir
 from hipwizard.train.config.train_config import TrainConfig
 
 KNOWN_BAD_FILE = "train_known_bad.yaml"
 _DIST = {"torch": "torch", "triton": "triton", "liger-kernel": "liger-kernel", "llamafactory": "llamafactory",
-         "flash-attn": "flash-attn", "transformers": "transformers"}
+         "flash-attn": "flash-attn", "transformers": "transformers", "unsloth": "unsloth"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,25 @@ def installed_versions() -> dict[str, str]:
     return out
 
 
+def _found(mod: str) -> bool:
+    try:
+        return importlib.util.find_spec(mod) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def fa2_build(platform: str | None, env: dict[str, str] | None = None) -> str:
+    """Which FlashAttention-2 kernels ``flash_attn`` runs here ("" when it is not installed): on ROCm the
+    Composable Kernel build (the compiled ``flash_attn_2_cuda``) unless FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE or
+    that module is missing, then the Triton one (flash_attn_interface.py picks the same way); elsewhere CUDA."""
+    if not _found("flash_attn"):
+        return ""
+    if platform != "rocm":
+        return "CUDA"
+    triton = (env if env is not None else os.environ).get("FLASH_ATTENTION_TRITON_AMD_ENABLE", "FALSE") == "TRUE"
+    return "Triton" if triton or not _found("flash_attn_2_cuda") else "CK"
+
+
 @dataclass(frozen=True)
 class KnobAvailability:
     """Which optional kernels the advisor may propose on this machine, and the versions (for the lines)."""
@@ -78,21 +100,20 @@ class KnobAvailability:
     liger: bool = False
     fa2: bool = False
     compile: bool = True
-    platform: str | None = None
+    platform: str | None = None  # "rocm", "cuda", "cpu"; None: unknown (platform-only knobs are not offered)
     versions: dict[str, str] = field(default_factory=dict)
+    unsloth: bool = False  # the unsloth package (use_unsloth; NVIDIA only)
+    fa2_build: str = ""  # "CUDA", "CK" or "Triton" (ROCm), "" unknown
 
     @classmethod
     def gather(cls, platform: str | None = None) -> "KnobAvailability":
-        def found(mod: str) -> bool:
-            try:
-                return importlib.util.find_spec(mod) is not None
-            except (ImportError, ValueError):
-                return False
-
-        return cls(liger=found("liger_kernel"), fa2=found("flash_attn"), compile=found("torch"),
-                   platform=platform, versions=installed_versions())
+        platform = platform or detect_platform()
+        build = fa2_build(platform)
+        return cls(liger=_found("liger_kernel"), fa2=bool(build), compile=_found("torch"), platform=platform,
+                   versions=installed_versions(), unsloth=_found("unsloth"), fa2_build=build)
 
     @classmethod
     def everything(cls, platform: str | None = None) -> "KnobAvailability":
-        """Every knob allowed (planning for another machine, tests)."""
-        return cls(True, True, True, platform, {})
+        """Every knob allowed (planning for another machine, tests); platform-only ones only on ``platform``."""
+        return cls(True, True, True, platform, {}, unsloth=True,
+                   fa2_build={"rocm": "CK", "cuda": "CUDA"}.get(platform or "", ""))

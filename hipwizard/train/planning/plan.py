@@ -62,10 +62,11 @@ class Plan:
 def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, world_size: int = 1,
               seq_len: int | None = None, lengths: str | None = None, field_errors: list[tuple[str, str]] | None = None,
               context: RuleContext | None = None, calibrations: list[Calibration] | None = None,
-              knobs: KnobAvailability | None = None, ceiling: Ceiling | None = None) -> Plan:
+              knobs: KnobAvailability | None = None, ceiling: Ceiling | None = None, trials: bool = False) -> Plan:
     """Validate ``config``, estimate its peak memory on ``device`` and rank faster variants that fit.
     ``calibrations`` (newest first): the first whose key matches this plan replaces predictions by
-    measurements (``calibration.Calibration``); ``knobs``: optional kernels installed."""
+    measurements (``calibration.Calibration``); ``knobs``: optional kernels installed; ``trials``: also the
+    pick with each predicted-neutral knob changed (``Advice.trials``, what a calibration with knobs measures)."""
     ctx = context or RuleContext.gather(config, base_dir, device)
     issues = [ConfigIssue(f.split(".")[0], "error", msg) for f, msg in (field_errors or [])]
     issues += check_config(config, ctx)
@@ -86,7 +87,8 @@ def make_plan(config: TrainConfig, *, base_dir: Path, device: DeviceTarget, worl
                                             seq_len, lengths, knobs)
     plan.advice = advise(config, shape, vram_gib=device.vram_gib, world_size=world_size, seq_len=seq_len,
                          deepspeed_available=ctx.deepspeed_installed, lengths=lengths, knobs=knobs,
-                         calibration=calibration, planned_steps=config.max_steps if config.max_steps > 0 else None)
+                         calibration=calibration, planned_steps=config.max_steps if config.max_steps > 0 else None,
+                         trials=trials)
     plan.advice.calibration = why
     if calibration is not None and plan.advice.baseline is not None and plan.estimate.available:
         plan.estimate, plan.source = plan.advice.baseline.estimate, plan.advice.baseline.memory_source

@@ -5,9 +5,9 @@ checkpoint (issue 33, on an H200: ~12 s and ~11 s more than no DeepSpeed). Each 
 from the first of:
 
 1. the median of the calibration's measurements (``Measurement.startup_s`` / ``checkpoint_s``) with the settings
-   that change that cost (start-up: DeepSpeed, torch.compile, packing; a checkpoint: DeepSpeed), the candidate's
-   own run among them: "measured here" (one start-up on a busy machine varies by seconds; the batch split or
-   gradient checkpointing do not change it, so runs that differ only there are pooled);
+   that change that cost (start-up: DeepSpeed, torch.compile, packing, TunableOp; a checkpoint: DeepSpeed), the
+   candidate's own run among them: "measured here" (one start-up on a busy machine varies by seconds; the batch
+   split or gradient checkpointing do not change it, so runs that differ only there are pooled);
 2. the median of the measurements with the same DeepSpeed setting (stage and offloads): "measured here";
 3. measurements with other DeepSpeed settings, moved by the H200 prior's difference (+12 s start-up, +11 s a
    checkpoint for DeepSpeed over none): "measured here + prior";
@@ -34,8 +34,9 @@ from hipwizard.train.config.train_config import TrainConfig
 DS_STARTUP_S = 12.0
 DS_CHECKPOINT_S = 11.0
 DS_FIELDS = ("zero_stage", "offload_optimizer", "offload_param")
-# What changes the time to the first steady step beyond DeepSpeed: compilation, packing the data.
-STARTUP_FIELDS = (*DS_FIELDS, "torch_compile", "packing", "neat_packing")
+# What changes the time to the first steady step beyond DeepSpeed: compilation, packing the data, TunableOp's
+# tuning of each new GEMM shape on the first steps.
+STARTUP_FIELDS = (*DS_FIELDS, "torch_compile", "packing", "neat_packing", "tunableop")
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from hipwizard import __version__
 from hipwizard.errors import UserError
 from hipwizard.gpu import detect_platform
 from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read_regular_text
+from hipwizard.train.config.launch_knobs import knob_environment, read_knobs
 from hipwizard.train.run.incident import ATTEMPT_MARK, INCIDENT_NAME, INCIDENT_TEXT, set_aside
 from hipwizard.train.run.manifest import (
     CONFIG_NAME,
@@ -103,8 +104,11 @@ def output_dir_of(run_dir: Path, config: Mapping[str, Any]) -> Path:
 
 
 def build_environment(config: Mapping[str, Any], options: LaunchOptions, platform: str,
-                      base: Mapping[str, str], output_dir: Path) -> tuple[dict[str, str], list[str]]:
-    """(variables to set, inherited variables to remove) for a run. Pure: no process is started."""
+                      base: Mapping[str, str], output_dir: Path,
+                      knob_env: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """(variables to set, inherited variables to remove) for a run. Pure: no process is started. ``knob_env``: the
+    run folder's launch knobs (``launch_knobs.knob_environment``: TunableOp on ROCm); the caller's own
+    ``extra_env`` still has the last word."""
     delta: dict[str, str] = {
         "RECORD_VRAM": "1",  # trainer_log.jsonl then carries vram_allocated / vram_reserved
         "PYTHONUNBUFFERED": "1",  # the log file gets lines as they happen
@@ -147,6 +151,7 @@ def build_environment(config: Mapping[str, Any], options: LaunchOptions, platfor
             delta["CUDA_VISIBLE_DEVICES"] = ids
     if platform == "cpu":
         delta.setdefault("CUDA_VISIBLE_DEVICES", "")  # never wander onto a GPU the user did not choose
+    delta.update(knob_env or {})
     delta.update(options.extra_env)
     return delta, removed
 
@@ -188,7 +193,8 @@ def launch(run_dir: str | Path, options: LaunchOptions | None = None) -> RunMani
         raise UserError("the number of automatic resumes must be 0 or more", field="auto_resume")
     checkpoint = _resume_point(run_dir, output_dir, previous) if options.resume else None
     platform = options.platform or detect_platform()
-    delta, removed = build_environment(config, options, platform, os.environ, output_dir)
+    delta, removed = build_environment(config, options, platform, os.environ, output_dir,
+                                       knob_environment(read_knobs(run_dir), platform, run_dir))
     # The run's marker: the supervisor and everything it starts inherit it, and stop.py signals only
     # processes that carry it (a pid or group number alone may have been reused by someone else).
     token = secrets.token_hex(16)

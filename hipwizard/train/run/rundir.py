@@ -1,4 +1,5 @@
-"""Save a plan as a run directory: ``config.yaml`` (+ ``ds_config.json`` when DeepSpeed is on).
+"""Save a plan as a run directory: ``config.yaml`` (+ ``ds_config.json`` when DeepSpeed is on, + the launch
+knobs' ``hipwizard_knobs.json`` when one is on: ``config.launch_knobs``).
 
 The launcher starts ``llamafactory-cli train config.yaml`` with the run directory as its working
 directory, so the YAML names the DeepSpeed JSON by its bare file name, and relative model / dataset paths
@@ -23,6 +24,7 @@ from ruamel.yaml.comments import CommentedMap
 from hipwizard.atomic import atomic_write_json, atomic_write_text
 from hipwizard.errors import UserError
 from hipwizard.train.config.deepspeed import ZeroSettings, build_deepspeed_config
+from hipwizard.train.config.launch_knobs import KNOBS_NAME, knobs_json, read_knobs
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.config.yaml_io import render_yaml
 
@@ -84,30 +86,35 @@ def save_run_dir(run_dir: str | Path, config: TrainConfig, document: CommentedMa
         except ValueError as exc:
             raise UserError(f"cannot write the DeepSpeed config: {exc}") from None
     yaml_text = render_yaml(config, document, deepspeed_path=DS_CONFIG_NAME if ds_json else None)
+    knobs = knobs_json(config)
     try:
         if target.path.is_dir():
-            _write_files(target.path, yaml_text, ds_json)
+            _write_files(target.path, yaml_text, ds_json, knobs)
             if ds_json is None and target.deepspeed_path.exists():
                 target.deepspeed_path.unlink()  # stale: this plan no longer uses DeepSpeed
+            if knobs is None and read_knobs(target.path):
+                (target.path / KNOBS_NAME).unlink()  # stale, and ours (read_knobs reads only what hipwizard wrote)
         else:
-            _create_whole(target.path, yaml_text, ds_json)
+            _create_whole(target.path, yaml_text, ds_json, knobs)
     except OSError as exc:
         raise UserError(f"cannot write {target.path}: {exc.strerror or exc}") from None
     return target
 
 
-def _write_files(folder: Path, yaml_text: str, ds_json: dict | None) -> None:
+def _write_files(folder: Path, yaml_text: str, ds_json: dict | None, knobs: dict | None = None) -> None:
     # The JSON first: config.yaml refers to it, so a crash between the two never leaves a dangling name.
     if ds_json is not None:
         atomic_write_json(folder / DS_CONFIG_NAME, ds_json)
+    if knobs is not None:
+        atomic_write_json(folder / KNOBS_NAME, knobs)
     atomic_write_text(folder / CONFIG_NAME, yaml_text)
 
 
-def _create_whole(path: Path, yaml_text: str, ds_json: dict | None) -> None:
+def _create_whole(path: Path, yaml_text: str, ds_json: dict | None, knobs: dict | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
-        _write_files(tmp, yaml_text, ds_json)
+        _write_files(tmp, yaml_text, ds_json, knobs)
         os.chmod(tmp, 0o755)
         os.rename(tmp, path)
     except BaseException:

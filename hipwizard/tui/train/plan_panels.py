@@ -24,6 +24,7 @@ SHORT_LABELS = {
     "disable_gradient_checkpointing": "no grad ckpt", "offload_optimizer": "offload optim",
     "overwrite_output_dir": "overwrite out", "save_only_model": "only model",
     "resume_from_checkpoint": "resume from", "enable_liger_kernel": "liger kernel",
+    "dataloader_num_workers": "loader workers", "use_unsloth_gc": "unsloth ckpt",
 }
 
 
@@ -103,6 +104,8 @@ def advice_text(plan: Plan | None, selected: int) -> Text:
         if ranked[selected].wall_s is not None:  # ranked by the run planned (max_steps), extras measured or prior
             text.append(f"  · {ranked[selected].planned_words}\n", style="dim")
         text.append("ctrl+g applies ▶, ctrl+n picks the next\n", style="italic")
+    for line in advice.not_offered:  # the knobs not proposed here, and why (words and a symbol, not colour)
+        text.append(f"○ not offered: {line}\n", style="dim")
     return text
 
 
