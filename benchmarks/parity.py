@@ -311,8 +311,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  product, end to end (model loads, 3 captures each): compare --triangle {pr['full_s']:.2f} s, writing "
               f"{pr['full_written_bytes_ref_and_cand'] / 1e6:.2f} MB (+ the run-dtype reference); with --lean "
               f"{pr['lean_s']:.2f} s, writing 0 B ({pr['lean_in_memory_bytes'] / 1e6:.2f} MB of sketches in memory), "
-              f"{pr['lean_flagged']} row(s) flagged; every row's verdicts equal: {pr['verdicts_equal']} "
-              f"({pr['rows']} rows, verdict {pr['verdict'][0]} / {pr['verdict'][1]})")
+              f"{pr['lean_flagged']} row(s) flagged; every row's deciding verdict equal: {pr['deciding_equal']}, "
+              f"fixed verdicts equal: {pr['verdicts_equal']} ({pr['rows']} rows, verdict {pr['verdict'][0]} / "
+              f"{pr['verdict'][1]})" + "".join(f"\n    fixed verdict differs: {d}" for d in pr["fixed_differs"]))
     return 0
 
 
@@ -443,7 +444,18 @@ def _product(model_dir: Path, args, device: str) -> dict:
     return {"full_s": round(statistics.median(full_s), 3), "lean_s": round(statistics.median(lean_s), 3),
             "full_written_bytes_ref_and_cand": written, "lean_written_bytes": 0,
             "lean_in_memory_bytes": thin.timings.get("lean_bytes"), "lean_flagged": thin.timings.get("lean_flagged"),
-            "verdicts_equal": rows(full) == rows(thin), "rows": len(rows(full)), "verdict": [full.verdict, thin.verdict]}
+            "verdicts_equal": rows(full) == rows(thin), "rows": len(rows(full)), "verdict": [full.verdict, thin.verdict],
+            "deciding_equal": [r[::2] for r in rows(full)] == [r[::2] for r in rows(thin)],
+            "fixed_differs": [f"{a[0]}: {a[1]} (full: {why(full, a[0])}) / {b[1]} (lean)"
+                              for a, b in zip(rows(full), rows(thin), strict=False) if a[1] != b[1]]}
+
+
+def why(comp, name: str) -> str:
+    """The fixed table's reasons for one row of ``comp`` (both directions), or "within"."""
+    for x in comp.layers + (comp.backward.layers if comp.backward else []):
+        if x.name == name:
+            return "; ".join(x.metrics.reasons) if x.metrics and x.metrics.reasons else "within"
+    return "?"
 
 
 if __name__ == "__main__":

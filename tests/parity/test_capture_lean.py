@@ -63,6 +63,21 @@ def test_flagged_rows_are_the_failing_and_the_near_k_sketches():
     assert [layer.name for layer in lean.flagged_rows(comp)] == ["near", "fails"]
 
 
+def test_flagged_rows_include_sketches_near_the_fixed_bar():
+    """A row clear of k whose sketched rel L2 or cosine sits near the fixed table's bar is re-run whole, so its
+    fixed verdict is the full tensors' (a sketch estimates rel L2 within ~1%: 0.0198 could be 0.0202)."""
+    near_rel = _sketch_row("near_rel", 1.0)
+    near_rel.metrics.rel_l2 = 0.018  # within 20% of the 0.02 bar
+    near_cos = _sketch_row("near_cos", 1.0)
+    near_cos.metrics.cosine = 0.99925  # 1 - cos = 7.5e-4, within the margin of 1e-3
+    clear = _sketch_row("clear", 1.0)
+    clear.metrics.rel_l2, clear.metrics.cosine = 0.012, 0.9995
+    comp = Comparison({}, {}, {"rel_l2_max": 0.02, "cosine_min": 0.999}, [near_rel, near_cos, clear], triangle_k=2.0)
+    assert [layer.name for layer in lean.flagged_rows(comp)] == ["near_rel", "near_cos"]
+    comp.tolerance = {}  # no fixed bar known: only the triangle decides what is flagged
+    assert lean.flagged_rows(comp) == []
+
+
 def test_lean_without_the_triangle_is_one_line_exit_2(demo_assets, capsys):
     from hipwizard.cli import main as cli_main
 
