@@ -134,11 +134,15 @@ def knob_reasons(a: TrainConfig, b: TrainConfig, knobs: KnobAvailability | None,
                    "holds the full logits (measured 1.10-1.23x on an H200, 8B LoRA 16 x 1: 13.3k -> 14.6-16.4k "
                    "tokens/s; the 128k-vocabulary logits buffer is gone from memory)")
     if b.torch_compile and not a.torch_compile:
-        out.append(f"torch_compile: compiled graphs (its first steps are slow: compile time is start-up); "
-                   f"{MEASURED_ONLY}")
+        out.append("torch_compile: compiled graphs (its first steps are slow: compile time is start-up; on an H200, "
+                   "8B LoRA 16 x 1 without Liger, ~130 s to the first step, ~120 s more when the epoch's short last "
+                   f"batch brings a new shape, and no gain per step over Liger eager); {MEASURED_ONLY}")
     if b.packs and not a.packs:
-        out.append("packing: samples packed into full sequences, so no padding and fixed-length memory; it changes "
-                   "what each step holds, so the loss curve is not step-for-step the same")
+        out.append("packing: samples packed into full sequences, so no padding and fixed-length memory (on an "
+                   "H100, 8B LoRA 16 x 1, samples of 100-1,000 tokens: 8.5k real tokens/s unpacked, 15.7k packed "
+                   "counting the packs' end padding); each step then holds about cutoff / mean length as many "
+                   "samples, so the loss falls faster per step and the curve is not step-for-step the same; "
+                   "neat_packing keeps attention inside each sample")
     versions = knobs.versions
     if optim_of(a, versions) != optim_of(b, versions):
         how = ("one fused kernel updates every parameter" if optim_of(b, versions) == FUSED
