@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backward", action="store_true", help="also time the forward+backward capture (issue 17)")
     p.add_argument("--compact", action="store_true", help="module outputs as count sketches too (capture --compact)")
     p.add_argument("--lean", action="store_true", help="with --backward: before vs after (issue 34), see above")
+    p.add_argument("--no-product", action="store_true", help="with --lean: leave out the end-to-end product runs")
     p.add_argument("--grad-sketch", type=int, default=None, metavar="N",
                    help="∂out/∂in as count sketches of N values (default: the capture's default, 8192); 0: every element")
     args = p.parse_args(argv)
@@ -213,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
                 for m in meta["modules"]])
             thin = _backward_bench(args, model, names, inputs, on_device, device, tmp, thin_meta, timed,
                                    run=_compacted(run_backward), prefix="lean_fb_")
+            lean_forward = _lean_forward(_compacted(run_hooked), model, names, inputs, device,
+                                         dict(thin_meta, backward=None))
 
         t = {k: [] for k in ("forward", "hooked", "write", "write_legacy", "plain", "cmp_device", "cmp_numpy",
                              "cmp_legacy", "stream")}
@@ -230,11 +233,14 @@ def main(argv: list[str] | None = None) -> int:
             t["cmp_numpy"].append(timed(files_compare, numpy_metrics)[0])
             t["cmp_legacy"].append(timed(files_compare, legacy_metrics)[0])
             del cand_out
+            if thin is not None:
+                seconds, lean_fwd_comp = timed(lean_forward)
+                t.setdefault("lean_fwd", []).append(seconds)
             for bench in (fb, thin):
                 if bench is not None:
                     for key, seconds in bench.round().items():
                         t.setdefault(key, []).append(seconds)
-        product = _product(tmp / "model", args, device) if thin is not None else None
+        product = _product(tmp / "model", args, device) if thin is not None and not args.no_product else None
 
     m = {k: statistics.median(v) for k, v in t.items()}
     f = m["forward"]
@@ -267,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
         result.update({"lean_fb_capture_bytes": thin.bytes, "lean_fb_total_s": round(lean_total, 5),
                        "lean_fb_over_bare": round(lean_total / m["fb_bare"], 3), "lean_fb_verdict": thin.verdict,
                        "lean_fb_over_bare_without_write": round((lean_total - m["lean_fb_write"]) / m["fb_bare"], 3)})
+        result.update({"lean_fwd_s": round(m["lean_fwd"], 5), "lean_fwd_over_two_forwards": round(m["lean_fwd"] / (2 * f), 3),
+                       "lean_fwd_over_target": round(m["lean_fwd"] / budget, 3),
+                       "lean_fwd_verdict": lean_fwd_comp.verdict})
         result["product"] = product
     if args.json:
         print(json.dumps(result))
@@ -307,7 +316,13 @@ def main(argv: list[str] | None = None) -> int:
               f"write {ms('lean_fb_write')}   compare {ms('lean_fb_cmp_device')}   = {result['lean_fb_over_bare']:.2f}x "
               f"bare (without the write, as `compare --lean` does on one machine: "
               f"{result['lean_fb_over_bare_without_write']:.2f}x)   verdict {thin.verdict}")
+        print(f"  forward, every output sketched, compared in memory (nothing written, as `compare --lean` without "
+              f"--backward): {ms('lean_fwd')} = {result['lean_fwd_over_two_forwards']:.2f} x (2 x bare forward); "
+              f"{result['lean_fwd_over_target']:.2f} of the forward target (2 x forward + plain write)   verdict "
+              f"{result['lean_fwd_verdict']}")
         pr = result["product"]
+        if pr is None:
+            return 0
         print(f"  product, end to end (model loads, 3 captures each): compare --triangle {pr['full_s']:.2f} s, writing "
               f"{pr['full_written_bytes_ref_and_cand'] / 1e6:.2f} MB (+ the run-dtype reference); with --lean "
               f"{pr['lean_s']:.2f} s, writing 0 B ({pr['lean_in_memory_bytes'] / 1e6:.2f} MB of sketches in memory), "
@@ -315,6 +330,27 @@ def main(argv: list[str] | None = None) -> int:
               f"fixed verdicts equal: {pr['verdicts_equal']} ({pr['rows']} rows, verdict {pr['verdict'][0]} / "
               f"{pr['verdict'][1]})" + "".join(f"\n    fixed verdict differs: {d}" for d in pr["fixed_differs"]))
     return 0
+
+
+def _lean_forward(run_sketched, model, names, inputs, device, meta):
+    """The forward of `compare --lean` on the candidate's side: the hooked pass with every output count-sketched on
+    the device, compared with a reference held in memory (sketched the same way, as the lean path's CPU sides are),
+    nothing written. Returns the timed function (one pass + one compare)."""
+    from hipwizard.parity.compare import metrics_torch
+    from hipwizard.parity.compare.captures import compare_captures
+    from hipwizard.parity.tensorfile import META_KEY, TensorFile
+
+    ins = {f"input/{k}": v.numpy() for k, v in inputs.items()}
+    ref_out, ref_order, _s = run_sketched(model, names, inputs, device)
+    text = json.dumps(meta)
+    ref = TensorFile(Path("reference (in memory)"), {**ins, **{f"output/{n}": ref_out[n] for n in ref_order}}, {},
+                     {META_KEY: text})
+
+    def run():
+        out, order, _x = run_sketched(model, names, inputs, device, to_host=False)
+        cand = TensorFile(Path("this run"), {**ins, **{f"output/{n}": out[n] for n in order}}, {}, {META_KEY: text})
+        return compare_captures(ref, cand, metric=metrics_torch.metric_for(device))
+    return run
 
 
 def _compacted(run):

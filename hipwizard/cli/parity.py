@@ -220,8 +220,7 @@ def cmd_compare(args) -> int:
     else:
         print(parity.format_comparison(comp))
         if comp.timings:
-            print("time/size: " + ", ".join(
-                f"{k} {_size(v)}" if k.endswith("bytes") else f"{k} {v:.3f} s" for k, v in comp.timings.items()))
+            print("time/size: " + ", ".join(_timing(k, v) for k, v in comp.timings.items()))
     if comp.verdict == "invalid":
         problems = comp.problems or (comp.backward.problems if comp.backward is not None else []) or ["invalid"]
         print(f"hipwizard: error: {inert_line(problems[0])}", file=sys.stderr)
@@ -242,6 +241,16 @@ def cmd_curves(args) -> int:
             print(f"{s:>6} {x:>10.4f} {y:>10.4f} {abs(x - y):>10.4f}{flag}")
         print(gap.headline())
     return 1 if gap.diverged else 0
+
+
+def _timing(key: str, value) -> str:
+    """One entry of a comparison's timings: bytes as a size, counts (``lean_flagged`` rows, ``lean_modules``) as
+    numbers, the rest as seconds."""
+    if key.endswith("bytes"):
+        return f"{key} {_size(value)}"
+    if key in ("lean_flagged", "lean_modules"):
+        return f"{key} {int(value)}"
+    return f"{key} {value:.3f} s"
 
 
 def _size(n: float) -> str:

@@ -85,3 +85,15 @@ def test_lean_without_the_triangle_is_one_line_exit_2(demo_assets, capsys):
                    "--no-save"])
     err = capsys.readouterr().err
     assert rc == 2 and "--lean goes with --reference cpu --triangle" in err and "Traceback" not in err
+
+
+def test_lean_cli_prints_counts_as_counts(demo_assets, capsys):
+    """The forward-only lean compare through the CLI: its time/size line gives flagged rows and re-run modules as
+    numbers, not seconds."""
+    from hipwizard.cli import main as cli_main
+
+    rc = cli_main(["parity", "compare", "--reference", "cpu", "--model", str(demo_assets.model_dir), "--triangle",
+                   "--lean", "--no-save"])
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("time/size: "))
+    assert rc == 0 and "lean_flagged 0," in line and "lean_modules 0," in line and "lean_flagged 0.000 s" not in line
