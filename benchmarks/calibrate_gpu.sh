@@ -2,13 +2,6 @@
 # Issue 18's GPU measurements in one device call (see benchmarks/calibrate_gpu.py). From the repository root
 # on the GPU box with .whl/ carried (bash ../shared/gpu-box/download-wheels.sh .whl, plus ruamel.yaml, platformdirs).
 set -u
-OUT="${OUT:-/tmp/cal-out}"
-if [ ! -f /tmp/site/.ready ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-    (cd /tmp && tar xzf "$OLDPWD/.whl/deepspeed-0.18.4.tar.gz" && cd deepspeed-0.18.4 \
-        && DS_BUILD_OPS=0 python3 -m pip install -q --no-build-isolation --no-deps --no-index --target /tmp/site .) || exit 1
-    touch /tmp/site/.ready
-fi
-export PYTHONPATH="/tmp/site:$PWD" PATH="/tmp/site/bin:$PATH" PYTHONUNBUFFERED=1
-export DISABLE_VERSION_CHECK=1 HF_HUB_OFFLINE=1 NCCL_NVLS_ENABLE=0 TOKENIZERS_PARALLELISM=false
+export OUT="${OUT:-/tmp/cal-out}"
+source "$(dirname "$0")/gpu_box_env.sh" || exit 1
 exec python3 benchmarks/calibrate_gpu.py "$@"

@@ -4,14 +4,7 @@
 # here by `python benchmarks/gpu_tour/make_assets.py parity --out .gpu/parity`:
 #   bash benchmarks/gpu_tour.sh [--phases doctor,parity,ab,memory] [other gpu_tour.py options]
 set -u
-OUT="${OUT:-/tmp/tour-out}"
+export OUT="${OUT:-/tmp/tour-out}"
 WORK="${WORK:-/tmp/tour}"
-if [ ! -f /tmp/site/.ready ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-    (cd /tmp && tar xzf "$OLDPWD/.whl/deepspeed-0.18.4.tar.gz" && cd deepspeed-0.18.4 \
-        && DS_BUILD_OPS=0 python3 -m pip install -q --no-build-isolation --no-deps --no-index --target /tmp/site .) || exit 1
-    touch /tmp/site/.ready
-fi
-export PYTHONPATH="/tmp/site:$PWD" PATH="/tmp/site/bin:$PATH" PYTHONUNBUFFERED=1
-export DISABLE_VERSION_CHECK=1 HF_HUB_OFFLINE=1 NCCL_NVLS_ENABLE=0
+source "$(dirname "$0")/gpu_box_env.sh" || exit 1
 exec python3 benchmarks/gpu_tour.py --work "$WORK" --out "$OUT" "$@"
