@@ -139,3 +139,15 @@ def test_a_test_of_divisibility_by_32_is_no_lane_index():
             "int lane = threadIdx.x % 32;\n"
             "int src = (threadIdx.x + (1 << l)) & 31;\n")  # apex's layer_norm: a shuffle's source lane
     assert _lines_of(text, "LANE_MASK_31") == [3, 4]
+
+
+def test_the_cuda_runtime_version_read_as_a_number_is_flagged_and_a_version_guard_is_not_this_kind():
+    # mmcv's info.cpp: '#ifdef MMCV_WITH_HIP hipRuntimeGetVersion ... #else return CUDART_VERSION' (HIP's encoding
+    # is major * 10^7 + minor * 10^5 + patch, not CUDA's major * 1000 + minor * 10)
+    text = ("int v() { return CUDART_VERSION; }\n"
+            "#if CUDART_VERSION >= 11000\n"  # a guard: CUDA_VERSION_GUARD's
+            "int x;\n"
+            "#endif\n"
+            "cudaRuntimeGetVersion(&v);\n"
+            "int hipVersion() { return HIP_VERSION; }\n")
+    assert _lines_of(text, "CUDA_VERSION_VALUE") == [1, 5]

@@ -106,6 +106,7 @@ CASES: dict[str, tuple[str, str]] = {
                                 "template <int THREADS, int N>\n__device__ void k(float* s) {\n"
                                 "  Sums<THREADS, N>::template dispatch<256>(s);\n}"),
     "CUDNN_MIOPEN": ("status = cudnnCreateTensorDescriptor(&desc);", "status = miopenCreateTensorDescriptor(&desc);"),
+    "CUDA_VERSION_VALUE": ("int v() { return CUDART_VERSION; }", "int v() { return HIP_VERSION; }"),
 }
 
 
@@ -114,7 +115,7 @@ def _ids(text: str) -> set[str]:
 
 
 def test_catalogue_has_every_porting_risk_with_reason_hint_and_source():
-    assert len(RULES) == 59 and set(CASES) == set(RULES_BY_ID)
+    assert len(RULES) == 60 and set(CASES) == set(RULES_BY_ID)
     for rule in RULES:
         assert rule.severity in ("high", "med", "low")
         assert rule.reason and rule.hint and rule.source

@@ -299,4 +299,16 @@ DIVERGENCE_RULES: tuple[RiskRule, ...] = (
              f"{_APEX}/batch_norm.h ('#ifdef USE_ROCM miopenCreateTensorDescriptor ... #else "
              "cudnnCreateTensorDescriptor')",
              _cudnn_renamed),
+    RiskRule("CUDA_VERSION_VALUE", "med",
+             "the CUDA runtime / driver version read as a number in code (cudaRuntimeGetVersion, "
+             "cudaDriverGetVersion, CUDART_VERSION): HIP's runtime reports HIP_VERSION's encoding (major * 10^7 + "
+             "minor * 10^5 + patch), not CUDA's (major * 1000 + minor * 10), so a CUDA-style decode or comparison "
+             "is wrong, and CUDART_VERSION is not defined",
+             "read hipRuntimeGetVersion / HIP_VERSION_MAJOR and _MINOR (hip/hip_version.h) on AMD and decode them "
+             "as HIP does",
+             "ROCm/HIP@c5e11fca docs/how-to/hip_porting_guide.md (HIP_VERSION = HIP_VERSION_MAJOR * 10000000 + "
+             "HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH); open-mmlab/mmcv@a8073c74 mmcv/ops/csrc/pytorch/"
+             "info.cpp ('#ifdef MMCV_WITH_HIP hipRuntimeGetVersion ... #else return CUDART_VERSION', a CUDA-style "
+             "printCudaStyleVersion only on CUDA)",
+             _rx(r"\bcuda(?:Runtime|Driver)GetVersion\s*\(", r"^(?!\s*#).*\bCUDART_VERSION\b")),
 )
