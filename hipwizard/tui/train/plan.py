@@ -28,7 +28,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Button, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Collapsible, Input, Label, Select, Static, Switch
 
 from hipwizard import train
 from hipwizard.errors import UserError
@@ -138,6 +138,12 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
                 yield Static("○ checking…", id="plan-issues")
                 yield Static("", id="plan-memory")
                 yield Static("", id="plan-advice")
+                # ~10 long lines: folded to one line so the side panel fits an 80x24 terminal; the title's
+                # ▸/▾ and words say whether it is open (not ▶, the advisor's mark), click or enter toggles it.
+                folded = Collapsible(Static("", id="plan-not-offered-lines"), id="plan-not-offered",
+                                     collapsed_symbol="▸", expanded_symbol="▾")
+                folded.display = False  # until a plan has some
+                yield folded
 
     def _editor(self, name: str):
         value = getattr(self.config, name)
@@ -289,6 +295,15 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
         self.query_one("#plan-issues", Static).update(panels.issues_text(plan))
         self.query_one("#plan-memory", Static).update(panels.memory_text(plan, self.narrow))
         self.query_one("#plan-advice", Static).update(panels.advice_text(plan, self.selected))
+        self.query_one("#plan-not-offered-lines", Static).update(panels.not_offered_text(plan))
+        folded = self.query_one("#plan-not-offered", Collapsible)
+        folded.display = bool(panels.not_offered_lines(plan))
+        self._not_offered_toggled()
+
+    @on(Collapsible.Toggled, "#plan-not-offered")
+    def _not_offered_toggled(self) -> None:
+        folded = self.query_one("#plan-not-offered", Collapsible)
+        folded.title = panels.not_offered_title(self.plan, expanded=not folded.collapsed)
 
     def _plan_failed(self, generation: int, text: str) -> None:
         if generation == self._generation:

@@ -104,9 +104,26 @@ def advice_text(plan: Plan | None, selected: int) -> Text:
         if ranked[selected].wall_s is not None:  # ranked by the run planned (max_steps), extras measured or prior
             text.append(f"  · {ranked[selected].planned_words}\n", style="dim")
         text.append("ctrl+g applies ▶, ctrl+n picks the next\n", style="italic")
-    for line in advice.not_offered:  # the knobs not proposed here, and why (words and a symbol, not colour)
-        text.append(f"○ not offered: {line}\n", style="dim")
-    return text
+    return text  # the knobs not offered come after, folded (``not_offered_title``, ``not_offered_text``)
+
+
+def not_offered_lines(plan: Plan | None) -> list[str]:
+    """Why each knob the advisor does not propose is not (``Advice.not_offered``); none where it gave no advice."""
+    advice = plan.advice if plan else None
+    return [] if advice is None or advice.reason else list(advice.not_offered)
+
+
+def not_offered_title(plan: Plan | None, expanded: bool) -> str:
+    """The one line the not-offered knobs take while folded, saying how to unfold them. Our own words and a
+    count only: the caller may render it as markup."""
+    count = len(not_offered_lines(plan))
+    knobs = "knob" if count == 1 else "knobs"
+    return f"{count} {knobs} not offered (click/enter: {'hide' if expanded else 'why'})"
+
+
+def not_offered_text(plan: Plan | None) -> Text:
+    """One line per knob not offered, and why (a symbol and words, not colour; the reasons never read as markup)."""
+    return Text("\n").join(Text(f"○ {line}", style="dim") for line in not_offered_lines(plan))
 
 
 def calibration_line(why: str) -> str:
