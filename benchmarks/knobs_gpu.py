@@ -62,6 +62,9 @@ KNOBS: dict[str, tuple[dict, dict]] = {
     "compile_no_liger": ({"torch_compile": True, "enable_liger_kernel": False}, {}),
     "compile_liger_no_ds": ({"torch_compile": True, "zero_stage": None}, {}),
     "fa2": ({"flash_attn": "fa2"}, {}),
+    # LLaMA-Factory's pure_bf16: no autocast, the LoRA weights and AdamW states in bf16 (not fp32): fewer casts, less
+    # precision in the update. bf16 (AMP) off, as LlamaBoard's "pure_bf16" compute type sets it.
+    "pure_bf16": ({"bf16": False}, {"pure_bf16": True}),
 }
 results: dict = {}
 phase_name = ["setup"]
@@ -123,7 +126,7 @@ def config_for(model_dir: Path, data_dir: Path, changes: dict, steps: int = STEP
 
 
 def run(name: str, config, yaml_extra: dict | None = None, *, launcher: str = "bare", timeout: float = 240,
-        sample_tokens: float | None = SEQ, env_extra: dict | None = None) -> dict:
+        sample_tokens: float | None = SEQ, env_extra: dict | None = None, token_count: str = "all") -> dict:
     from hipwizard.train.run.rundir import save_run_dir
 
     if left() < 70:
@@ -161,7 +164,7 @@ def run(name: str, config, yaml_extra: dict | None = None, *, launcher: str = "b
                     proc.kill()
                     code = "timeout"
     rate = steady_rate_of(clock.arrivals, config.effective_batch(1) * SEQ, WARMUP, rows=clock.rows, run_dir=run_dir,
-                          sample_tokens=sample_tokens)
+                          sample_tokens=sample_tokens, token_count=token_count)
     losses = {r["current_steps"]: r["loss"] for r in clock.rows if "loss" in r and "current_steps" in r}
     steps = sorted(clock.arrivals)
     gaps = [clock.arrivals[b] - clock.arrivals[a] for a, b in zip(steps, steps[1:], strict=False) if a >= WARMUP]
@@ -173,6 +176,7 @@ def run(name: str, config, yaml_extra: dict | None = None, *, launcher: str = "b
            "first_step_s": round(clock.arrivals[steps[0]] - t, 1) if steps else None,
            "peak_gib": round(peak.peak_mib / 1024, 2), "sm_clock_mhz_median": clock_mhz,
            "power_w_median": power_w, "losses": losses,
+           "num_examples": _num_examples(run_dir),
            "yaml_extra": yaml_extra or {}, "changes": {k: v for k, v in config.model_dump().items()
                                                         if k in ("zero_stage", "enable_liger_kernel", "torch_compile",
                                                                  "flash_attn", "per_device_train_batch_size",
@@ -186,6 +190,16 @@ def run(name: str, config, yaml_extra: dict | None = None, *, launcher: str = "b
     print(name, launcher, json.dumps({k: v for k, v in row.items() if k not in ("losses", "log_tail")}), flush=True)
     save()
     return row
+
+
+def _num_examples(run_dir: Path) -> int | None:
+    """The trainer's "Num examples = N" (after packing: the packs) from the run's log."""
+    import re
+
+    for log in sorted(run_dir.glob("*.log")):
+        if m := re.search(r"Num examples = ([\d,]+)", log.read_text(errors="replace")):
+            return int(m.group(1).replace(",", ""))
+    return None
 
 
 def phase_bisect(model_dir: Path, data_dir: Path) -> None:
@@ -293,15 +307,29 @@ def variable_dataset(data_dir: Path, model_dir: Path, n: int = 600) -> float:
 
 
 def phase_packing(model_dir: Path, data_dir: Path) -> None:
+    """Variable-length data three ways over the same 600 samples, side by side: unpacked (each batch padded to its
+    longest), bucketed (the HF Trainer's length-grouped sampler: batches of similar lengths, 16 samples a step as
+    before) and neat packing. Real tokens: the trainer's ``non_padding`` count where samples are not packed; for
+    packs, the dataset's real tokens over the packs the trainer reports (``Num examples``) x packs per second."""
     var_dir = WORK / "data-var"
     mean = variable_dataset(var_dir, model_dir)
     results["variable_mean_tokens"] = round(mean, 1)
-    for name, extra in (("unpacked_var", {}), ("neat_packing_var", {"packing": True, "neat_packing": True})):
+    results["variable_real_tokens"] = round(mean * 600)
+    bucket = {"train_sampling_strategy": "group_by_length"}  # transformers >= 5.2; 4.x: group_by_length: true
+    for name, extra, yaml_extra, count in (
+            ("unpacked_var", {}, {}, "non_padding"),
+            ("bucketed_var", {}, bucket, "non_padding"),
+            ("neat_packing_var", {"packing": True, "neat_packing": True}, {}, "all")):
         if left() < 100:
             results.setdefault("skipped", []).append(f"{name}: time budget")
             continue
         cfg = config_for(model_dir, var_dir, PREV, steps=30, **extra)
-        run(name, cfg, {"include_num_input_tokens_seen": "all"}, sample_tokens=None if extra else mean, timeout=200)
+        row = run(name, cfg, {"include_num_input_tokens_seen": count, **yaml_extra},
+                  sample_tokens=None if extra else mean, timeout=200, token_count=count)
+        if extra and row.get("num_examples") and row.get("samples_per_s"):
+            row["real_tokens_per_pack"] = round(mean * 600 / row["num_examples"], 1)
+            row["real_tokens_per_s_from_packs"] = round(row["samples_per_s"] * mean * 600 / row["num_examples"], 1)
+            save()
     save()
 
 

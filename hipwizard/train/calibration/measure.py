@@ -14,7 +14,8 @@ the real launcher (detached, ``RECORD_VRAM=1``) and watched:
   is its lower bound, and is taken instead where the interval's excess is within the step noise
   (``checkpoint_cost``);
 - tokens/s: ``throughput.steady_rate`` over the same steps: trainer_log's ``total_tokens`` (real tokens with
-  ``include_num_input_tokens_seen: non_padding``, padding included with ``true``); without it the samples of each
+  ``include_num_input_tokens_seen: non_padding``, which calibration sets where the user's config sets no count;
+  padding included with ``true``); without it the samples of each
   step (the short last step of an epoch as it is, from the trainer's banner) x ``seq``;
 - peak device memory: ``hipwizard.gpu`` telemetry every 0.2 s, minus what was in use before the run (what
   decides an OOM); RECORD_VRAM's torch max allocated / reserved beside it. No GPU (CPU runs): no peak.
@@ -34,6 +35,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
+
+from ruamel.yaml.comments import CommentedMap
 
 from hipwizard.errors import UserError
 from hipwizard.gpu import GpuTelemetry
@@ -92,13 +95,23 @@ def _candidate_config(cand: Candidate, steps: int, save_at: int | None):
         "resume_from_checkpoint": None})
 
 
+def counting_real_tokens(document: CommentedMap | None) -> CommentedMap:
+    """``document`` with ``include_num_input_tokens_seen: non_padding`` where it sets no count: every candidate is
+    then timed in real tokens, so one that pads less (length-grouped batches) shows its gain, and a short window of
+    long or short batches is not read as a slow or fast config. A count the user set is kept."""
+    doc = CommentedMap() if document is None else CommentedMap(document)
+    if doc.get("include_num_input_tokens_seen") in (None, False, "no"):
+        doc["include_num_input_tokens_seen"] = "non_padding"
+    return doc
+
+
 def measure(cand: Candidate, run_dir: Path, document, base_dir: Path, *, steps: int, warmup: int,
             options: LaunchOptions, seq_len: int, should_stop: Callable[[], bool], gpu: GpuPeak | None,
             on_step: Callable[[int], None] | None = None) -> tuple[Measurement, bool]:
     """Run one candidate; (its measurement, whether a stop was asked for)."""
     save_at = save_step(steps, warmup)
     config = _candidate_config(cand, steps, save_at)
-    save_run_dir(run_dir, config, document, base_dir=base_dir)
+    save_run_dir(run_dir, config, counting_real_tokens(document), base_dir=base_dir)
     m = Measurement(cand.label, knobs_of(cand.config), False, predicted_step_s=cand.throughput.step_seconds,
                     predicted_compute_s=compute_seconds(cand.throughput), predicted_peak_gib=cand.estimate.total_gib,
                     predicted_per_token_gib=per_token_gib(cand.estimate), run_dir=str(run_dir))

@@ -4,6 +4,8 @@
   read by parsing its source (``register_template(name=...)``); no copy of the list is kept here.
 - ``deepspeed_installed()``: whether ``import deepspeed`` would find a package.
 - ``dataset_names(dataset_dir)``: the keys of ``dataset_info.json``, or why they cannot be read.
+- ``sampler_key()``: the key the installed transformers takes for length-grouped batches (``train_sampling_strategy``
+  from 5.2, ``group_by_length`` before), read from its ``training_args.py``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -64,6 +67,36 @@ def _templates_from(path: str, _mtime: int) -> NameList:
     if not names:
         return NameList(None, f"no register_template(name=...) calls found in {path}")
     return NameList(frozenset(names))
+
+
+SAMPLER_KEY_NEW, SAMPLER_KEY_OLD = "train_sampling_strategy", "group_by_length"
+
+
+def sampler_key() -> str | None:
+    """The YAML key that turns on the HF Trainer's length-grouped sampler with the installed transformers:
+    ``train_sampling_strategy`` (value ``group_by_length``; transformers >= 5.2 dropped the boolean) or
+    ``group_by_length`` (``true``; older). None without transformers or when its file tells neither."""
+    pkg = _package_dir("transformers")
+    source = pkg / "training_args.py" if pkg is not None else None
+    try:
+        stat = source.stat() if source is not None else None
+    except OSError:
+        stat = None
+    if source is None or stat is None:
+        return None
+    return _sampler_key_of(str(source), stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=4)
+def _sampler_key_of(path: str, _mtime: int) -> str | None:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for key in (SAMPLER_KEY_NEW, SAMPLER_KEY_OLD):  # a field of TrainingArguments: "    name: type = field(...)"
+        if re.search(rf"^\s+{key}\s*:", text, re.MULTILINE):
+            return key
+    return None
 
 
 def deepspeed_installed() -> bool:

@@ -20,8 +20,8 @@ FIELD_GROUPS: dict[str, tuple[str, ...]] = {
     "model": ("model_name_or_path", "quantization_bit", "trust_remote_code", "flash_attn", "enable_liger_kernel",
               "torch_compile"),
     "method": ("stage", "do_train", "finetuning_type", "lora_rank", "lora_alpha", "lora_dropout", "lora_target"),
-    "data": ("dataset", "dataset_dir", "template", "cutoff_len", "packing", "neat_packing", "max_samples",
-             "val_size", "preprocessing_num_workers"),
+    "data": ("dataset", "dataset_dir", "template", "cutoff_len", "packing", "neat_packing", "group_by_length",
+             "max_samples", "val_size", "preprocessing_num_workers"),
     "training": ("per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
                  "num_train_epochs", "max_steps", "lr_scheduler_type", "warmup_ratio", "warmup_steps",
                  "bf16", "fp16", "disable_gradient_checkpointing", "optim", "dataloader_num_workers", "use_unsloth",
@@ -86,6 +86,10 @@ class TrainConfig(BaseModel):
     packing: bool | None = Field(
         None, description="Pack samples into full cutoff_len sequences: no padding; empty = on for pt only.")
     neat_packing: bool = Field(False, description="Packing without attention across samples (implies packing).")
+    group_by_length: bool = Field(
+        False, description="Batch samples of similar length together (the HF Trainer's length-grouped sampler): "
+        "less padding, the same samples per step; batches come in runs of falling length. Written as the key the "
+        "installed transformers takes (train_sampling_strategy: group_by_length from 5.2, else group_by_length).")
     max_samples: int | None = Field(None, ge=1, description="Use at most this many samples per dataset; empty = all.")
     val_size: float = Field(0.0, ge=0.0, description="Held-out share (<1) or count (>=1) for evaluation.")
     preprocessing_num_workers: int | None = Field(None, ge=1, le=1024, description="Processes for tokenising the data.")

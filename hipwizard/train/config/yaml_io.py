@@ -3,6 +3,10 @@
 Keys ``TrainConfig`` does not know are kept in the document and written back unchanged, comments and key
 order survive, and values the user did not change keep their original spelling (``5.0e-5`` stays so).
 The ``deepspeed`` key is read to fill the ZeRO fields (from the JSON it names, else from its file name).
+Length-grouped batches are one field, ``group_by_length``, read from either key transformers has used
+(``group_by_length: true``, or ``train_sampling_strategy: group_by_length`` from 5.2) and written back under
+the key the installed transformers takes (``sampler_key``; the other spelling, which it refuses, is replaced),
+else the one the document already uses.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from hipwizard.train.config.bounded import InputRefused, check_yaml_bounds, read
 from hipwizard.train.config.command_line import convert, is_command_line
 from hipwizard.train.config.deepspeed import ZeroSettings, read_zero_settings, zero_stage
 from hipwizard.train.config.launch_knobs import read_knobs
+from hipwizard.train.config.llamafactory_info import SAMPLER_KEY_NEW, SAMPLER_KEY_OLD, sampler_key
 from hipwizard.train.config.train_config import DERIVED_FIELDS, TrainConfig, build_config
 
 
@@ -43,7 +48,11 @@ class LoadedConfig:
 
     @property
     def unknown_keys(self) -> list[str]:
-        return [str(k) for k in self.document if k not in TrainConfig.model_fields]
+        return [str(k) for k in self.document if k not in TrainConfig.model_fields and not (
+            k == SAMPLER_KEY_NEW and self.document[k] == GROUPED)]
+
+
+GROUPED = "group_by_length"  # train_sampling_strategy's value for length-grouped batches
 
 
 def _yaml() -> YAML:
@@ -84,6 +93,8 @@ def parse_yaml(text: str, path: Path | None = None) -> LoadedConfig:
     if not isinstance(doc, CommentedMap):
         raise UserError(f"{where} must be a YAML mapping of LLaMA-Factory arguments, not a {type(doc).__name__}")
     values = {str(k): _plain(v) for k, v in doc.items()}
+    if values.get(SAMPLER_KEY_NEW) == GROUPED and SAMPLER_KEY_OLD not in values:
+        values[SAMPLER_KEY_OLD] = True
     config, errors = build_config(values)
     loaded = LoadedConfig(config, doc, path, errors)
     _fill_zero(loaded, values.get("deepspeed"))
@@ -187,7 +198,7 @@ def render_yaml(config: TrainConfig, document: CommentedMap | None = None, *, de
     doc = document if document is not None else CommentedMap()
     doc = _copy(doc)
     for name in TrainConfig.model_fields:
-        if name in DERIVED_FIELDS or name == "deepspeed":
+        if name in DERIVED_FIELDS or name in ("deepspeed", SAMPLER_KEY_OLD):
             continue
         if name not in config.model_fields_set:
             continue  # untouched (or invalid when loaded): the document's own text stays
@@ -196,6 +207,8 @@ def render_yaml(config: TrainConfig, document: CommentedMap | None = None, *, de
             doc.pop(name, None)
         elif name not in doc or _plain(doc[name]) != value or type(_plain(doc[name])) is not type(value):
             doc[name] = value
+    if SAMPLER_KEY_OLD in config.model_fields_set:
+        _put_sampler(doc, config.group_by_length)
     ds = deepspeed_path if deepspeed_path is not None else config.deepspeed
     if config.zero_stage is None:
         doc.pop("deepspeed", None)
@@ -204,6 +217,25 @@ def render_yaml(config: TrainConfig, document: CommentedMap | None = None, *, de
     out = io.StringIO()
     _yaml().dump(doc, out)
     return out.getvalue()
+
+
+def _put_sampler(doc: CommentedMap, grouped: bool) -> None:
+    """Length-grouped batches on or off under the key the installed transformers takes (the other spelling, which
+    it would refuse, is replaced), else the one ``doc`` already uses; another sampling strategy the user set
+    (``sequential``) stays when grouping is off."""
+    old, new = _plain(doc.get(SAMPLER_KEY_OLD)), _plain(doc.get(SAMPLER_KEY_NEW))
+    key = sampler_key() or (SAMPLER_KEY_OLD if SAMPLER_KEY_OLD in doc else SAMPLER_KEY_NEW)
+    if key == SAMPLER_KEY_NEW:
+        doc.pop(SAMPLER_KEY_OLD, None)
+        if grouped and new != GROUPED:
+            doc[SAMPLER_KEY_NEW] = GROUPED
+        elif not grouped and new == GROUPED:
+            doc.pop(SAMPLER_KEY_NEW)
+        return
+    if new == GROUPED:
+        doc.pop(SAMPLER_KEY_NEW)
+    if old is not grouped and (grouped or SAMPLER_KEY_OLD in doc):
+        doc[SAMPLER_KEY_OLD] = grouped
 
 
 def save_yaml(path: str | Path, config: TrainConfig, document: CommentedMap | None = None,

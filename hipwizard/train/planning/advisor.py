@@ -5,7 +5,7 @@ What varies: DeepSpeed (none, ZeRO-2, ZeRO-3, with the offloads each allows), gr
 off, the micro-batch / accumulation split (their product per GPU stays the user's), eager attention
 replaced by SDPA, and where installed (``knobs.KnobAvailability``) Liger's kernels; the predicted-neutral knobs
 (``knob_catalog``: torch.compile, FlashAttention-2, the fused or foreach AdamW, loader workers, Unsloth's
-kernels and checkpointing, ROCm's TunableOp) are offered only once a calibration measured them here, and
+kernels and checkpointing, ROCm's TunableOp, length-grouped batches) are offered only once a calibration measured them here, and
 ``Advice.not_offered`` says why each other knob is not; packing is offered for variable-length data (it changes
 what a step holds, so it ranks after the others at equal speed). What never varies: the model, the method, LoRA settings, learning rate, data, the effective
 batch and the sequence length. Combinations in ``assets/train_known_bad.yaml`` are never proposed; the
@@ -41,7 +41,7 @@ ZERO_CHOICES: tuple[tuple[int | None, bool, bool], ...] = (
 TUNED_FIELDS = ("zero_stage", "offload_optimizer", "offload_param", "disable_gradient_checkpointing",
                 "per_device_train_batch_size", "gradient_accumulation_steps", "flash_attn", "enable_liger_kernel",
                 "torch_compile", "packing", "optim", "dataloader_num_workers", "use_unsloth", "use_unsloth_gc",
-                "tunableop")
+                "tunableop", "group_by_length")
 
 
 @dataclass

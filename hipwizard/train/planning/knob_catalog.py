@@ -12,7 +12,9 @@ setting is never read as another's (a family: ``corrections.Calibration``). Two 
   torch_compile (installed torch), flash_attn fa2 (flash-attn installed; on ROCm the CK or Triton build, said),
   optim (adamw_torch foreach <-> adamw_torch_fused), dataloader_num_workers (0 <-> 4), use_unsloth_gc (with
   gradient checkpointing), use_unsloth (unsloth installed, NVIDIA only), tunableop (ROCm only: on CUDA every
-  GEMM resolved to "Default", +0.2%, noise; /work/shared/gpu-box/README.md).
+  GEMM resolved to "Default", +0.2%, noise; /work/shared/gpu-box/README.md), group_by_length (unpacked data:
+  the HF Trainer's length-grouped batches; the time model counts no padding, so only a calibration on the user's
+  own data, counting real tokens, can tell its gain).
 
 ``not_offered`` says, one line each, why a knob LLaMA-Factory 0.9.5 exposes is not proposed on this machine.
 """
@@ -27,7 +29,7 @@ from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.knobs import KnobAvailability
 
 NEUTRAL_FIELDS = ("torch_compile", "flash_attn", "optim", "dataloader_num_workers", "use_unsloth", "use_unsloth_gc",
-                  "tunableop")
+                  "tunableop", "group_by_length")
 FOREACH, FUSED = "adamw_torch", "adamw_torch_fused"
 TRIAL_WORKERS = 4  # the loader processes a knob trial tries against 0
 
@@ -64,6 +66,8 @@ def _offered(config: TrainConfig, knobs: KnobAvailability) -> dict[str, list[Any
         out["use_unsloth"].append(True)
     if knobs.platform == "rocm" and not config.tunableop:
         out["tunableop"].append(True)
+    if not config.packs and not config.group_by_length and config.stage == "sft":
+        out["group_by_length"].append(True)
     return out
 
 
@@ -84,13 +88,16 @@ def neutral_change(config: TrainConfig, variant: TrainConfig) -> bool:
 
 def knob_variants(config: TrainConfig, axes: dict[str, list[Any]]) -> Iterator[dict[str, Any]]:
     """The updates of every combination of ``axes`` (field -> values, the config's own first); Unsloth's
-    checkpointing only where checkpointing is on (it has nothing to act on otherwise)."""
+    checkpointing only where checkpointing is on, length-grouped batches only unpacked (neither has anything to
+    act on otherwise)."""
     names = list(axes)
     for values in itertools.product(*(axes[n] for n in names)):
         update = dict(zip(names, values, strict=True))
         if update.get("use_unsloth_gc") and not config.use_unsloth_gc and update.get(
                 "disable_gradient_checkpointing", config.disable_gradient_checkpointing):
             continue
+        if update.get("group_by_length") and not config.group_by_length and update.get("packing"):
+            continue  # packed sequences all have the cutoff's length: nothing to group
         yield update
 
 
@@ -106,7 +113,7 @@ def label_extras(c: TrainConfig, changed: set[str]) -> list[str]:
     extra = [name for on, name in ((c.enable_liger_kernel, "Liger"), (c.torch_compile, "compile"),
                                    (c.packing and not c.neat_packing, "packing"), (c.neat_packing, "neat packing"),
                                    (c.use_unsloth, "Unsloth"), (c.use_unsloth_gc, "Unsloth ckpt"),
-                                   (c.tunableop, "TunableOp")) if on]
+                                   (c.tunableop, "TunableOp"), (c.group_by_length, "length-grouped")) if on]
     if c.flash_attn in ("sdpa", "fa2") and "flash_attn" in changed or c.flash_attn == "fa2":
         extra.append(c.flash_attn)
     if "optim" in changed:
@@ -116,6 +123,8 @@ def label_extras(c: TrainConfig, changed: set[str]) -> list[str]:
     return extra
 
 
+# issue 34's H100 measurement (benchmarks/knobs_gpu.py, packing phase; docs/benchmarks.md "Knobs and the proof").
+BUCKETED_WORDS = "MEASURED_ON_H100"
 MEASURED_ONLY = "predicted neutral (no measured term in the time model): offered because it was measured here"
 
 
@@ -143,6 +152,13 @@ def knob_reasons(a: TrainConfig, b: TrainConfig, knobs: KnobAvailability | None,
                    "counting the packs' end padding); each step then holds about cutoff / mean length as many "
                    "samples, so the loss falls faster per step and the curve is not step-for-step the same; "
                    "neat_packing keeps attention inside each sample")
+    if b.group_by_length and not a.group_by_length:
+        out.append("group_by_length: each batch takes samples of similar length (the HF Trainer's length-grouped "
+                   "sampler), so far less padding with the same samples per step (on an H100, 8B LoRA 16 x 1, "
+                   f"samples of 100-1,000 tokens: {BUCKETED_WORDS}); the order changes, not what a step holds: "
+                   "batches come in runs of falling length (50 batches each, fewer on an epoch under 200 batches; "
+                   "the longest batch first, so an out-of-memory shows at once), and the loss per step moves with those lengths; lengths are read "
+                   f"from every sample at start-up; {MEASURED_ONLY}")
     versions = knobs.versions
     if optim_of(a, versions) != optim_of(b, versions):
         how = ("one fused kernel updates every parameter" if optim_of(b, versions) == FUSED

@@ -35,8 +35,8 @@ DS_STARTUP_S = 12.0
 DS_CHECKPOINT_S = 11.0
 DS_FIELDS = ("zero_stage", "offload_optimizer", "offload_param")
 # What changes the time to the first steady step beyond DeepSpeed: compilation, packing the data, TunableOp's
-# tuning of each new GEMM shape on the first steps.
-STARTUP_FIELDS = (*DS_FIELDS, "torch_compile", "packing", "neat_packing", "tunableop")
+# tuning of each new GEMM shape on the first steps, the length-grouped sampler reading every sample's length.
+STARTUP_FIELDS = (*DS_FIELDS, "torch_compile", "packing", "neat_packing", "tunableop", "group_by_length")
 
 
 @dataclass(frozen=True)

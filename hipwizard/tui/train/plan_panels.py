@@ -25,6 +25,7 @@ SHORT_LABELS = {
     "overwrite_output_dir": "overwrite out", "save_only_model": "only model",
     "resume_from_checkpoint": "resume from", "enable_liger_kernel": "liger kernel",
     "dataloader_num_workers": "loader workers", "use_unsloth_gc": "unsloth ckpt",
+    "group_by_length": "length groups",
 }
 
 
