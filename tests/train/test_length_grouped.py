@@ -165,3 +165,13 @@ def test_real_llamafactory_takes_the_written_key_and_groups_the_batches(tmp_path
     runs = [per_step[i:i + 3] for i in range(0, 12, 3)]
     assert all(run == sorted(run, reverse=True) for run in runs), per_step
     assert len(set(per_step)) > 3, per_step
+
+
+def test_grouping_packed_data_is_a_warning_on_the_field(tmp_path):
+    from hipwizard.train.planning.rules import RuleContext, check_config
+
+    ctx = RuleContext(base_dir=tmp_path, deepspeed_installed=True)
+    grouped = pick().model_copy(update={"group_by_length": True})
+    assert not [i for i in check_config(grouped, ctx) if i.field == "group_by_length"]
+    issues = [i for i in check_config(grouped.model_copy(update={"packing": True}), ctx) if i.field == "group_by_length"]
+    assert [i.severity for i in issues] == ["warning"] and "packed" in issues[0].message

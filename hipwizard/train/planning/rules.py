@@ -86,6 +86,9 @@ def check_config(config: TrainConfig, ctx: RuleContext) -> list[ConfigIssue]:
     _check_template(config, ctx, add)
     _check_model(config, ctx, add)
 
+    if config.group_by_length and config.packs:
+        add("group_by_length", "warning", "group_by_length does nothing on packed data (every pack has cutoff_len "
+            "tokens): turn one of them off")
     if not config.do_train:
         add("do_train", "warning", "do_train is off: llamafactory-cli train would load everything and not train")
     if not config.output_dir:
