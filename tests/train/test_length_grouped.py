@@ -11,8 +11,15 @@ from hipwizard.train.calibration.measure import counting_real_tokens
 from hipwizard.train.config import llamafactory_info, yaml_io
 from hipwizard.train.config.llamafactory_info import SAMPLER_KEY_NEW, SAMPLER_KEY_OLD, _sampler_key_of
 from hipwizard.train.config.yaml_io import parse_yaml, render_yaml
+from hipwizard.train.planning.advisor import advise
 from hipwizard.train.planning.knob_catalog import knob_reasons, knob_trials, knob_variants
+from tests.train.test_advisor import SHAPE
 from tests.train.test_knobs import CUDA, changed, measured, pick, plan
+
+
+def vplan(cfg, knobs, cal=None, **kw):
+    """``test_knobs.plan`` on variable-length samples (what grouping acts on)."""
+    return advise(cfg, SHAPE, vram_gib=139.8, seq_len=830, lengths="variable", knobs=knobs, calibration=cal, **kw)
 
 # The field lines as transformers writes them: 5.6's TrainingArguments and 4.57's.
 NEW_ARGS = '''    train_sampling_strategy: str = field(
@@ -91,16 +98,16 @@ def test_grouping_is_tried_on_unpacked_sft_only_and_never_with_packing():
 def test_grouping_is_advised_only_once_measured_faster_with_its_reason():
     base = pick()
     grouped = base.model_copy(update={"group_by_length": True})
-    assert changed(plan(base, CUDA), "group_by_length") == []
+    assert changed(vplan(base, CUDA), "group_by_length") == []
     assert any(line.startswith("group_by_length on: predicted neutral, not yet timed")
-               for line in plan(base, CUDA).not_offered)
-    advice = plan(base, CUDA, Calibration(key={}, measurements=[measured(base, 1.0), measured(grouped, 0.6)]))
+               for line in vplan(base, CUDA).not_offered)
+    advice = vplan(base, CUDA, Calibration(key={}, measurements=[measured(base, 1.0), measured(grouped, 0.6)]))
     got = changed(advice, "group_by_length")
     assert got and got[0].source == "measured" and advice.best is got[0]
     assert "length-grouped" in got[0].label
     reason = " ".join(got[0].reasons)
     assert "same samples per step" in reason and "falling length" in reason and "measured here" in reason
-    slower = plan(base, CUDA, Calibration(key={}, measurements=[measured(base, 1.0), measured(grouped, 1.1)]))
+    slower = vplan(base, CUDA, Calibration(key={}, measurements=[measured(base, 1.0), measured(grouped, 1.1)]))
     assert changed(slower, "group_by_length") == []
     # one setting's measurement is never the other's
     assert Calibration(key={}, measurements=[measured(grouped, 0.6)]).find(base) is None
@@ -175,3 +182,16 @@ def test_grouping_packed_data_is_a_warning_on_the_field(tmp_path):
     assert not [i for i in check_config(grouped, ctx) if i.field == "group_by_length"]
     issues = [i for i in check_config(grouped.model_copy(update={"packing": True}), ctx) if i.field == "group_by_length"]
     assert [i.severity for i in issues] == ["warning"] and "packed" in issues[0].message
+
+
+def test_samples_of_one_length_are_never_grouped_and_the_advice_says_why():
+    base = pick()
+    grouped = base.model_copy(update={"group_by_length": True})
+    cal = Calibration(key={}, measurements=[measured(base, 1.0), measured(grouped, 0.6)])
+    fixed = plan(base, CUDA, cal, trials=True)  # plan() says lengths="fixed"
+    assert changed(fixed, "group_by_length") == [] and not any(t.config.group_by_length for t in fixed.trials)
+    assert "group_by_length: the samples are of one length (--lengths fixed): no padding to remove" in \
+        fixed.not_offered
+    assert not any(line.startswith("group_by_length on:") for line in fixed.not_offered)
+    variable = vplan(base, CUDA, cal, trials=True)
+    assert changed(variable, "group_by_length") and any(t.config.group_by_length for t in variable.trials)

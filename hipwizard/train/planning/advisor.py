@@ -214,12 +214,16 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
     baseline = evaluate(config)
     # Packed variants are compared with the user's config on packed data too (memory like for like).
     packed_base = evaluate(config.model_copy(update={"packing": True})) if not config.packs else baseline
+    variable = (lengths or "variable") == "variable"
     advice = Advice(baseline, not_offered=not_offered(config, knobs or KnobAvailability(), measured))
     bad = exclusion(config, platform)
     if bad is not None:
         advice.excluded.append("your config: " + bad.line(knobs.versions if knobs else None))
-    variable = (lengths or "variable") == "variable"
     neutral = neutral_alternatives(config, knobs or KnobAvailability(), measured)
+    if not variable and not config.group_by_length and not config.packs:  # samples of one length: nothing to group
+        neutral["group_by_length"] = []
+        advice.not_offered = [line for line in advice.not_offered if not line.startswith("group_by_length ")] + [
+            "group_by_length: the samples are of one length (--lengths fixed): no padding to remove"]
     for variant in candidate_configs(config, deepspeed_available=deepspeed_available, knobs=knobs,
                                      packing=variable and config.stage == "sft", neutral=neutral):
         advice.considered += 1
@@ -256,7 +260,8 @@ def advise(config: TrainConfig, shape: ModelShape | None, *, vram_gib: float | N
                                       -round(c.throughput.tokens_per_s, 6), "packing" in c.changes,
                                       c.estimate.total_gib, len(c.changes)))
     if trials:
-        advice.trials = _trials(advice, knobs or KnobAvailability(), platform, evaluate)
+        advice.trials = [t for t in _trials(advice, knobs or KnobAvailability(), platform, evaluate)
+                         if variable or not t.config.group_by_length or config.group_by_length]
     if not advice.ranked:
         advice.reason = (f"nothing fits in {vram_gib:g} GiB with this effective batch and sequence length; "
                          "try LoRA with a smaller rank, QLoRA (quantization_bit 4), more GPUs or a shorter cutoff_len")
