@@ -21,8 +21,9 @@ knobs   the previous pick P (ZeRO-2, no checkpointing, 16 x 1, Liger), then P wi
 proof   bare recipe (ZeRO-3, checkpointing, 4 x 4), bare P, the new pick bare, the new pick through hipwizard, then
         the new pick through hipwizard and bare again (A B B A) while the budget lasts. The new pick: P with every
         knob that ran and gained > 1% in the knobs phase (or $NEW_PICK, a JSON object of config changes).
-packing the same model on variable-length samples (100-1,000 tokens): no packing (padded to each batch's longest)
-        vs ``neat_packing`` (no attention across samples) at cutoff 1,024, real tokens/s and the loss per step.
+packing the same model on variable-length samples (100-1,000 tokens): no packing (padded to each batch's longest),
+        length-grouped batches and ``neat_packing`` (no attention across samples) at cutoff 1,024, real tokens/s
+        and the loss per step ($KN_VAR_RUNS: which of unpacked_var, bucketed_var, neat_packing_var).
 """
 
 from __future__ import annotations
@@ -320,6 +321,8 @@ def phase_packing(model_dir: Path, data_dir: Path) -> None:
             ("unpacked_var", {}, {}, "non_padding"),
             ("bucketed_var", {}, bucket, "non_padding"),
             ("neat_packing_var", {"packing": True, "neat_packing": True}, {}, "all")):
+        if os.environ.get("KN_VAR_RUNS") and name not in os.environ["KN_VAR_RUNS"].split(","):
+            continue
         if left() < 100:
             results.setdefault("skipped", []).append(f"{name}: time budget")
             continue
