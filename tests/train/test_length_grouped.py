@@ -113,9 +113,17 @@ def test_grouping_is_advised_only_once_measured_faster_with_its_reason():
     assert Calibration(key={}, measurements=[measured(grouped, 0.6)]).find(base) is None
 
 
-def test_the_reason_carries_the_measured_numbers():
+def test_the_reason_carries_the_recorded_h100_numbers():
+    import json
+    from pathlib import Path
+
+    runs = {r["name"]: r for r in json.loads((Path(__file__).parent.parent / "fixtures" / "train" /
+                                              "h100_bucketing_issue34.json").read_text())["runs"]}
+    random_order, grouped = runs["unpacked_var"]["real_tokens_per_s"], runs["bucketed_var"]["real_tokens_per_s"]
     line = " ".join(knob_reasons(pick(), pick().model_copy(update={"group_by_length": True}), CUDA, None))
-    assert "tokens fed per real token" in line and "1.46x" in line
+    assert f"{random_order / 1000:.1f}k real tokens/s in random order" in line
+    assert f"{grouped / 1000:.1f}k length-grouped, {grouped / random_order:.2f}x" in line
+    assert "1.61 tokens per real token" in line
 
 
 def test_calibration_counts_real_tokens_unless_the_user_counts_otherwise():

@@ -123,10 +123,12 @@ def label_extras(c: TrainConfig, changed: set[str]) -> list[str]:
     return extra
 
 
-# benchmarks/length_grouped.py: real llamafactory-cli runs, the same 600 samples and seed, one epoch at 16 a step, the
-# trainer's own counts of tokens fed and real tokens (docs/benchmarks.md, "Sequence-length bucketing").
-BUCKETED_WORDS = ("600 samples of 20-240-token answers at 16 a step, real llamafactory-cli runs: 1.61 tokens fed per "
-                  "real token in random order, 1.10 length-grouped, 1.46x less work per real token")
+# Issue 34's measurements (docs/benchmarks.md, "Sequence-length bucketing"): the H100 pair from benchmarks/knobs_gpu.py
+# (tests/fixtures/train/h100_bucketing_issue34.json), the padding from benchmarks/length_grouped.py (real
+# llamafactory-cli runs on the CPU, the trainer's own counts of tokens fed and real tokens).
+BUCKETED_WORDS = ("on an H100, 8B LoRA 16 x 1, samples of 100-1,000 tokens: 8.4k real tokens/s in random order, "
+                  "12.6k length-grouped, 1.49x; real llamafactory-cli runs on 600 samples at 16 a step fed 1.61 "
+                  "tokens per real token in random order, 1.10 grouped")
 MEASURED_ONLY = "predicted neutral (no measured term in the time model): offered because it was measured here"
 
 
