@@ -103,6 +103,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("ctrl+g", "apply the suggestion", (PLAN_TAB,)),
     Verb("ctrl+n", "next suggestion", (PLAN_TAB,)),
     Verb("C", "calibrate: run the top candidates a few steps each and measure them", (PLAN_TAB,)),
+    Verb("ctrl+o", "open or fold the knobs not offered, and why each is not", (PLAN_TAB,)),
     Verb("E", "export the migration report (HTML)", (At("home", "and 'Export report' in the command palette"),)),
 )
 

@@ -168,9 +168,9 @@ async def test_unknown_architecture_estimate_says_why_editor_still_works(tmp_pat
 
 async def test_knobs_not_offered_fold_until_opened(tmp_path):
     """80x24: the advisor's knobs not offered (~10 long lines) take a line or two: a count and how to open it (▸ and
-    words, not colour); enter on it or a click shows one line per knob (▾), and the title says how to hide."""
+    words, not colour); enter on it, a click or ctrl+o from anywhere on the tab shows one line per knob (▾), and
+    the title says how to hide."""
     from textual.widgets import Collapsible
-    from textual.widgets._collapsible import CollapsibleTitle
 
     app = make_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -178,9 +178,9 @@ async def test_knobs_not_offered_fold_until_opened(tmp_path):
         reasons = app.query_one(TrainPlanPane).plan.advice.not_offered
         assert len(reasons) >= 2
         folded = app.query_one("#plan-not-offered", Collapsible)
-        title = folded.query_one(CollapsibleTitle)
+        title = folded.query_one("CollapsibleTitle")  # by CSS type name: the class is not public
         shown = panel(app, "advice") + str(title.render())
-        assert str(title.render()) == f"▸ {len(reasons)} knobs not offered (click/enter: why)"
+        assert str(title.render()) == f"▸ {len(reasons)} knobs not offered (ctrl+o/click: why)"
         assert not any(reason in shown for reason in reasons)
         assert folded.collapsed and folded.outer_size.height <= 2  # one line, or two where it wraps
         lines = app.query_one("#plan-not-offered-lines", Static)
@@ -189,13 +189,20 @@ async def test_knobs_not_offered_fold_until_opened(tmp_path):
         await pilot.press("enter")
         await until(pilot, lambda: lines.region.height >= len(reasons))
         assert not folded.collapsed and str(title.render()).startswith("▾ ")
-        assert str(title.render()).endswith("(click/enter: hide)")
+        assert str(title.render()).endswith("(ctrl+o/click: hide)")
         assert str(lines.render()).splitlines() == [f"○ {reason}" for reason in reasons]
         app.query_one("#plan-side").scroll_to_widget(title, animate=False)
         await pilot.pause()
         await pilot.click(title)
         await until(pilot, lambda: folded.collapsed and lines.region.height == 0)
         assert str(title.render()).startswith("▸ ")
+        # ctrl+o from a form field (focus far from the fold): opens, and again folds
+        app.query_one("#in-cutoff_len", Input).focus()
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: not folded.collapsed and lines.region.height >= len(reasons))
+        assert app.focused is app.query_one("#in-cutoff_len", Input)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: folded.collapsed)
 
 
 def test_knobs_not_offered_text_is_never_markup():
@@ -206,7 +213,7 @@ def test_knobs_not_offered_text_is_never_markup():
     reason = "optim [bold]x[/] [$accent]y: a [link=http://x]reason[/link]"
     plan = SimpleNamespace(advice=SimpleNamespace(reason="", not_offered=[reason]))
     assert panels.not_offered_text(plan).plain == f"○ {reason}"
-    assert panels.not_offered_title(plan, expanded=False) == "1 knob not offered (click/enter: why)"
+    assert panels.not_offered_title(plan, expanded=False) == "1 knob not offered (ctrl+o/click: why)"
     assert panels.not_offered_lines(SimpleNamespace(advice=SimpleNamespace(reason="no GPU", not_offered=[reason]))) == []
 
 

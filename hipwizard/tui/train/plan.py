@@ -79,6 +79,7 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
         Binding("ctrl+n", "next_suggestion", "Next", id="plan.next_suggestion"),
         Binding("C", "calibrate", "Calibrate", id="plan.calibrate"),
         Binding("X", "stop_calibration", "Stop", id="plan.stop_calibration"),
+        Binding("ctrl+o", "toggle_not_offered", "Why not offered", show=False, id="plan.not_offered"),
     ]
     # What C runs; tests and other machines may change them (the CLI takes --candidates/--steps/--warmup).
     calibrate_candidates, calibrate_steps, calibrate_warmup = 4, 8, 2
@@ -299,6 +300,12 @@ class TrainPlanPane(PlanCalibration, Jobs, Vertical):
         folded = self.query_one("#plan-not-offered", Collapsible)
         folded.display = bool(panels.not_offered_lines(plan))
         self._not_offered_toggled()
+
+    def action_toggle_not_offered(self) -> None:
+        """ctrl+o: open or fold the knobs not offered (from anywhere on the tab, not only with focus on the fold)."""
+        folded = self.query_one("#plan-not-offered", Collapsible)
+        if folded.display:
+            folded.collapsed = not folded.collapsed
 
     @on(Collapsible.Toggled, "#plan-not-offered")
     def _not_offered_toggled(self) -> None:

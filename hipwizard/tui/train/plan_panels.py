@@ -119,7 +119,7 @@ def not_offered_title(plan: Plan | None, expanded: bool) -> str:
     count only: the caller may render it as markup."""
     count = len(not_offered_lines(plan))
     knobs = "knob" if count == 1 else "knobs"
-    return f"{count} {knobs} not offered (click/enter: {'hide' if expanded else 'why'})"
+    return f"{count} {knobs} not offered (ctrl+o/click: {'hide' if expanded else 'why'})"
 
 
 def not_offered_text(plan: Plan | None) -> Text:

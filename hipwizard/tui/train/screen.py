@@ -29,6 +29,7 @@ RUN_ACTIONS: dict[str, Callable[[RunView], object]] = {
 PLAN_ACTIONS: dict[str, Callable[[TrainPlanPane], object]] = {
     "save": TrainPlanPane.action_save, "apply_suggestion": TrainPlanPane.action_apply_suggestion,
     "next_suggestion": TrainPlanPane.action_next_suggestion, "calibrate": TrainPlanPane.action_calibrate,
+    "toggle_not_offered": TrainPlanPane.action_toggle_not_offered,
 }
 
 
@@ -71,6 +72,7 @@ class TrainScreen(StepScreen):
         Binding("ctrl+g", "plan('apply_suggestion')", "Apply", id="plan.apply"),
         Binding("ctrl+n", "plan('next_suggestion')", "Next", id="plan.next_suggestion"),
         Binding("C", "plan('calibrate')", "Calibrate", id="plan.calibrate"),
+        Binding("ctrl+o", "plan('toggle_not_offered')", "Why not offered", show=False, id="plan.not_offered"),
     ]
 
     def __init__(self, *, telemetry=None, host_probe=None, poll_s: float = 1.0, attach: str | None = None) -> None:
