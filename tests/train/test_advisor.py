@@ -146,3 +146,23 @@ def test_a_planned_run_is_ranked_by_its_wall_time_start_up_and_checkpoints_inclu
     planned = advise(RECIPE, SHAPE, vram_gib=139.8, seq_len=830, planned_steps=40)
     assert planned.ranked and all(c.wall_s is not None for c in planned.ranked)
     assert [c.wall_s for c in planned.ranked] == sorted(c.wall_s for c in planned.ranked)
+
+
+def test_a_multi_gpu_wall_time_takes_the_measured_step_not_the_padded_tokens_over_the_real_rate():
+    """A calibration of a 2-GPU run counts the real tokens its steps held (here 60% of the planned, padded 2 x 16 x
+    830): its wall time is steps x the measured step, not planned tokens / real tokens/s (1.67x too long); a
+    predicted candidate on 2 GPUs still takes the planned tokens over the predicted run rate."""
+    from hipwizard.train.planning.advisor import Candidate, expected_wall
+    from hipwizard.train.planning.memory import estimate_memory
+    from hipwizard.train.planning.throughput import Throughput
+
+    cfg = TrainConfig(**recipe_values(zero_stage=None, save_steps=10**6))
+    planned = 2 * 16 * 830
+    est = estimate_memory(cfg, SHAPE, world_size=2, seq_len=830, device_vram_gib=139.8)
+    measured = Candidate(cfg, est, Throughput(0.6 * planned / 1.5, 1.5, ()), source="measured")
+    expected_wall(measured, steps=100, save_steps=10**6, tokens_per_step=planned, world_size=2)
+    assert measured.wall_s == pytest.approx(100 * 1.5)
+    predicted = Candidate(cfg, est, estimate_throughput(cfg, SHAPE, world_size=2, seq_len=830))
+    expected_wall(predicted, steps=100, save_steps=10**6, tokens_per_step=planned, world_size=2)
+    assert predicted.wall_s == pytest.approx(100 * planned / predicted.throughput.tokens_per_s)
+    assert predicted.wall_s > 100 * predicted.throughput.step_seconds  # the all-reduce: one GPU's step is not the run's

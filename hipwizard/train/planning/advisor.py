@@ -107,10 +107,13 @@ def expected_wall(cand: Candidate, *, steps: int, save_steps: int, tokens_per_st
                   calibration: Calibration | None = None) -> None:
     """Set ``cand.wall_s``: start-up + ``steps`` x the step time + its checkpoints (``wall.planned_wall``: each
     extra measured by ``calibration`` where it can be, else the H200 prior), and say how in ``wall_note``.
-    The step time is the (measured, calibrated or predicted) one on one GPU; on several, the planned tokens per
-    step over the run's tokens/s (data-parallel efficiency included)."""
+    The step time: a measured or calibrated one as it is (a calibration times the run's own world size, whole
+    optimizer steps); a predicted one on one GPU as it is, on several the planned tokens per step over the run's
+    predicted tokens/s (data-parallel efficiency included). A calibrated rate counts the real tokens a step held,
+    so the planned (padded) tokens over it would count the padding as time."""
     rate = cand.throughput.tokens_per_s
-    step_s = (cand.throughput.step_seconds if world_size == 1 and cand.throughput.step_seconds > 0
+    timed = cand.source in ("measured", "calibrated") or world_size == 1
+    step_s = (cand.throughput.step_seconds if timed and cand.throughput.step_seconds > 0
               else tokens_per_step / rate if rate > 0 else float("inf"))
     cand.wall_s, cand.wall_note, cand.wall_source = planned_wall(
         cand.config, step_s=step_s, steps=steps, save_steps=save_steps, measured=cand.measured,
