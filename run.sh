@@ -58,6 +58,11 @@ setup() {
     fi
     say "installing hipwizard[train,dev]"
     "${pip[@]}" install -c "$constraints" -e ".[train,dev,nvidia]"
+    # torchao for the one real FP8 run of the tests (tests/train/test_fp8.py puts it on that run's PYTHONPATH only):
+    # installed in the venv, peft would import it into every run.
+    if [ ! -d "$VENV/extras/torchao/torchao" ]; then
+        "${pip[@]}" install --no-deps --target "$VENV/extras/torchao" "torchao==0.17.0"
+    fi
     echo "$want" > "$stamp"
 }
 

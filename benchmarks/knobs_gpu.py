@@ -16,7 +16,9 @@ Phases (each writes $OUT/results-PHASE.json after every run):
 bisect  ``liger_compile_bisect.py``: which Liger kernel crashes under torch.compile (see that file).
 knobs   the previous pick P (ZeRO-2, no checkpointing, 16 x 1, Liger), then P with one knob changed: the fused
         AdamW (``optim: adamw_torch_fused``), 4 dataloader workers with pinned memory, torch.compile instead of
-        Liger, torch.compile with Liger and no DeepSpeed (the crash), FlashAttention-2 when the image has it.
+        Liger, torch.compile with Liger and no DeepSpeed (the crash), FlashAttention-2 when the image has it,
+        pure_bf16, and FP8 (LLaMA-Factory's key as documented, then engaged through the launch environment;
+        torchao's wheel carried in .whl/). $KN_ONLY picks and orders them.
         Kept in /tmp/kn/knobs.json for the proof.
 proof   bare recipe (ZeRO-3, checkpointing, 4 x 4), bare P, the new pick bare, the new pick through hipwizard, then
         the new pick through hipwizard and bare again (A B B A) while the budget lasts. The new pick: P with every
@@ -66,7 +68,25 @@ KNOBS: dict[str, tuple[dict, dict]] = {
     # LLaMA-Factory's pure_bf16: no autocast, the LoRA weights and AdamW states in bf16 (not fp32): fewer casts, less
     # precision in the update. bf16 (AMP) off, as LlamaBoard's "pure_bf16" compute type sets it.
     "pure_bf16": ({"bf16": False}, {"pure_bf16": True}),
+    # LLaMA-Factory's FP8 (Accelerate + torchao Float8Linear, rowwise scales; embeddings and lm_head stay bf16): the
+    # frozen base projections' GEMMs in e4m3 (e5m2 gradients). Needs torchao (carried as a wheel: the image lacks it).
+    # With transformers 5.x these two are bf16 runs: TrainingArguments reads ACCELERATE_MIXED_PRECISION when it is
+    # built and bf16 overrides it, then the Trainer hands mixed_precision to Accelerate, so the variable LLaMA-Factory
+    # sets later changes nothing (its log: "Accelerate FP8 status - enabled: False").
+    "fp8": ({}, {"fp8": True, "fp8_backend": "torchao"}),
+    "fp8_no_ds": ({"zero_stage": None}, {"fp8": True, "fp8_backend": "torchao"}),
+    "fp8_compile_no_liger": ({"torch_compile": True, "enable_liger_kernel": False, "zero_stage": None},
+                             {"fp8": True, "fp8_backend": "torchao"}),
+    # FP8 that engages: the variable set in the launch environment (before TrainingArguments reads it) and bf16 off
+    # (it would override it); Accelerate then autocasts to bf16 as before (native AMP for fp8) and converts the
+    # Linear layers with its own defaults (LLaMA-Factory's rowwise recipe never reaches it: the Trainer passes no
+    # kwargs handlers): tensorwise scales, not the first or last Linear, dimensions divisible by 16 (so not the
+    # r=8 LoRA matrices). Beside it P without DeepSpeed; then with ZeRO-2 (its plugin takes the "fp8" precision).
+    "prev_no_ds": ({"zero_stage": None}, {}),
+    "fp8_env_no_ds": ({"bf16": False, "zero_stage": None}, {"fp8": True, "fp8_backend": "torchao"}),
+    "fp8_env": ({"bf16": False}, {"fp8": True, "fp8_backend": "torchao"}),
 }
+KNOB_ENV = {n: {"ACCELERATE_MIXED_PRECISION": "fp8"} for n in ("fp8_env_no_ds", "fp8_env")}
 results: dict = {}
 phase_name = ["setup"]
 
@@ -183,6 +203,10 @@ def run(name: str, config, yaml_extra: dict | None = None, *, launcher: str = "b
                                                                  "flash_attn", "per_device_train_batch_size",
                                                                  "gradient_accumulation_steps", "packing", "neat_packing",
                                                                  "disable_gradient_checkpointing")}}
+    if (yaml_extra or {}).get("fp8"):  # whether FP8 engaged, in LLaMA-Factory's own words
+        log = run_dir / "train.log"
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        row["fp8_lines"] = [ln[-160:] for ln in text.splitlines() if "FP8 status" in ln or "Float8" in ln][:4]
     if not steps or (code not in (0, None)):
         logs = sorted(run_dir.glob("*.log")) + sorted(run_dir.glob("output/*.log"))
         tail = logs[0].read_text(errors="replace").splitlines()[-40:] if logs else []
@@ -226,8 +250,10 @@ def phase_knobs(model_dir: Path, data_dir: Path) -> None:
         results["prev_median_s_given"] = base
     else:
         base = run("prev_pick", config_for(model_dir, data_dir, PREV)).get("median_step_s") or 0
-    for name, (changes, extra) in KNOBS.items():
-        if only and name not in only:
+    for name in only or list(KNOBS):  # $KN_ONLY's order: the knob that matters most first
+        changes, extra = KNOBS[name]
+        if name.startswith("fp8") and importlib.util.find_spec("torchao") is None:
+            results.setdefault("skipped", {})[name] = "torchao is not installed (carry its wheel in .whl/)"
             continue
         if name == "fa2" and importlib.util.find_spec("flash_attn") is None:
             results.setdefault("skipped", {})[name] = "flash_attn is not installed in the image"
@@ -236,7 +262,7 @@ def phase_knobs(model_dir: Path, data_dir: Path) -> None:
             results.setdefault("skipped", {})[name] = "time budget"
             continue
         run(name, config_for(model_dir, data_dir, {**PREV, **changes}), extra,
-            timeout=min(300, left()) if "compile" in name else 200)
+            timeout=min(300, left()) if "compile" in name else 200, env_extra=KNOB_ENV.get(name))
     gains = {r["name"]: round(base / r["median_step_s"], 4) for r in results.get("runs", [])
              if r["name"] != "prev_pick" and r.get("median_step_s") and base and r.get("exit") in (0, None)}
     results["gain_over_prev"] = gains

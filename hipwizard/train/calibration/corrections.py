@@ -44,9 +44,10 @@ SOURCE_WORDS: dict[str, str] = {"measured": "measured here", "calibrated": "cali
 # is only ever "calibrated here (from other settings)", never "measured".
 KIND_FIELDS = ("zero_stage", "offload_optimizer", "offload_param", "disable_gradient_checkpointing",
                "enable_liger_kernel", "torch_compile", "flash_attn", "packing", "neat_packing", "optim",
-               "dataloader_num_workers", "use_unsloth", "use_unsloth_gc", "tunableop", "group_by_length")
+               "dataloader_num_workers", "use_unsloth", "use_unsloth_gc", "tunableop", "group_by_length", "fp8")
 # Knobs older calibrations did not record: they ran at the default (TrainConfig's), so they are read as that.
-_ADDED_KNOBS = ("optim", "dataloader_num_workers", "use_unsloth", "use_unsloth_gc", "tunableop", "group_by_length")
+_ADDED_KNOBS = ("optim", "dataloader_num_workers", "use_unsloth", "use_unsloth_gc", "tunableop", "group_by_length",
+                "fp8")
 SHAPE_FIELDS = ("per_device_train_batch_size", "gradient_accumulation_steps")
 KEY_VERSIONS = ("torch", "llamafactory", "transformers", "liger-kernel")
 PER_TOKEN_PARTS = ("activations", "logits and loss", "allocator slack")

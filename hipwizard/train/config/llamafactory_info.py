@@ -103,6 +103,25 @@ def deepspeed_installed() -> bool:
     return _package_dir("deepspeed") is not None
 
 
+def torchao_installed() -> bool:
+    return _package_dir("torchao") is not None
+
+
+def precision_fixed_early() -> bool | None:
+    """Whether the installed transformers hands TrainingArguments' precision to Accelerate (5.x: the Trainer builds
+    its Accelerator with ``"mixed_precision": self.args.mixed_precision``, read when the arguments were built, so
+    an ACCELERATE_MIXED_PRECISION set later, as LLaMA-Factory's ``fp8`` does in its Trainer, is not seen). None
+    without transformers or when its trainer.py cannot be read."""
+    pkg = _package_dir("transformers")
+    if pkg is None:
+        return None
+    try:
+        text = (pkg / "trainer.py").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return bool(re.search(r"[\"']mixed_precision[\"']\s*:\s*self\.args\.mixed_precision", text))
+
+
 # Datasets LLaMA-Factory's examples name that are files in its repository's data/ folder: the pip
 # package does not carry them, so they exist only beside a clone of the repository.
 REPO_DATASETS = frozenset({

@@ -24,7 +24,7 @@ FIELD_GROUPS: dict[str, tuple[str, ...]] = {
              "max_samples", "val_size", "preprocessing_num_workers"),
     "training": ("per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
                  "num_train_epochs", "max_steps", "lr_scheduler_type", "warmup_ratio", "warmup_steps",
-                 "bf16", "fp16", "disable_gradient_checkpointing", "optim", "dataloader_num_workers", "use_unsloth",
+                 "bf16", "fp16", "fp8", "disable_gradient_checkpointing", "optim", "dataloader_num_workers", "use_unsloth",
                  "use_unsloth_gc", "tunableop"),
     "distributed": ("zero_stage", "offload_optimizer", "offload_param", "deepspeed"),
     "output": ("output_dir", "logging_steps", "save_steps", "plot_loss", "overwrite_output_dir",
@@ -104,6 +104,10 @@ class TrainConfig(BaseModel):
     warmup_steps: int = Field(0, ge=0, description="Warm-up steps (overrides warmup_ratio when > 0).")
     bf16: bool = Field(False, description="Train in bfloat16 (MI300X, MI200, A100/H100 and newer).")
     fp16: bool = Field(False, description="Train in float16 with loss scaling (older GPUs).")
+    fp8: bool = Field(
+        False, description="FP8 matmuls (torchao Float8Linear through Accelerate; H100/H200, MI300X in FNUZ, MI350). "
+        "With transformers 5 it engages only with bf16 and fp16 off: hipwizard's launch then sets "
+        "ACCELERATE_MIXED_PRECISION=fp8 (Accelerate keeps a bf16 autocast). Needs torchao; more memory, less precision.")
     disable_gradient_checkpointing: bool = Field(
         False, description="Keep all activations instead of recomputing them: ~1.5x faster, much more memory.")
     optim: str | None = Field(

@@ -44,6 +44,22 @@ class DeviceTarget:
         """True/False when the architecture is known, None when it cannot be told."""
         return arch_has_bf16(self.arch)
 
+    @property
+    def fp8(self) -> bool | None:
+        return arch_has_fp8(self.arch)
+
+
+def arch_has_fp8(arch: str) -> bool | None:
+    """FP8 matrix instructions: NVIDIA from sm_89 (Ada, Hopper, Blackwell); AMD gfx94x (MI300, FNUZ encodings),
+    gfx95x (MI350, OCP) and gfx12xx (RDNA4, OCP); None when the architecture cannot be told."""
+    arch = (arch or "").strip().lower().split(":")[0]
+    if not arch:
+        return None
+    if arch.startswith("gfx"):
+        return bool(re.match(r"^gfx(94\d|95\d|12\d\d)$", arch))
+    m = re.match(r"^(?:sm_?)?(\d{1,2})\.?(\d)a?$", arch)
+    return (int(m.group(1)), int(m.group(2))) >= (8, 9) if m else None
+
 
 def arch_has_bf16(arch: str) -> bool | None:
     arch = (arch or "").strip().lower().split(":")[0]

@@ -17,7 +17,9 @@ from hipwizard.train.config.llamafactory_info import (
     dataset_names,
     deepspeed_installed,
     installed_templates,
+    precision_fixed_early,
     repo_dataset_hint,
+    torchao_installed,
 )
 from hipwizard.train.config.train_config import TrainConfig
 from hipwizard.train.planning.device import DeviceTarget
@@ -44,12 +46,15 @@ class RuleContext:
     deepspeed_installed: bool = True
     templates: NameList = field(default_factory=lambda: NameList(None, "not looked up"))
     shape: ShapeResult | None = None
+    torchao_installed: bool = True
+    precision_fixed_early: bool | None = None  # the installed transformers' (``llamafactory_info``)
 
     @classmethod
     def gather(cls, config: TrainConfig, base_dir: Path, device: DeviceTarget | None = None) -> "RuleContext":
         return cls(
             base_dir=base_dir, device=device, deepspeed_installed=deepspeed_installed(),
             templates=installed_templates(), shape=load_shape(config.model_name_or_path, base_dir),
+            torchao_installed=torchao_installed(), precision_fixed_early=precision_fixed_early(),
         )
 
 
@@ -68,8 +73,11 @@ def check_config(config: TrainConfig, ctx: RuleContext) -> list[ConfigIssue]:
         add("fp16", "error", "bf16 and fp16 are both on; choose one (bf16 on MI300X)")
     if config.bf16 and ctx.device is not None and ctx.device.bf16 is False:
         add("bf16", "error", f"bf16 is on but {ctx.device.name} ({ctx.device.arch}) has no bfloat16 support; use fp16")
-    if not config.bf16 and not config.fp16 and ctx.device is not None and ctx.device.bf16:
+    if not config.bf16 and not config.fp16 and not config.fp8 and ctx.device is not None and ctx.device.bf16:
         add("bf16", "info", f"neither bf16 nor fp16 is on: training runs in float32; {ctx.device.name} supports bf16")
+
+    if config.fp8:
+        _check_fp8(config, ctx, add)
 
     # DeepSpeed
     if config.zero_stage is not None and not ctx.deepspeed_installed:
@@ -98,6 +106,37 @@ def check_config(config: TrainConfig, ctx: RuleContext) -> list[ConfigIssue]:
     if config.lora_alpha is not None and config.finetuning_type == "lora" and config.lora_alpha > 64 * config.lora_rank:
         add("lora_alpha", "warning", f"lora_alpha {config.lora_alpha} is over 64 x rank: updates will be huge")
     return issues
+
+
+# Issue 34, on an H100 (tests/fixtures/train/h100_fp8_issue34.json): what fp8 did there, in words.
+FP8_BF16_WORDS = ("on an H100, 8B LoRA 16 x 1: 0.810 s a step vs 0.809 s without it, the same peak, and the loss "
+                  "within 0.002 of it at every step (run-to-run noise)")
+FP8_MEMORY_WORDS = ("on an 80 GB H100 an 8B LoRA at 16 x 830 tokens without checkpointing, 68 GiB in bf16, ran out "
+                    "of memory in its first FP8 step (with ZeRO-2, 64 GiB in bf16, the first step failed with the "
+                    "card's memory full)")
+
+
+def _check_fp8(config: TrainConfig, ctx: RuleContext, add) -> None:
+    """LLaMA-Factory's ``fp8``: refused with quantization, needs torchao and FP8 hardware, and with transformers
+    5 engages only with bf16/fp16 off (``launcher.fp8_engages``)."""
+    if config.quantization_bit is not None:
+        add("fp8", "error", "LLaMA-Factory refuses FP8 with a quantized base model (quantization_bit): turn one off")
+    if not ctx.torchao_installed:
+        add("fp8", "error", "fp8 needs torchao (Accelerate's FP8 backend here): pip install torchao, or turn fp8 off")
+    if ctx.device is not None and ctx.device.fp8 is False:
+        add("fp8", "error", f"{ctx.device.name} ({ctx.device.arch}) has no FP8 matrix instructions (sm_89 and newer; "
+            "MI300X gfx942 in the FNUZ encodings, MI350 gfx950): turn fp8 off")
+    on = "bf16" if config.bf16 else "fp16" if config.fp16 else ""
+    if on and ctx.precision_fixed_early is not False:
+        add("fp8", "warning", f"fp8 is on but so is {on}, which wins: the run trains in {on}, not FP8 (transformers 5 "
+            f"takes the precision from {on} when its arguments are built, before LLaMA-Factory asks for FP8; its log "
+            f"says \"Accelerate FP8 status - enabled: False\"; {FP8_BF16_WORDS}). For FP8 turn {on} off: "
+            "hipwizard's launch then asks for FP8 in time (ACCELERATE_MIXED_PRECISION=fp8; a bf16 autocast stays)")
+    elif not on:
+        add("fp8", "info", "FP8 through the launch environment: hipwizard's launch sets ACCELERATE_MIXED_PRECISION=fp8 "
+            "(llamafactory-cli run by hand would not engage it) and Accelerate converts the Linear layers under a "
+            "bf16 autocast (less precision in their matmuls); the FP8 copies it keeps beside the bf16 tensors are not "
+            f"in the memory estimate: {FP8_MEMORY_WORDS}; its speed was never timed, so it is never advised")
 
 
 def _check_data(config: TrainConfig, ctx: RuleContext, add) -> None:

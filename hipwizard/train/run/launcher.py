@@ -103,6 +103,16 @@ def output_dir_of(run_dir: Path, config: Mapping[str, Any]) -> Path:
     return path if path.is_absolute() else (run_dir / path)
 
 
+def fp8_engages(config: Mapping[str, Any]) -> bool:
+    """Whether a run of ``config`` (the YAML) trains with FP8 matmuls when hipwizard launches it: ``fp8`` on with
+    bf16 and fp16 off. transformers 5 reads ACCELERATE_MIXED_PRECISION when TrainingArguments is built (bf16 or
+    fp16 override it) and hands the result to Accelerate, so LLaMA-Factory setting it later, in its Trainer, is
+    too late (its log then says "Accelerate FP8 status - enabled: False"); set in the launch environment it is
+    read in time, and Accelerate converts the Linear layers (its defaults: tensorwise scales, not the first or
+    last Linear, dimensions divisible by 16) under a bf16 autocast. Measured: issue 34, docs/benchmarks.md."""
+    return config.get("fp8") is True and not config.get("bf16") and not config.get("fp16")
+
+
 def build_environment(config: Mapping[str, Any], options: LaunchOptions, platform: str,
                       base: Mapping[str, str], output_dir: Path,
                       knob_env: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
@@ -151,6 +161,8 @@ def build_environment(config: Mapping[str, Any], options: LaunchOptions, platfor
             delta["CUDA_VISIBLE_DEVICES"] = ids
     if platform == "cpu":
         delta.setdefault("CUDA_VISIBLE_DEVICES", "")  # never wander onto a GPU the user did not choose
+    if fp8_engages(config):
+        delta["ACCELERATE_MIXED_PRECISION"] = "fp8"
     delta.update(knob_env or {})
     delta.update(options.extra_env)
     return delta, removed
