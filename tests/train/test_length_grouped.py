@@ -9,7 +9,7 @@ import pytest
 from hipwizard.train.calibration.corrections import Calibration, Measurement
 from hipwizard.train.calibration.measure import counting_real_tokens
 from hipwizard.train.config import llamafactory_info, yaml_io
-from hipwizard.train.config.llamafactory_info import SAMPLER_KEY_NEW, SAMPLER_KEY_OLD, _sampler_key_of
+from hipwizard.train.config.llamafactory_info import SAMPLER_KEY_NEW, SAMPLER_KEY_OLD
 from hipwizard.train.config.yaml_io import parse_yaml, render_yaml
 from hipwizard.train.planning.advisor import advise
 from hipwizard.train.planning.knob_catalog import knob_reasons, knob_trials, knob_variants
@@ -32,10 +32,12 @@ OLD_ARGS = '''    group_by_length: bool = field(
 
 @pytest.mark.parametrize(("text", "key"), [(NEW_ARGS, SAMPLER_KEY_NEW), (OLD_ARGS, SAMPLER_KEY_OLD),
                                            ("class TrainingArguments:\n    seed: int = 42\n", None)])
-def test_the_sampler_key_is_read_from_the_installed_training_args(tmp_path, text, key):
-    source = tmp_path / "training_args.py"
-    source.write_text("@dataclass\nclass TrainingArguments:\n" + text)
-    assert _sampler_key_of(str(source), source.stat().st_mtime_ns) == key
+def test_the_sampler_key_is_read_from_the_installed_training_args(tmp_path, monkeypatch, text, key):
+    pkg = tmp_path / "transformers"
+    pkg.mkdir()
+    (pkg / "training_args.py").write_text("@dataclass\nclass TrainingArguments:\n" + text)
+    monkeypatch.setattr(llamafactory_info, "_package_dir", lambda name: pkg if name == "transformers" else None)
+    assert llamafactory_info.sampler_key() == key
 
 
 def test_the_installed_transformers_names_its_key():

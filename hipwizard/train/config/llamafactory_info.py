@@ -6,6 +6,8 @@
 - ``dataset_names(dataset_dir)``: the keys of ``dataset_info.json``, or why they cannot be read.
 - ``sampler_key()``: the key the installed transformers takes for length-grouped batches (``train_sampling_strategy``
   from 5.2, ``group_by_length`` before), read from its ``training_args.py``.
+- ``precision_fixed_early()``: whether its Trainer hands the precision to Accelerate (``fp8``'s trap), from its
+  ``trainer.py``. Both sources are read once per file version.
 """
 
 from __future__ import annotations
@@ -72,27 +74,34 @@ def _templates_from(path: str, _mtime: int) -> NameList:
 SAMPLER_KEY_NEW, SAMPLER_KEY_OLD = "train_sampling_strategy", "group_by_length"
 
 
+def _transformers_source(name: str) -> str | None:
+    """The text of the installed transformers' ``name`` (training_args.py, trainer.py), read once per version of
+    the file (its mtime and size); None without transformers or when it cannot be read."""
+    pkg = _package_dir("transformers")
+    try:
+        stat = (pkg / name).stat() if pkg is not None else None
+    except OSError:
+        stat = None
+    return None if pkg is None or stat is None else _read_source(str(pkg / name), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=8)
+def _read_source(path: str, _mtime: int, _size: int) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 def sampler_key() -> str | None:
     """The YAML key that turns on the HF Trainer's length-grouped sampler with the installed transformers:
     ``train_sampling_strategy`` (value ``group_by_length``; transformers >= 5.2 dropped the boolean) or
     ``group_by_length`` (``true``; older). None without transformers or when its file tells neither."""
-    pkg = _package_dir("transformers")
-    source = pkg / "training_args.py" if pkg is not None else None
-    try:
-        stat = source.stat() if source is not None else None
-    except OSError:
-        stat = None
-    if source is None or stat is None:
-        return None
-    return _sampler_key_of(str(source), stat.st_mtime_ns)
+    text = _transformers_source("training_args.py")
+    return None if text is None else _sampler_key_of(text)
 
 
-@lru_cache(maxsize=4)
-def _sampler_key_of(path: str, _mtime: int) -> str | None:
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+def _sampler_key_of(text: str) -> str | None:
     for key in (SAMPLER_KEY_NEW, SAMPLER_KEY_OLD):  # a field of TrainingArguments: "    name: type = field(...)"
         if re.search(rf"^\s+{key}\s*:", text, re.MULTILINE):
             return key
@@ -112,14 +121,9 @@ def precision_fixed_early() -> bool | None:
     its Accelerator with ``"mixed_precision": self.args.mixed_precision``, read when the arguments were built, so
     an ACCELERATE_MIXED_PRECISION set later, as LLaMA-Factory's ``fp8`` does in its Trainer, is not seen). None
     without transformers or when its trainer.py cannot be read."""
-    pkg = _package_dir("transformers")
-    if pkg is None:
-        return None
-    try:
-        text = (pkg / "trainer.py").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return bool(re.search(r"[\"']mixed_precision[\"']\s*:\s*self\.args\.mixed_precision", text))
+    text = _transformers_source("trainer.py")
+    return None if text is None else bool(
+        re.search(r"[\"']mixed_precision[\"']\s*:\s*self\.args\.mixed_precision", text))
 
 
 # Datasets LLaMA-Factory's examples name that are files in its repository's data/ folder: the pip

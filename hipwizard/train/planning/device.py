@@ -50,19 +50,25 @@ class DeviceTarget:
 
 
 def arch_has_fp8(arch: str) -> bool | None:
-    """FP8 matrix instructions: NVIDIA from sm_89 (Ada, Hopper, Blackwell); AMD gfx94x (MI300, FNUZ encodings),
-    gfx95x (MI350, OCP) and gfx12xx (RDNA4, OCP); None when the architecture cannot be told."""
-    arch = (arch or "").strip().lower().split(":")[0]
-    if not arch:
-        return None
+    """FP8 matrix instructions: NVIDIA from sm_89 (Ada, Hopper, Blackwell); AMD as the compatibility matrix says
+    (gfx942: FNUZ, gfx950/gfx1201: OCP, gfx90a: none); None when the architecture cannot be told."""
+    arch = _normal_arch(arch)
     if arch.startswith("gfx"):
-        return bool(re.match(r"^gfx(94\d|95\d|12\d\d)$", arch))
+        from hipwizard.doctor.judge.matrix import load_matrix
+
+        facts = load_matrix().gfx_facts(arch)
+        return None if facts is None or facts.fp8 == "unknown" else facts.fp8 != "none"
     m = re.match(r"^(?:sm_?)?(\d{1,2})\.?(\d)a?$", arch)
     return (int(m.group(1)), int(m.group(2))) >= (8, 9) if m else None
 
 
+def _normal_arch(arch: str) -> str:
+    """``gfx942:sramecc+:xnack-`` -> ``gfx942``; lower case, no spaces."""
+    return (arch or "").strip().lower().split(":")[0]
+
+
 def arch_has_bf16(arch: str) -> bool | None:
-    arch = (arch or "").strip().lower().split(":")[0]
+    arch = _normal_arch(arch)
     if not arch:
         return None
     if _AMD_BF16.match(arch):
